@@ -1,0 +1,5 @@
+"""`python -m noteseek` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,251 @@
+"""Split a Markdown note into searchable sections. Pure and deterministic: text in, chunks out.
+
+Rules (SPEC, reference design): frontmatter gives title/type/tags/aliases; the title is the frontmatter
+`title`, else the first `# H1`, else the file name. Notes split at H2; a section over `max_chars` splits
+again at H3, then at paragraph breaks. Sections shorter than `min_chars` are dropped, link-list
+sections (Related, See Also, ...) are skipped, and a `#` line inside a fenced code block is code, not a
+heading. Only ATX headings (`## x`) split; setext underlines are left as text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .frontmatter import FrontmatterError, NoteMeta, parse_frontmatter
+
+__all__ = [
+    "DEFAULT_SKIP_SECTIONS",
+    "ChunkOptions",
+    "ChunkedNote",
+    "NoteChunk",
+    "chunk_note",
+    "content_hash",
+    "embedding_text",
+]
+
+DEFAULT_SKIP_SECTIONS: tuple[str, ...] = ("related", "see also", "links", "references")
+SECTION_SEPARATOR = " › "
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+_NEWLINES = re.compile(r"\r\n?")
+_SKIP_NORMALISE = re.compile(r"[\s:#*_`]+")
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    """Tunable chunking rules; the defaults are the reference design's."""
+
+    max_chars: int = 2000
+    min_chars: int = 30
+    skip_sections: tuple[str, ...] = DEFAULT_SKIP_SECTIONS
+
+
+@dataclass(frozen=True)
+class NoteChunk:
+    """One searchable section of a note."""
+
+    seq: int
+    section: str
+    text: str
+    heading_context: str
+
+
+def embedding_text(title: str, section: str, text: str) -> str:
+    """The text that is embedded: title and section give an isolated chunk its context."""
+    head = title if section == title else f"{title}{SECTION_SEPARATOR}{section}"
+    return f"{head}\n\n{text}"
+
+
+def content_hash(text: str) -> int:
+    """Address of embedded content (64 bits of sha256): equal hashes mean a vector can be reused."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@dataclass(frozen=True)
+class ChunkedNote:
+    """A note's metadata and its chunks, plus a problem that did not stop it from being indexed."""
+
+    title: str
+    meta: NoteMeta
+    chunks: tuple[NoteChunk, ...]
+    warning: str | None = None
+
+
+@dataclass
+class _Heading:
+    level: int
+    text: str
+    line: int
+
+
+def _opens_fence(line: str) -> str | None:
+    """The fence marker a line opens (CommonMark: ``` or ~~~, indented at most 3 spaces)."""
+    opened = _FENCE_OPEN.match(line)
+    if opened is None or (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+        return None
+    return opened.group(1)
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    """Whether a line closes a fence: same character, at least as long, nothing after it."""
+    stripped = line.strip()
+    return (
+        stripped.startswith(fence)
+        and stripped.rstrip(fence[0]) == ""
+        and len(line) - len(line.lstrip(" ")) <= 3
+    )
+
+
+def _heading_text(raw: str | None) -> str:
+    text = (raw or "").strip()
+    return _CLOSING_HASHES.sub("", text).strip()
+
+
+def _scan_headings(lines: list[str]) -> list[_Heading]:
+    """ATX headings outside fenced code blocks."""
+    found: list[_Heading] = []
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        if fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+            continue
+        fence = _opens_fence(line)
+        if fence is None and line.lstrip(" ").startswith("#"):
+            heading = _ATX.match(line)
+            if heading:
+                found.append(
+                    _Heading(len(heading.group(1)), _heading_text(heading.group(2)), number)
+                )
+    return found
+
+
+def _blocks(text: str) -> list[str]:
+    """Paragraph-level blocks: split at blank lines, but never inside a fenced code block."""
+    lines = text.split("\n")
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        if fence is None:
+            fence = _opens_fence(line)
+            if fence is None and not line.strip():
+                if current:
+                    blocks.append("\n".join(current))
+                    current = []
+                continue
+        elif _closes_fence(line, fence):
+            fence = None
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _hard_split(text: str, limit: int) -> Iterator[str]:
+    """Split an oversized block at line breaks, then at spaces, then anywhere."""
+    for line in text.split("\n"):
+        while len(line) > limit:
+            cut = line.rfind(" ", limit // 2, limit)
+            cut = cut if cut > 0 else limit
+            yield line[:cut]
+            line = line[cut:].lstrip(" ")
+        yield line
+
+
+def _pack(text: str, limit: int) -> list[str]:
+    """Greedily pack paragraphs into pieces of at most `limit` characters."""
+    pieces: list[str] = []
+    current = ""
+    for block in _blocks(text):
+        parts = [block] if len(block) <= limit else list(_hard_split(block, limit))
+        for part in parts:
+            joiner = "\n\n" if part is block else "\n"
+            if current and len(current) + len(joiner) + len(part) > limit:
+                pieces.append(current)
+                current = ""
+            current = f"{current}{joiner}{part}" if current else part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _heading_context(title: str, meta: NoteMeta) -> str:
+    parts = [title, meta.type or "", ", ".join(meta.tags), ", ".join(meta.aliases)]
+    while parts and not parts[-1]:
+        parts.pop()
+    return " | ".join(parts)
+
+
+def _normalise_heading(text: str) -> str:
+    return _SKIP_NORMALISE.sub(" ", text).strip().lower()
+
+
+def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None) -> ChunkedNote:
+    """Chunk one note. Never raises on content: a broken frontmatter is reported in `warning`."""
+    opts = options or ChunkOptions()
+    text = _NEWLINES.sub("\n", text.lstrip("\ufeff")).replace("\x00", "")
+    warning = None
+    try:
+        meta, body = parse_frontmatter(text)
+    except FrontmatterError as exc:
+        # Keep the whole note searchable; only its metadata is lost.
+        meta, body, warning = NoteMeta(), text, str(exc)
+
+    lines = body.split("\n")
+    headings = _scan_headings(lines)
+    first_h1 = next((h for h in headings if h.level == 1 and h.text), None)
+    title = meta.title or (first_h1.text if first_h1 else None) or file_stem
+    if first_h1 is not None:
+        lines[first_h1.line] = ""  # the title is stored in the heading context, not repeated
+    context = _heading_context(title, meta)
+    skip = {_normalise_heading(s) for s in opts.skip_sections}
+
+    def text_of(first: int, end: int) -> str:
+        return "\n".join(lines[first:end]).strip("\n")
+
+    # Top-level sections: the preamble, then one per H2 (a later H1 also starts a section).
+    sections: list[tuple[str, int, int]] = []  # (name, first body line, end line)
+    start, name = 0, title
+    for heading in headings:
+        if heading.level <= 2 and heading is not first_h1:
+            sections.append((name, start, heading.line))
+            start, name = heading.line + 1, heading.text or title
+    sections.append((name, start, len(lines)))
+
+    h3_lines = {h.line: h.text for h in headings if h.level == 3}
+    pieces: list[tuple[str, str]] = []
+    for name, first, end in sections:
+        if name != title and _normalise_heading(name) in skip:
+            continue
+        section_text = text_of(first, end)
+        if len(section_text) <= opts.max_chars:
+            pieces.append((name, section_text))
+            continue
+        # Too long: split at H3, then pack paragraphs.
+        sub_start, sub_name = first, name
+        for n in range(first, end + 1):
+            if n == end or n in h3_lines:
+                pieces.extend((sub_name, p) for p in _pack(text_of(sub_start, n), opts.max_chars))
+                if n < end:
+                    label = h3_lines[n]
+                    sub_name = f"{name}{SECTION_SEPARATOR}{label}" if label else name
+                    sub_start = n + 1
+
+    kept = [(n, t.strip("\n")) for n, t in pieces if t.strip() and len(t.strip()) >= opts.min_chars]
+    if not kept:
+        # A short note must not vanish from the index just because every section is small.
+        whole = "\n".join(lines).strip()
+        if whole:
+            kept = [(title, whole[: opts.max_chars])]
+    chunks = tuple(
+        NoteChunk(seq=i, section=n, text=t, heading_context=context)
+        for i, (n, t) in enumerate(kept)
+    )
+    return ChunkedNote(title=title, meta=meta, chunks=chunks, warning=warning)

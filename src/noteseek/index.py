@@ -1,0 +1,161 @@
+"""The public entry point: `Index` opens one index file and updates or searches it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .embedder import BUNDLED_MODEL_NAME, Embedder, Model2VecEmbedder, default_embedder
+from .errors import VaultNotFoundError
+from .indexer import IndexOptions, IndexStats, Progress, run_update
+from .schema import SCHEMA_VERSION
+from .search import Hit, Mode, Searcher, SearchSettings
+from .store import Store
+
+__all__ = ["Index", "IndexStatus"]
+
+_BUNDLED = "bundled"
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What `noteseek status` reports."""
+
+    db_path: str
+    db_bytes: int
+    schema_version: int
+    vault_root: str | None
+    files: int
+    chunks: int
+    vectors: int
+    model: str | None
+    model_fingerprint: str | None
+    vector_support: bool
+    vector_problem: str | None
+    last_run: dict[str, Any] | None
+    problems: tuple[tuple[str, str, str], ...]
+
+
+class Index:
+    """One noteseek index file.
+
+    >>> with Index("notes.db") as idx:          # doctest: +SKIP
+    ...     idx.update("~/vault")
+    ...     hits = idx.search("token rotation")
+    """
+
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str],
+        *,
+        model: str | os.PathLike[str] | None = None,
+        embedder: Embedder | None = None,
+        options: IndexOptions | None = None,
+        settings: SearchSettings | None = None,
+        create: bool = True,
+    ) -> None:
+        self.db_path = Path(db_path).expanduser()
+        self.store = Store(self.db_path, create=create)
+        self.options = options or IndexOptions()
+        self._explicit_model = embedder is not None or model is not None
+        if embedder is None:
+            embedder = self._embedder_for(model)
+        self.embedder = embedder
+        self.searcher = Searcher(self.store, embedder, settings)
+
+    def _embedder_for(self, model: str | os.PathLike[str] | None) -> Embedder:
+        # Queries must be embedded by the model that embedded the index, so an index built with
+        # another model remembers it.
+        source = str(model) if model is not None else self.store.get_meta("model_source")
+        if source is None or source == _BUNDLED:
+            return default_embedder()
+        return Model2VecEmbedder(source)
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the index file."""
+        self.store.close()
+
+    def update(
+        self,
+        vault: str | os.PathLike[str],
+        *,
+        full: bool = False,
+        progress: Progress | None = None,
+    ) -> IndexStats:
+        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all)."""
+        root = Path(vault).expanduser()
+        if not root.is_dir():
+            raise VaultNotFoundError(
+                f"vault folder {str(root)!r} does not exist or is not a folder"
+            )
+        stats = run_update(
+            self.store, self.embedder, str(root), full=full, options=self.options, progress=progress
+        )
+        if stats.vectors:
+            source = self._model_source()
+            if self.store.get_meta("model_source") != source:
+                with self.store.write():
+                    self.store.set_meta("model_source", source)
+        self.searcher.vectors.invalidate()
+        return stats
+
+    def _model_source(self) -> str:
+        if (
+            isinstance(self.embedder, Model2VecEmbedder)
+            and self.embedder.name == BUNDLED_MODEL_NAME
+        ):
+            return _BUNDLED
+        if isinstance(self.embedder, Model2VecEmbedder):
+            return self.embedder.source
+        return self.embedder.name if self.embedder is not None else "none"
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: Mode = "hybrid",
+        max_tokens: int | None = None,
+    ) -> list[Hit]:
+        """The best sections for `query`, best first. Never raises on the query text."""
+        return self.searcher.search(query, limit=limit, mode=mode, max_tokens=max_tokens)
+
+    def check(self) -> list[str]:
+        """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""
+        return self.store.integrity_problems()
+
+    def status(self) -> IndexStatus:
+        """Counts, model, vector support, size and the last run of this index."""
+        counts = self.store.counts()
+        size = sum(
+            p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists()
+        )
+        return IndexStatus(
+            db_path=str(self.db_path),
+            db_bytes=size,
+            schema_version=SCHEMA_VERSION,
+            vault_root=self.store.get_meta("vault_root"),
+            files=counts["files"],
+            chunks=counts["chunks"],
+            vectors=counts.get("vectors", 0),
+            model=self.embedder.name if self.embedder is not None else None,
+            model_fingerprint=self.store.get_meta("model_fingerprint"),
+            vector_support=self.store.vectors_available,
+            vector_problem=self.searcher.vector_problem,
+            last_run=self.store.get_json("last_run"),
+            problems=tuple(self.store.file_problems()),
+        )

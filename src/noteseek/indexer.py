@@ -1,0 +1,350 @@
+"""Bring an index up to date with a vault: full or incremental, one atomic transaction per file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from .chunker import ChunkOptions, chunk_note, content_hash, embedding_text
+from .embedder import Embedder
+from .errors import VectorSupportError
+from .quantize import quantize
+from .scrubber import RULES_FINGERPRINT, scrub
+from .store import ChunkRecord, FileRecord, FileState, Store
+from .vault import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, scan_vault
+
+__all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
+
+log = logging.getLogger("noteseek.indexer")
+
+# Bump when chunking or the embedded text changes in a way that should re-process every note.
+PIPELINE_VERSION = "1"
+EMBED_BATCH_CHUNKS = 512
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """What to index and how."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    chunking: ChunkOptions = field(default_factory=ChunkOptions)
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+    def fingerprint(self) -> str:
+        """Changes when re-chunking every note is needed."""
+        c = self.chunking
+        raw = f"{PIPELINE_VERSION}|{c.max_chars}|{c.min_chars}|{sorted(c.skip_sections)}|{RULES_FINGERPRINT}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """What one `update` did."""
+
+    files_seen: int = 0
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    chunks: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    vectors_reused: int = 0
+    secrets_scrubbed: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    vectors: bool = True
+    problems: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class _Prepared:
+    record: FileRecord
+    chunks: list[ChunkRecord]
+    embed_texts: list[str]
+    is_new: bool
+    secrets: int
+
+
+@contextmanager
+def _stop_on_first_interrupt() -> Iterator[threading.Event]:
+    """First Ctrl-C: finish the current file, then stop. Second Ctrl-C: abort at once (rolled back)."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        log.warning(
+            "interrupted: finishing the current file, then stopping (Ctrl-C again to abort)"
+        )
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _prepare(
+    note: NoteFile, old: FileState | None, options: IndexOptions, force: bool
+) -> _Prepared | str | None:
+    """Read and chunk one note. Returns None if unchanged, a reason string if it must be skipped."""
+    if note.size > options.max_file_bytes:
+        mb = note.size / 1_048_576
+        limit = options.max_file_bytes / 1_048_576
+        return f"too large ({mb:.1f} MB > {limit:.0f} MB limit; raise max_file_bytes to index it)"
+    try:
+        data = note.abs_path.read_bytes()
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    file_hash = hashlib.sha256(data).hexdigest()
+    if not force and old is not None and old.content_hash == file_hash and old.status != "skipped":
+        return None
+    decoded = decode_note(data)
+    if decoded.text is None:
+        return decoded.problem or "unreadable"
+    scrubbed = scrub(decoded.text)
+    stem = note.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    note_chunks = chunk_note(scrubbed.text, file_stem=scrub(stem).text, options=options.chunking)
+    # Chunk text and sections are cut from already-scrubbed text; title and context come from
+    # parsed YAML (escapes resolved), so they pass the scrubber once more.
+    title = scrub(note_chunks.title).text
+    chunks: list[ChunkRecord] = []
+    texts: list[str] = []
+    for chunk in note_chunks.chunks:
+        embed_text = embedding_text(title, chunk.section, chunk.text)
+        texts.append(embed_text)
+        chunks.append(
+            ChunkRecord(
+                seq=chunk.seq,
+                section=chunk.section,
+                text=chunk.text,
+                heading_context=scrub(chunk.heading_context).text,
+                content_hash=content_hash(embed_text),
+            )
+        )
+    warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
+    if scrubbed.counts:
+        found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
+        log.info(
+            "scrubbed %d secret(s) from %s: %s", sum(scrubbed.counts.values()), note.rel_path, found
+        )
+    record = FileRecord(
+        path=note.rel_path,
+        mtime_ns=note.mtime_ns,
+        size=note.size,
+        content_hash=file_hash,
+        title=title,
+        status="warning" if warnings else "ok",
+        problem="; ".join(warnings) or None,
+    )
+    return _Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
+
+
+def run_update(
+    store: Store,
+    embedder: Embedder | None,
+    vault: str,
+    *,
+    full: bool = False,
+    options: IndexOptions | None = None,
+    progress: Progress | None = None,
+) -> IndexStats:
+    """Index new and changed notes, drop deleted ones, and embed what lacks a vector."""
+    opts = options or IndexOptions()
+    started = time.perf_counter()
+    root = Path(vault).resolve()
+    use_vectors = embedder is not None and store.vectors_available
+    counter: Counter[str] = Counter()
+    problems: list[tuple[str, str]] = []
+
+    if not store.vectors_available and store.has_vector_table():
+        # Writing now would leave vectors of deleted chunks behind; searching still works.
+        raise VectorSupportError(
+            f"this index has vectors but sqlite-vec cannot be loaded ({store.vector_error}); "
+            "reinstall it (pip install --force-reinstall sqlite-vec) before updating the index"
+        )
+    with store.write():
+        if use_vectors:
+            assert embedder is not None
+            fingerprint = embedder.fingerprint
+            if not store.has_vector_table() or store.get_meta("model_fingerprint") != fingerprint:
+                log.info(
+                    "embedding model changed (%s): every chunk will be re-embedded", fingerprint
+                )
+                store.reset_vectors(embedder.dim, fingerprint)
+        pipeline = opts.fingerprint()
+        force = full or store.get_meta("pipeline") != pipeline
+        store.set_meta("pipeline", pipeline)
+        store.set_meta("vault_root", str(root))
+
+    notes, passed_over = scan_vault(root, include=opts.include, exclude=opts.exclude)
+    known = store.file_states()
+    present = {n.rel_path for n in notes}
+    candidates = [
+        n
+        for n in notes
+        if force
+        or n.rel_path not in known
+        or known[n.rel_path].mtime_ns != n.mtime_ns
+        or known[n.rel_path].size != n.size
+    ]
+    counter["unchanged"] = len(notes) - len(candidates)
+
+    with _stop_on_first_interrupt() as stop:
+        with store.write():
+            for path in sorted(set(known) - present):
+                store.delete_file(path)
+                counter["removed"] += 1
+            for path, reason in passed_over:
+                store.replace_file(FileRecord(path, 0, 0, None, None, "skipped", reason), [], None)
+                problems.append((path, reason))
+                counter["skipped"] += 1
+
+        pending: list[_Prepared] = []
+        pending_chunks = 0
+
+        def flush() -> None:
+            nonlocal pending_chunks
+            if not pending:
+                return
+            all_vectors = (
+                _embed_batch(store, embedder, pending, reuse=not full, counter=counter)
+                if use_vectors and embedder is not None
+                else [None] * len(pending)
+            )
+            for item, vectors in zip(pending, all_vectors):
+                with store.write():
+                    store.replace_file(item.record, item.chunks, vectors)
+                counter["added" if item.is_new else "changed"] += 1
+                counter["chunks_written"] += len(item.chunks)
+            pending.clear()
+            pending_chunks = 0
+
+        for done, note in enumerate(candidates, start=1):
+            if stop.is_set():
+                break
+            result = _prepare(note, known.get(note.rel_path), opts, force)
+            if result is None:
+                with store.write():
+                    store.touch_file(note.rel_path, note.mtime_ns, note.size)
+                counter["unchanged"] += 1
+            elif isinstance(result, str):
+                with store.write():
+                    store.replace_file(
+                        FileRecord(
+                            note.rel_path, note.mtime_ns, note.size, None, None, "skipped", result
+                        ),
+                        [],
+                        None,
+                    )
+                log.warning("skipped %s: %s", note.rel_path, result)
+                problems.append((note.rel_path, result))
+                counter["skipped"] += 1
+            else:
+                if result.record.problem:
+                    log.warning(
+                        "indexed %s with a problem: %s", note.rel_path, result.record.problem
+                    )
+                    problems.append((note.rel_path, result.record.problem))
+                counter["secrets"] += result.secrets
+                pending.append(result)
+                pending_chunks += len(result.chunks)
+                if pending_chunks >= EMBED_BATCH_CHUNKS:
+                    flush()
+            if progress is not None:
+                progress(done, len(candidates), note.rel_path)
+        flush()
+
+        if use_vectors and not stop.is_set():
+            assert embedder is not None
+            while not stop.is_set():
+                missing = store.chunks_missing_vectors(EMBED_BATCH_CHUNKS)
+                if not missing:
+                    break
+                texts = [
+                    embedding_text(title, section, text) for _, title, section, text in missing
+                ]
+                vectors = quantize(embedder.embed(texts))
+                with store.write():
+                    store.set_vectors([m[0] for m in missing], vectors)
+                counter["chunks_embedded"] += len(missing)
+
+    stats = IndexStats(
+        files_seen=len(notes),
+        added=counter["added"],
+        changed=counter["changed"],
+        unchanged=counter["unchanged"],
+        removed=counter["removed"],
+        skipped=counter["skipped"],
+        chunks=int(store.scalar("SELECT count(*) FROM chunks")),
+        chunks_written=counter["chunks_written"],
+        chunks_embedded=counter["chunks_embedded"],
+        vectors_reused=counter["reused"],
+        secrets_scrubbed=counter["secrets"],
+        seconds=time.perf_counter() - started,
+        interrupted=stop.is_set(),
+        vectors=use_vectors,
+        problems=tuple(problems),
+    )
+    with store.write():
+        store.set_meta("last_run", json.dumps({**_public(stats), "finished_at": time.time()}))
+    store.checkpoint()
+    return stats
+
+
+def _embed_batch(
+    store: Store,
+    embedder: Embedder,
+    batch: list[_Prepared],
+    *,
+    reuse: bool,
+    counter: Counter[str],
+) -> list[npt.NDArray[np.int8]]:
+    """int8 vectors for every chunk of a batch of files: reused by content hash, else embedded at once."""
+    hashes = [c.content_hash for item in batch for c in item.chunks]
+    known = store.vectors_by_hash(hashes) if reuse else {}
+    todo = {c.content_hash: t for item in batch for c, t in zip(item.chunks, item.embed_texts)}
+    todo = {h: t for h, t in todo.items() if h not in known}
+    fresh: dict[int, npt.NDArray[np.int8]] = {}
+    if todo:
+        embedded = quantize(embedder.embed(list(todo.values())))
+        fresh = dict(zip(todo.keys(), embedded))
+    counter["chunks_embedded"] += len(todo)
+    counter["reused"] += sum(1 for h in hashes if h in known)
+    out: list[npt.NDArray[np.int8]] = []
+    for item in batch:
+        rows = [
+            fresh[c.content_hash]
+            if c.content_hash in fresh
+            else np.frombuffer(known[c.content_hash], dtype=np.int8)
+            for c in item.chunks
+        ]
+        out.append(np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.int8))
+    return out
+
+
+def _public(stats: IndexStats) -> dict[str, object]:
+    data = {k: v for k, v in stats.__dict__.items() if k != "problems"}
+    data["problems"] = len(stats.problems)
+    return data

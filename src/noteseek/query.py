@@ -1,0 +1,61 @@
+"""Turn any user text into a safe FTS5 query. Pure: no user string can make FTS5 raise.
+
+Every term becomes a double-quoted FTS5 string, so operators (AND, OR, NOT, NEAR), column filters
+(`a:b`), prefixes (`*`), `-`, `^`, parentheses and stray quotes lose their meaning and are searched as
+text. Terms are OR-ed, as in classic BM25 retrieval: a note needs not contain every word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["MAX_QUERY_TERMS", "STOPWORDS", "fts_query", "query_terms"]
+
+MAX_QUERY_TERMS = 32
+
+# Split where FTS5's unicode61 tokenizer would: anything not a letter, number or private-use char.
+# `_` is a separator for unicode61 too, so snake_case is matched as its parts.
+_SEPARATOR = re.compile(r"[\W_]+", re.UNICODE)
+
+# Very frequent function words match most chunks, cost the most time in FTS5, and add almost
+# nothing to BM25 (their IDF is near zero). English and German, the languages of our users.
+# fmt: off
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how",
+    "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was",
+    "were", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does",
+    "did", "can", "you", "your", "my", "we", "our", "not", "no", "der", "die", "das", "den",
+    "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und", "oder", "ist",
+    "sind", "im", "in", "am", "zu", "zum", "zur", "mit", "von", "vom", "für", "auf", "bei",
+    "wie", "was", "wer", "wo", "ich", "du", "er", "sie", "es", "wir", "ihr", "nicht",
+    "kein", "keine", "auch", "als", "an",
+))
+# fmt: on
+
+
+def _is_word_char(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co"
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct search terms in user text, lower-cased, in order of first appearance."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for raw in _SEPARATOR.split(text.lower()):
+        term = "".join(ch for ch in raw if _is_word_char(ch))
+        if term and term not in seen:
+            seen.add(term)
+            terms.append(term)
+    return terms
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for user text, or None when it has nothing searchable."""
+    terms = query_terms(text)
+    content = [t for t in terms if t not in STOPWORDS]
+    # A query made only of stopwords ("the who") still deserves an answer.
+    chosen = (content or terms)[:MAX_QUERY_TERMS]
+    if not chosen:
+        return None
+    return " OR ".join(f'"{term}"' for term in chosen)

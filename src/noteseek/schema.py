@@ -1,0 +1,70 @@
+"""Append-only schema migrations. Never edit a released migration; add a new one at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+Connection = Any  # apsw.Connection; typed loosely because apsw ships no stubs for every version
+
+
+def m001_initial(db: Connection) -> None:
+    """Files, chunks, an external-content FTS5 index and the meta table."""
+    db.execute(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,       -- relative to the vault, '/'-separated
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            content_hash TEXT,
+            title TEXT,
+            status TEXT NOT NULL,            -- ok | warning | skipped
+            problem TEXT,                    -- why it was skipped or what was wrong
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            indexed_at REAL NOT NULL
+        );
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),  -- an id, not the path: ~7 MB less per 50k chunks
+            seq INTEGER NOT NULL,
+            section TEXT NOT NULL,
+            chunk_text TEXT NOT NULL,
+            heading_context TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            content_hash INTEGER NOT NULL,   -- first 64 bits of sha256(embedded text): vectors are reused by it
+            embedded_at REAL                 -- NULL until the chunk has a vector
+        );
+        CREATE INDEX chunks_by_file ON chunks(file_id, seq);
+        CREATE INDEX chunks_by_hash ON chunks(content_hash);
+        -- External content keeps the text once. FTS5 cannot see changes to `chunks` by itself, so
+        -- every insert and delete is mirrored by these triggers; without the 'delete' commands the
+        -- index would silently keep stale terms.
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            chunk_text, section, heading_context,
+            content='chunks', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, chunk_text, section, heading_context)
+            VALUES (new.id, new.chunk_text, new.section, new.heading_context);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, chunk_text, section, heading_context)
+            VALUES ('delete', old.id, old.chunk_text, old.section, old.heading_context);
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF chunk_text, section, heading_context ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, chunk_text, section, heading_context)
+            VALUES ('delete', old.id, old.chunk_text, old.section, old.heading_context);
+            INSERT INTO chunks_fts(rowid, chunk_text, section, heading_context)
+            VALUES (new.id, new.chunk_text, new.section, new.heading_context);
+        END;
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,526 @@
+"""Rule table for the credential scrubber: what each kind of secret looks like.
+
+Matching contract (implemented by ``noteseek.scrubber``):
+
+* ``keywords`` are lowercase literals looked up in a lowercased copy of the text.
+  A rule whose keywords are all absent is skipped without running its regex.
+* ``anchored`` rules are tried only *at* keyword occurrences (``regex.match``),
+  so their regex must begin where a keyword begins.  Other rules use
+  ``regex.finditer`` over the whole text once a keyword is present.
+* ``ignore_case`` rules are written in lowercase and matched against the
+  lowercased copy (same length and offsets as the original); matching a
+  literal-prefixed lowercase regex is several times faster than ``re.I``.
+* ``secret_groups`` names the group(s) holding the secret; the first one that
+  took part in the match is replaced, the rest of the match is kept as context.
+* ``validator`` sees the original text and the secret's span and may veto it
+  (placeholders, code references, low entropy).
+
+Rules are listed in priority order: when two candidate spans overlap, the rule
+listed first wins, so specific vendor formats come before generic detectors.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Bump when validator logic changes; regex and keyword edits are fingerprinted anyway.
+RULES_REVISION = 1
+
+#: (original text, match on the haystack, secret start, secret end) -> keep?
+Validator = Callable[[str, re.Match[str], int, int], bool]
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One detection rule; see the module docstring for the matching contract."""
+
+    name: str
+    regex: re.Pattern[str]
+    keywords: tuple[str, ...]
+    secret_groups: tuple[int | str, ...] = (0,)
+    anchored: bool = False
+    ignore_case: bool = False
+    validator: Validator | None = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def shannon_entropy(value: str) -> float:
+    """Return the Shannon entropy of ``value`` in bits per character."""
+    n = len(value)
+    if n == 0:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+# Whole values that are documentation stand-ins or language literals, never secrets.
+_PLACEHOLDER_WORDS = frozenset(
+    [
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "passphrase",
+        "secret",
+        "token",
+        "key",
+        "apikey",
+        "api_key",
+        "value",
+        "string",
+        "str",
+        "none",
+        "null",
+        "nil",
+        "undefined",
+        "true",
+        "false",
+        "empty",
+        "required",
+        "optional",
+        "redacted",
+        "hidden",
+        "changeme",
+        "change_me",
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+        "test",
+        "xxx",
+        "todo",
+        "tbd",
+        "n/a",
+        "na",
+        "env",
+        "default",
+    ]
+)
+# Substrings that mark a stand-in ("<your-token>", "sk-xxxx", "EXAMPLEKEY", "********").
+_PLACEHOLDER_HINTS = (
+    "your",
+    "example",
+    "placeholder",
+    "redacted",
+    "dummy",
+    "xxxx",
+    "****",
+    "....",
+    "\u2026",
+    "\u2022\u2022",
+    "replace_me",
+    "replace-me",
+    "insert",
+)
+# Template / variable syntax: ${X}, $X, {{ x }}, <%= x %>, %(x)s, #{x}, {x}, <x>, [x],
+# and bind/route parameters such as :password, :pass?, @password.
+_TEMPLATE_RE = re.compile(
+    r"""^(?:\$\{|\$\(|\{\{|<%|%\(|%[sd]$|\#\{|[$@:][A-Za-z_][A-Za-z0-9_]*\??$
+        |<[^<>]*>$|\{[^{}]*\}$|\[[^\[\]]*\]$)""",
+    re.VERBOSE,
+)
+# Unquoted code that reads a secret from elsewhere rather than containing it.
+_CODE_REF_RE = re.compile(
+    r"""^(?:[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|(?:os\.)?(?:environ|getenv)\b.*|process\.env\b.*)$"""
+)
+_IDENT_RE = re.compile(r"^[A-Za-z_$][\w$-]*$")
+_CAMEL_RE = re.compile(r"[a-z][A-Z]")
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+_HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "api-key")
+
+
+def is_placeholder(value: str) -> bool:
+    """Return True for values that are obviously stand-ins (masks, templates, hints)."""
+    v = value.strip()
+    if not v or len(set(v)) <= 2:  # "", "********", "xxxxxx", "0000", "abab"
+        return True
+    low = v.lower()
+    if low in _PLACEHOLDER_WORDS or _TEMPLATE_RE.match(v):
+        return True
+    return any(hint in low for hint in _PLACEHOLDER_HINTS)
+
+
+def _is_quoted(text: str, start: int) -> bool:
+    return start > 0 and text[start - 1] in "\"'`"
+
+
+def _identifier_before(text: str, pos: int) -> str:
+    # Walk back over the rest of a key name (e.g. "Sec-WebSocket-" before "Key").
+    i = pos
+    while i > 0 and pos - i < 64 and (text[i - 1].isalnum() or text[i - 1] in "_.-$"):
+        i -= 1
+    return text[i:pos].lower()
+
+
+def _looks_random(value: str, min_entropy: float) -> bool:
+    # Machine-made tokens mix character classes and have high entropy; placeholder
+    # runs ("XXXX", "abcdef...") and words fail one of the two checks.
+    classes = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+        )
+    )
+    return classes >= 2 and shannon_entropy(value) >= min_entropy and not is_placeholder(value)
+
+
+# ------------------------------------------------------------------------ validators
+
+
+def _token_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """Vendor-prefixed token: reject fakes like ``ghp_xxxx…`` or ``sk-your-key-here``."""
+    return _looks_random(text[s:e], 3.0)
+
+
+def _aws_key_id_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """AWS key ids are base32-ish: real ones always carry digits among the letters."""
+    body = text[s + 4 : e]
+    return any(c.isdigit() for c in body) and not is_placeholder(text[s:e])
+
+
+def _private_key_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """A PEM body must contain real base64, not ``${exported}`` or the next line of code."""
+    body = text[s:e]
+    return re.search(r"[A-Za-z0-9+/]{40}", body) is not None and "EXAMPLE" not in body
+
+
+def _basic_auth_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """Basic credentials must decode to ``user:password``."""
+    raw = text[s:e]
+    try:
+        decoded = base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded and not is_placeholder(raw)
+
+
+def _url_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """``user:password@`` with a real-looking password, not ``user:password`` or ``${PASS}``."""
+    pw = text[s:e]
+    return not is_placeholder(pw) and not any(w in pw.lower() for w in _SECRET_WORDS)
+
+
+def _password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """Assigned password: weak passwords count, code and prose do not."""
+    v = text[s:e]
+    if len(v) < 4 or is_placeholder(v):
+        return False
+    suffix = _PASSWORD_CORE_RE.sub("", m.group("key"), count=1)
+    if any(word in suffix for word in _PASSWORD_META_SUFFIXES):
+        return False  # password_length, password_policy, passwordField, ...
+    has_digit = any(c.isdigit() for c in v)
+    if not has_digit and any(w in v.lower() for w in (*_SECRET_WORDS, "pass")):
+        return False  # "Enter password", "some_password", "bypass": words, not secrets
+    if v.isdigit() and len(v) < 6:
+        return False  # lengths, counts, ports
+    if not _is_quoted(text, s):
+        if _CODE_REF_RE.match(v):
+            return False  # req.body.password, process.env.PASSWORD
+        if not has_digit and _IDENT_RE.match(v) and (_CAMEL_RE.search(v) or "_" in v):
+            return False  # passwordInput, user_password: code identifiers
+    return True
+
+
+_PASSWORD_CORE_RE = re.compile(r"^(?:pass(?:w(?:or)?d|phrase)?|pwd)")
+_PASSWORD_META_SUFFIXES = (
+    "length",
+    "len",
+    "min",
+    "max",
+    "policy",
+    "field",
+    "label",
+    "hint",
+    "regex",
+    "pattern",
+    "prompt",
+    "placeholder",
+    "input",
+    "type",
+    "strength",
+    "rule",
+    "reset",
+    "expir",
+    "salt",
+    "hash",
+    "file",
+    "path",
+    "manager",
+    "credential",
+)
+
+
+def _secret_value_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """Explicitly named secret/token/API key: value must look machine-made."""
+    v = text[s:e]
+    if len(v) < 8 or any(c.isspace() for c in v) or "://" in v:
+        return False
+    if not _is_quoted(text, s) and _CODE_REF_RE.match(v):
+        return False
+    if not any(c.isdigit() for c in v) and not (len(v) >= 20 and _CAMEL_RE.search(v)):
+        return False  # identifiers and words ("identifier", "bearer", "csrf_token")
+    return _looks_random(v, 3.0)
+
+
+def _high_entropy_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """Generic detector: only long, dense base64/hex under a key-like name."""
+    v = text[s:e]
+    if _UUID_RE.match(v) or not any(c.isdigit() for c in v):
+        return False
+    ident = _identifier_before(text, m.start()) + m.group("key")
+    if any(w in ident for w in ("public", "websocket", "nonce", "integrity", "hash")):
+        return False  # public keys, handshake nonces, SRI digests are not secrets
+    if _HEX_RE.match(v):
+        return len(v) >= 32 and shannon_entropy(v) >= 3.0
+    return _looks_random(v, 4.0)
+
+
+# --------------------------------------------------------------------------- regexes
+
+# Value grammar shared by the assignment rules (used on the lowercased haystack).
+# key [closing quote/bracket] separator value, where the value is quoted (any
+# quote) or bare.  A bare value after ":" must end the line or field, so YAML
+# "password: hunter2" counts but prose "Low Pass: allows frequencies" does not.
+_SEP = r"""["'\]]{0,2}[ \t]*(?:(?P<assign>:=|=>|=(?![=~>]))|(?P<colon>:(?![:/=])))[ \t]*"""
+# "&" is deliberately not a stop: "Tr0ub4dor&3x" must not leak its tail, and
+# over-redacting the rest of a query string is the safer mistake.
+_BARE_STOP = r"""\s"'`,;()\[\]{}|<>"""
+# Dot-separated runs, trailing dots excluded ("hunter2." at the end of a sentence); the
+# negative lookahead makes the run maximal, so backtracking cannot shorten
+# "os.environ[" into "os.enviro" (an atomic group would do, but needs Python 3.11).
+_BARE = rf"""[^{_BARE_STOP}.]+(?:\.+[^{_BARE_STOP}.]+)*(?!\.*[^{_BARE_STOP}.])"""
+_BARE_END = r"""(?![(\[])(?(colon)(?=[ \t]*(?:[\r\n,;|)}\]#]|\Z)))"""
+
+
+def _quoted_or_bare(inner: str, bare: str) -> str:
+    # ``inner`` is a class template; {q} becomes the quote so values may hold the others.
+    quoted = "|".join(
+        f"{q}(?P<{g}>{inner.replace('{q}', q)}){q}"
+        for q, g in (('"', "dq"), ("'", "sq"), ("`", "bq"))
+    )
+    return rf"""(?:{quoted}|(?P<bare>{bare}){_BARE_END})"""
+
+
+_VALUE_GROUPS: tuple[int | str, ...] = ("dq", "sq", "bq", "bare")
+_B64 = r"[a-z0-9+/=_-]{20,512}"
+# Passwords may be short and contain spaces when quoted; tokens and keys may not.
+_PASSWORD_VALUE = _quoted_or_bare(r"[^{q}\n]{1,256}", _BARE)
+_SECRET_VALUE = _quoted_or_bare(r"[^{q}\s]{8,512}", _BARE)
+_B64_VALUE = _quoted_or_bare(_B64, _B64 + r"(?![a-z0-9+/=_.-])")
+_IC = True  # readability marker for ignore_case rules below
+
+
+def _rule(
+    name: str,
+    pattern: str,
+    keywords: tuple[str, ...],
+    *,
+    groups: tuple[int | str, ...] = (0,),
+    anchored: bool = False,
+    ignore_case: bool = False,
+    validator: Validator | None = None,
+) -> SecretPattern:
+    return SecretPattern(
+        name=name,
+        regex=re.compile(pattern, re.VERBOSE),
+        keywords=keywords,
+        secret_groups=groups,
+        anchored=anchored,
+        ignore_case=ignore_case,
+        validator=validator,
+    )
+
+
+PATTERNS: tuple[SecretPattern, ...] = (
+    # PEM/PGP private key: keep the BEGIN/END lines (searchable), replace the body.
+    # The body cannot run past another "-----BEGIN"/"-----END", which keeps the scan
+    # linear however many unterminated headers a text holds.  Without an END (a
+    # truncated paste) the base64 lines that follow the header are replaced instead.
+    _rule(
+        "private-key",
+        r"""-----BEGIN[ A-Z0-9]{0,40}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----\s*
+            (?:(?P<body>(?:[^-]|-(?!----(?:END|BEGIN)))*\S)\s*(?=-----END[ A-Z0-9]{0,40}PRIVATE[ ]KEY)
+              |(?P<tail>[A-Za-z0-9+/=]{16,}(?:[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,})*))""",
+        ("-----begin",),
+        groups=("body", "tail"),
+        anchored=True,
+        validator=_private_key_ok,
+    ),
+    # JSON Web Token: base64url header starting {" (eyJ), payload, signature.
+    _rule(
+        "jwt",
+        r"""(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}
+            (?:\.[A-Za-z0-9_-]+){0,2}""",
+        ("eyj",),
+        anchored=True,
+        validator=_token_ok,
+    ),
+    _rule(
+        "anthropic-api-key",
+        r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{32,}",
+        ("sk-",),  # shares the OpenAI keyword: one substring search serves both rules
+        anchored=True,
+        validator=_token_ok,
+    ),
+    # Legacy sk-<48>, project/service/admin keys sk-proj-…; not sk-ant- (above).
+    _rule(
+        "openai-api-key",
+        r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{32,}",
+        ("sk-",),
+        anchored=True,
+        validator=_token_ok,
+    ),
+    # ghp_ (PAT), gho_ (OAuth), ghu_/ghs_ (app), ghr_ (refresh).  One stem keyword
+    # instead of five: the regex starts with the literal "gh", which re's C search
+    # loop finds as fast as str.find, so finditer costs a single pass.
+    _rule(
+        "github-token",
+        r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])",
+        ("gh",),
+        validator=_token_ok,
+    ),
+    _rule(
+        "github-fine-grained-pat",
+        r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{50,245}(?![A-Za-z0-9_])",
+        ("github_pat_",),
+        anchored=True,
+        validator=_token_ok,
+    ),
+    # PAT, deploy, runner, trigger, CI job, feed, mail, agent, OAuth, SCIM, flag tokens.
+    _rule(
+        "gitlab-token",
+        r"""gl(?<![A-Za-z0-9_-]gl)(?:pat|dt|rt|ptt|cbt|ft|imt|agent|oas|soat|ffct)-
+            [A-Za-z0-9_.-]{20,300}(?![A-Za-z0-9_-])""",
+        ("gl",),  # stem, as for GitHub: eleven prefixes, one literal
+        validator=_token_ok,
+    ),
+    # AKIA (long-term) and ASIA (STS session) ids; the rarer ABIA/ACCA are left out
+    # because each extra keyword is one more full-text search.
+    _rule(
+        "aws-access-key-id",
+        r"(?<![A-Za-z0-9])A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+        ("akia", "asia"),
+        anchored=True,
+        validator=_aws_key_id_ok,
+    ),
+    _rule(
+        "aws-secret-access-key",
+        rf"""secret[_-]?access[_-]?key{_SEP}["']?(?P<secret>[a-z0-9/+]{{40}})(?![a-z0-9/+=])""",
+        ("secret",),
+        groups=("secret",),
+        anchored=True,
+        ignore_case=_IC,
+        validator=_token_ok,
+    ),
+    _rule(
+        "stripe-api-key",
+        r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}(?![A-Za-z0-9_])",
+        ("_live_", "_test_"),
+        validator=_token_ok,
+    ),
+    _rule(
+        "slack-token",
+        r"""(?<![A-Za-z0-9_-])
+            (?:xox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{8,}
+              |xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{64,}
+              |xapp-[0-9]-[A-Za-z0-9]{6,}-[0-9]{6,}-[A-Za-z0-9]{16,})""",
+        ("xox", "xapp-"),
+        validator=_token_ok,
+    ),
+    # Keep the host so a search for "slack webhook" still finds the note.
+    _rule(
+        "slack-webhook-url",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+-]{16,})",
+        ("hooks.slack.com",),
+        groups=("secret",),
+        anchored=True,
+        validator=_token_ok,
+    ),
+    _rule(
+        "google-api-key",
+        r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+        ("aiza",),
+        anchored=True,
+        validator=_token_ok,
+    ),
+    _rule(
+        "google-oauth-client-secret",
+        r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{24,40}(?![A-Za-z0-9_-])",
+        ("gocspx-",),
+        anchored=True,
+        validator=_token_ok,
+    ),
+    # scheme://user:password@host -- the lookbehind sits after the literal "://" so
+    # the anchor search stays a plain substring scan; only the password is replaced.
+    _rule(
+        "url-password",
+        r"""://(?<=[A-Za-z0-9+.-]://)[^\s:/?#@\[\]"'<>`]{0,64}:
+            (?P<secret>[^\s/?#"'<>`]{1,128})@""",
+        ("://",),
+        groups=("secret",),
+        validator=_url_password_ok,
+    ),
+    _rule(
+        "basic-auth-credentials",
+        r"""authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<secret>[a-z0-9+/]{8,}={0,2})""",
+        ("authorization",),
+        groups=("secret",),
+        anchored=True,
+        ignore_case=_IC,
+        validator=_basic_auth_ok,
+    ),
+    _rule(
+        "bearer-token",
+        r"""(?<![a-z0-9_-])bearer[ \t]+(?P<secret>[a-z0-9._~+/-]{16,}=*)""",
+        ("bearer",),
+        groups=("secret",),
+        anchored=True,
+        ignore_case=_IC,
+        validator=_token_ok,
+    ),
+    # password / passwd / passphrase / pwd / *_pass, in env, YAML, JSON, shell, code.
+    _rule(
+        "password-assignment",
+        rf"""(?P<key>(?:pass(?:w(?:or)?d|phrase)|(?<=[_-])pass(?![a-z])|(?<![a-z])pwd)
+                     [a-z0-9_.-]{{0,24}}){_SEP}
+            {_PASSWORD_VALUE}""",
+        ("pass", "pwd"),
+        groups=_VALUE_GROUPS,
+        anchored=True,
+        ignore_case=_IC,
+        validator=_password_ok,
+    ),
+    # secret / client_secret / token / access_token / api_key / apikey.  The match
+    # starts at the keyword (any prefix such as client_ or DB_ stays outside it), and
+    # "api key" is anchored at "key" so it shares that search with the rule below.
+    _rule(
+        "secret-assignment",
+        rf"""(?P<key>(?:secret|token|(?<=api)key|(?<=api[_-])key)[a-z0-9_.-]{{0,24}}){_SEP}
+            {_SECRET_VALUE}""",
+        ("secret", "token", "key"),
+        groups=_VALUE_GROUPS,
+        anchored=True,
+        ignore_case=_IC,
+        validator=_secret_value_ok,
+    ),
+    # Last resort: long dense base64/hex assigned to a *key*/*auth*/*credential* name.
+    _rule(
+        "high-entropy-assignment",
+        rf"""(?P<key>(?:key|secret|token|auth(?!or)|credential)[a-z0-9_.-]{{0,24}}){_SEP}
+            {_B64_VALUE}""",
+        ("key", "secret", "token", "auth", "credential"),
+        groups=_VALUE_GROUPS,
+        anchored=True,
+        ignore_case=_IC,
+        validator=_high_entropy_ok,
+    ),
+)

@@ -1,0 +1,378 @@
+"""The SQLite file: connection set-up, migrations, and every read and write of index rows.
+
+Locking model: WAL journal (readers never block the writer or each other), a busy timeout so a
+second writer waits instead of failing at once, and every file's rows are written in one
+`BEGIN IMMEDIATE` transaction, so a reader or a crash sees a file entirely old or entirely new.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+
+from .errors import IndexLockedError, IndexNotFoundError, SchemaVersionError
+from .schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["ChunkRecord", "ChunkRow", "FileRecord", "FileState", "Store"]
+
+BUSY_TIMEOUT_MS = 10_000
+VEC_TABLE = "chunks_vec"
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index remembers about a file, to decide whether it changed."""
+
+    mtime_ns: int
+    size: int
+    content_hash: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A file's row, as the indexer writes it."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    content_hash: str | None
+    title: str | None
+    status: str
+    problem: str | None
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """A chunk ready to be stored: scrubbed text plus its content address."""
+
+    seq: int
+    section: str
+    text: str
+    heading_context: str
+    content_hash: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A stored chunk, as search reads it back."""
+
+    id: int
+    path: str
+    section: str
+    text: str
+    heading_context: str
+
+
+def _load_sqlite_vec(db: apsw.Connection) -> str | None:
+    """Load sqlite-vec into the connection; return why not, or None on success."""
+    try:
+        import sqlite_vec
+
+        db.enable_load_extension(True)
+        try:
+            db.load_extension(sqlite_vec.loadable_path())
+        finally:
+            db.enable_load_extension(False)
+        return None
+    except Exception as exc:  # any failure means: degrade to BM25, never crash
+        return f"{type(exc).__name__}: {exc}"
+
+
+class Store:
+    """One index file. Not thread-safe: use one Store per thread."""
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise IndexNotFoundError(f"no index at {self.path}")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+        self.db = apsw.Connection(str(self.path), flags=flags)
+        self.db.set_busy_timeout(BUSY_TIMEOUT_MS)
+        self.vector_error = _load_sqlite_vec(self.db)
+        # Chunk rows are 0.5-2.5 KB; 4 KB pages leave ~15% of the chunks table empty, 8 KB ~5%.
+        # Only takes effect on a new, empty file.
+        self.db.execute("PRAGMA page_size=8192")
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable across application crashes in WAL mode; only power loss can drop the
+        # last commits, and never corrupts the file.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
+
+    @property
+    def vectors_available(self) -> bool:
+        """Whether sqlite-vec is loaded in this connection."""
+        return self.vector_error is None
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the main file and truncate it, unless readers hold it (best effort)."""
+        with suppress(apsw.BusyError):
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the WAL when this is the last one)."""
+        self.db.close()
+
+    # -- schema -----------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = self.scalar("PRAGMA user_version") or 0
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self.path} has schema version {version}, this noteseek knows up to "
+                f"{SCHEMA_VERSION}: upgrade noteseek (pip install -U noteseek)"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            with self.write():
+                MIGRATIONS[number](self.db)
+                self.db.execute(f"PRAGMA user_version={number + 1}")
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """First column of the first row, or None."""
+        row = self.db.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction that takes the write lock up front (no deadlock on upgrade)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError as exc:
+            raise IndexLockedError(
+                f"{self.path} is being written by another process; try again when it finishes"
+            ) from exc
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        else:
+            self.db.execute("COMMIT")
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the meta table."""
+        value = self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if value is None else str(value)
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value (call inside `write()`)."""
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def get_json(self, key: str) -> Any:
+        """A JSON value from the meta table."""
+        raw = self.get_meta(key)
+        return None if raw is None else json.loads(raw)
+
+    # -- vectors table ----------------------------------------------------------------------
+
+    def has_vector_table(self) -> bool:
+        """Whether the vec0 table exists (it is created once the model's dimension is known)."""
+        return bool(
+            self.scalar("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (VEC_TABLE,))
+        )
+
+    def reset_vectors(self, dim: int, fingerprint: str) -> None:
+        """(Re)create the vec0 table for a model; every chunk then needs a new vector."""
+        self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        self.db.execute(
+            f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
+            f"embedding int8[{int(dim)}] distance_metric=cosine)"
+        )
+        self.db.execute("UPDATE chunks SET embedded_at = NULL")
+        self.set_meta("model_fingerprint", fingerprint)
+        self.set_meta("vector_dim", str(int(dim)))
+
+    # -- files and chunks -------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every known file with the data needed for change detection."""
+        rows = self.db.execute("SELECT path, mtime_ns, size, content_hash, status FROM files")
+        return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        """Record a new mtime for a file whose content did not change."""
+        self.db.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path)
+        )
+
+    def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
+        """Stored int8 vectors of chunks with these content hashes (content-addressed reuse)."""
+        if not self.vectors_available or not self.has_vector_table():
+            return {}
+        found: dict[int, bytes] = {}
+        wanted = sorted(set(hashes))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self.db.execute(
+                f"SELECT c.content_hash, v.embedding FROM chunks c JOIN {VEC_TABLE} v "
+                f"ON v.rowid = c.id WHERE c.content_hash IN ({marks}) AND c.embedded_at IS NOT NULL",
+                batch,
+            )
+            for content_hash, blob in rows:
+                found.setdefault(content_hash, bytes(blob))
+        return found
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file and its chunks from all three tables (call inside `write()`)."""
+        file_id = self.scalar("SELECT id FROM files WHERE path = ?", (path,))
+        if file_id is not None:
+            self._delete_chunks(int(file_id))
+            self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _delete_chunks(self, file_id: int) -> None:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        if not ids:
+            return
+        if self.vectors_available and self.has_vector_table():
+            # One rowid at a time: vec0 answers `rowid IN (subquery)` with a full scan.
+            for chunk_id in ids:
+                self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
+        self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    def replace_file(
+        self,
+        record: FileRecord,
+        chunks: Sequence[ChunkRecord],
+        vectors: npt.NDArray[np.int8] | None,
+    ) -> None:
+        """Replace a file's rows with new ones (call inside `write()`); vectors are int8 rows."""
+        file_id = self.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
+        if file_id is not None:
+            self._delete_chunks(int(file_id))
+        now = time.time()
+        self.db.execute(
+            "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
+            "chunk_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
+            "title=excluded.title, status=excluded.status, problem=excluded.problem, "
+            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at",
+            (
+                file_id,
+                record.path,
+                record.mtime_ns,
+                record.size,
+                record.content_hash,
+                record.title,
+                record.status,
+                record.problem,
+                len(chunks),
+                now,
+            ),
+        )
+        if file_id is None:
+            file_id = self.db.last_insert_rowid()
+        store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
+        for i, chunk in enumerate(chunks):
+            self.db.execute(
+                "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, mtime_ns, "
+                "content_hash, embedded_at) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    file_id,
+                    chunk.seq,
+                    chunk.section,
+                    chunk.text,
+                    chunk.heading_context,
+                    record.mtime_ns,
+                    chunk.content_hash,
+                    now if store_vectors else None,
+                ),
+            )
+            if store_vectors:
+                assert vectors is not None
+                self.db.execute(
+                    f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
+                    (self.db.last_insert_rowid(), vectors[i].tobytes()),
+                )
+
+    def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """(id, title, section, text) of chunks without a vector, for backfilling."""
+        rows = self.db.execute(
+            "SELECT c.id, COALESCE(f.title, ''), c.section, c.chunk_text FROM chunks c "
+            "JOIN files f ON f.id = c.file_id WHERE c.embedded_at IS NULL ORDER BY c.id LIMIT ?",
+            (limit,),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def set_vectors(self, ids: Sequence[int], vectors: npt.NDArray[np.int8]) -> None:
+        """Store vectors for existing chunks (call inside `write()`)."""
+        now = time.time()
+        for chunk_id, vector in zip(ids, vectors):
+            self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
+            self.db.execute(
+                f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
+                (chunk_id, vector.tobytes()),
+            )
+            self.db.execute("UPDATE chunks SET embedded_at = ? WHERE id = ?", (now, chunk_id))
+
+    def clear(self) -> None:
+        """Remove every file and chunk (call inside `write()`); used by a full rebuild."""
+        if self.vectors_available and self.has_vector_table():
+            self.db.execute(f"DELETE FROM {VEC_TABLE}")
+        self.db.execute("DELETE FROM chunks")
+        self.db.execute("DELETE FROM files")
+
+    # -- reads for search and status --------------------------------------------------------
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Stored chunks by id."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context FROM chunks c "
+            f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            list(ids),
+        )
+        return {r[0]: ChunkRow(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def counts(self) -> dict[str, int]:
+        """Row counts that must agree: chunks, FTS rows, vectors and chunks marked embedded."""
+        result = {
+            "files": int(self.scalar("SELECT count(*) FROM files")),
+            "chunks": int(self.scalar("SELECT count(*) FROM chunks")),
+            "fts": int(self.scalar("SELECT count(*) FROM chunks_fts_docsize")),
+            "embedded": int(
+                self.scalar("SELECT count(*) FROM chunks WHERE embedded_at IS NOT NULL")
+            ),
+        }
+        if self.has_vector_table():
+            result["vectors"] = int(self.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
+        return result
+
+    def integrity_problems(self) -> list[str]:
+        """Empty when SQLite's and FTS5's integrity checks pass and the row counts agree."""
+        problems = [r[0] for r in self.db.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        try:
+            self.db.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"
+            )
+        except apsw.Error as exc:
+            problems.append(f"FTS5 integrity-check: {exc}")
+        counts = self.counts()
+        if counts["fts"] != counts["chunks"]:
+            problems.append(f"FTS rows {counts['fts']} != chunks {counts['chunks']}")
+        if "vectors" in counts and counts["vectors"] != counts["embedded"]:
+            problems.append(f"vectors {counts['vectors']} != embedded chunks {counts['embedded']}")
+        return problems
+
+    def file_problems(self) -> list[tuple[str, str, str]]:
+        """(path, status, problem) of every file that was skipped or had a warning."""
+        rows = self.db.execute(
+            "SELECT path, status, problem FROM files WHERE status != 'ok' ORDER BY path"
+        )
+        return [(r[0], r[1], r[2] or "") for r in rows]

@@ -1,0 +1,260 @@
+"""Store consistency and incremental indexing, with the fast fake embedder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apsw
+import pytest
+
+from noteseek import Index, IndexOptions, SchemaVersionError
+from noteseek.store import Store
+
+from .conftest import FakeEmbedder, WriteNotes, note
+
+NOTES = {
+    "security/oauth.md": note(
+        "OAuth Token Rotation",
+        ("Rotation", "Rotate access tokens when the API answers 401 and retry once."),
+        ("Storage", "Keep the refresh token in the system keychain, never in a dotfile."),
+        tags="security, authentication",
+    ),
+    "db/postgres.md": note(
+        "Postgres Vacuum",
+        ("Autovacuum", "Autovacuum reclaims dead tuples; tune scale factor for big tables."),
+        ("VACUUM FULL", "VACUUM FULL rewrites the table and takes an exclusive lock."),
+    ),
+    "de/miete.md": note(
+        "Mietvertrag Kündigung",
+        ("Frist", "Die Kündigungsfrist steht in §3 Absatz 2 des Mietvertrags: drei Monate."),
+    ),
+}
+
+
+def assert_consistent(idx: Index) -> None:
+    assert idx.check() == []
+    counts = idx.store.counts()
+    assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
+
+
+@pytest.fixture
+def vault(make_vault: WriteNotes) -> Path:
+    return make_vault(dict(NOTES))
+
+
+def test_full_index_then_noop(tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder) -> None:
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault)
+        assert (stats.added, stats.changed, stats.removed, stats.skipped) == (3, 0, 0, 0)
+        assert stats.chunks == idx.store.counts()["chunks"] > 3
+        assert_consistent(idx)
+        embedded = fake_embedder.texts_embedded
+        again = idx.update(vault)
+        assert (again.added, again.changed, again.unchanged) == (0, 0, 3)
+        assert fake_embedder.texts_embedded == embedded  # nothing re-embedded
+        assert_consistent(idx)
+
+
+def test_change_add_delete_keep_all_tables_in_step(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        (vault / "db/postgres.md").write_text(
+            note(
+                "Postgres Vacuum",
+                ("Autovacuum", "Autovacuum reclaims dead tuples; tune it."),
+                ("Bloat", "Table bloat shows up as pg_stat_user_tables n_dead_tup growth."),
+            ),
+            encoding="utf-8",
+        )
+        os.remove(vault / "de/miete.md")
+        (vault / "new.md").write_text("# New\n\nA brand new note about kubernetes rollouts.\n")
+        stats = idx.update(vault)
+        assert (stats.added, stats.changed, stats.removed) == (1, 1, 1)
+        assert_consistent(idx)
+        paths = {h.path for h in idx.search("kündigungsfrist mietvertrag", mode="bm25")}
+        assert "de/miete.md" not in paths
+        assert idx.search("bloat n_dead_tup", mode="bm25")[0].path == "db/postgres.md"
+        assert idx.search("exclusive lock rewrites", mode="bm25") == []  # old text is gone
+        assert idx.search("kubernetes rollouts", mode="bm25")[0].path == "new.md"
+
+
+def test_touched_but_unchanged_file_is_not_reembedded(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        before = fake_embedder.texts_embedded
+        target = vault / "security/oauth.md"
+        os.utime(target, ns=(target.stat().st_atime_ns, target.stat().st_mtime_ns + 10**9))
+        stats = idx.update(vault)
+        assert stats.changed == 0 and stats.unchanged == 3
+        assert fake_embedder.texts_embedded == before
+        # And the new mtime is remembered, so the next run does not even read the file.
+        assert idx.store.file_states()["security/oauth.md"].mtime_ns == target.stat().st_mtime_ns
+
+
+def test_editing_one_section_reuses_the_other_vectors(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        text = (vault / "security/oauth.md").read_text()
+        (vault / "security/oauth.md").write_text(text.replace("never in a dotfile", "or a vault"))
+        before = fake_embedder.texts_embedded
+        stats = idx.update(vault)
+        assert stats.changed == 1
+        assert fake_embedder.texts_embedded - before == 1  # only the edited section
+        assert stats.vectors_reused >= 2
+        assert_consistent(idx)
+
+
+def test_model_change_reembeds_everything(tmp_path: Path, vault: Path) -> None:
+    db = tmp_path / "i.db"
+    with Index(db, embedder=FakeEmbedder(dim=64)) as idx:
+        idx.update(vault)
+        chunks = idx.store.counts()["chunks"]
+    new_model = FakeEmbedder(dim=32, version="v2")
+    with Index(db, embedder=new_model) as idx:
+        stats = idx.update(vault)
+        assert stats.unchanged == 3
+        assert new_model.texts_embedded == chunks == stats.chunks_embedded
+        assert idx.store.get_meta("model_fingerprint") == "fake:32:v2"
+        assert_consistent(idx)
+        assert idx.search("refresh token keychain", mode="vector")[0].path == "security/oauth.md"
+
+
+def test_full_rebuild_reembeds(tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder) -> None:
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        before = fake_embedder.texts_embedded
+        stats = idx.update(vault, full=True)
+        assert stats.changed == 3
+        assert fake_embedder.texts_embedded - before == stats.chunks
+        assert_consistent(idx)
+
+
+def test_bad_files_are_skipped_named_and_the_rest_indexed(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = make_vault(
+        {
+            "good.md": note("Good", ("Body", "A perfectly fine note about sqlite wal mode.")),
+            "binary.md": b"\x89PNG\r\n\x1a\n" + b"\x00" * 200,
+            "latin1.md": "# Caf\xe9\n\nNotes about the caf\xe9 on the corner, long enough.".encode(
+                "latin-1"
+            ),
+            "badyaml.md": "---\ntitle: [oops\n---\n# Broken YAML\n\nThe body survives broken YAML.\n",
+            "empty.md": "",
+            "utf16.md": "# Wide\n\nA note saved as UTF-16 by an old editor.".encode("utf-16"),
+            ".hidden/secret.md": "# Hidden\n\nThis lives in a dot-folder and is not indexed.\n",
+            ".obsidian/workspace.md": "# Workspace\n\nObsidian config folder content here.\n",
+            "notes.txt": "not markdown",
+        }
+    )
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault)
+        problems = dict(stats.problems)
+        assert "binary" in problems["binary.md"]
+        assert "invalid UTF-8" in problems["latin1.md"]
+        assert "not valid YAML" in problems["badyaml.md"]
+        assert stats.skipped == 1
+        assert stats.files_seen == 6
+        assert idx.search("café corner", mode="bm25")[0].path == "latin1.md"
+        assert idx.search("survives broken yaml", mode="bm25")[0].path == "badyaml.md"
+        assert idx.search("old editor utf", mode="bm25")[0].path == "utf16.md"
+        assert idx.search("dot-folder obsidian config", mode="bm25") == []
+        status_problems = {p for p, _, _ in idx.status().problems}
+        assert {"binary.md", "latin1.md", "badyaml.md"} <= status_problems
+        assert_consistent(idx)
+
+
+def test_include_and_exclude_folders(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    with Index(
+        tmp_path / "a.db", embedder=fake_embedder, options=IndexOptions(include=("db",))
+    ) as idx:
+        idx.update(vault)
+        assert set(idx.store.file_states()) == {"db/postgres.md"}
+    options = IndexOptions(exclude=(".obsidian", "de"))
+    with Index(tmp_path / "b.db", embedder=fake_embedder, options=options) as idx:
+        idx.update(vault)
+        assert set(idx.store.file_states()) == {"db/postgres.md", "security/oauth.md"}
+
+
+def test_symlink_outside_the_vault_is_not_followed(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nPrivate text outside the vault must not be indexed.\n")
+    (vault / "link.md").symlink_to(outside)
+    (vault / "loop").symlink_to(vault, target_is_directory=True)
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault)
+        assert dict(stats.problems)["link.md"] == "symlink points outside the vault"
+        assert idx.search("private text outside", mode="bm25") == []
+        assert stats.files_seen == 3
+
+
+def test_interrupt_stops_after_current_file_with_consistent_index(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    import signal
+
+    vault = make_vault(
+        {f"n{i:03}.md": note(f"Note {i}", ("Body", f"Unique word w{i} here.")) for i in range(60)}
+    )
+    seen = []
+
+    def progress(done: int, total: int, path: str) -> None:
+        seen.append(path)
+        if done == 10:
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C does
+
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault, progress=progress)
+        assert stats.interrupted
+        assert 10 <= stats.added < 60
+        assert_consistent(idx)
+        resumed = idx.update(vault)
+        assert not resumed.interrupted
+        assert resumed.added == 60 - stats.added
+        assert_consistent(idx)
+
+
+def test_newer_schema_is_refused_not_damaged(tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    Store(db).close()
+    raw = apsw.Connection(str(db))
+    raw.execute("PRAGMA user_version=999")
+    raw.close()
+    before = db.read_bytes()
+    with pytest.raises(SchemaVersionError, match="upgrade noteseek"):
+        Store(db)
+    assert db.read_bytes() == before
+
+
+def test_vectors_unavailable_degrades_to_bm25(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import noteseek.store as store_module
+
+    monkeypatch.setattr(store_module, "_load_sqlite_vec", lambda db: "OSError: simulated")
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault)
+        assert not stats.vectors
+        hits = idx.search("refresh token keychain", mode="hybrid")
+        assert hits and hits[0].path == "security/oauth.md" and hits[0].vec_rank is None
+        assert idx.search("refresh token keychain", mode="vector")[0].path == "security/oauth.md"
+        status = idx.status()
+        assert not status.vector_support and "simulated" in (status.vector_problem or "")
+        assert idx.check() == []
+    monkeypatch.undo()
+    # Once sqlite-vec is back, the next run embeds what is missing.
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault)
+        assert stats.chunks_embedded == stats.chunks
+        assert_consistent(idx)
