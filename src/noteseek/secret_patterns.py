@@ -131,6 +131,7 @@ _CODE_REF_RE = re.compile(
     r"""^(?:[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|(?:os\.)?(?:environ|getenv)\b.*|process\.env\b.*)$"""
 )
 _IDENT_RE = re.compile(r"^[A-Za-z_$][\w$-]*$")
+_PATH_RE = re.compile(r"^(?:~|\.{1,2})?/[\w.@%+~/-]*$")  # $PWD, password_file=/run/secrets/db
 _CAMEL_RE = re.compile(r"[a-z][A-Z]")
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
@@ -148,8 +149,13 @@ def is_placeholder(value: str) -> bool:
     return any(hint in low for hint in _PLACEHOLDER_HINTS)
 
 
-def _is_quoted(text: str, start: int) -> bool:
-    return start > 0 and text[start - 1] in "\"'`"
+def _is_bare(m: re.Match[str]) -> bool:
+    # The value alternative is the last group to close, so lastgroup names it.
+    return m.lastgroup == "bare"
+
+
+_LINE_END_RE = re.compile(r"[ \t]*(?:[\r\n,;|)}\]#]|$)")
+_WORD_RE = re.compile(r"[A-Za-z]+")
 
 
 def _identifier_before(text: str, pos: int) -> str:
@@ -222,11 +228,13 @@ def _password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
         return False  # "Enter password", "some_password", "bypass": words, not secrets
     if v.isdigit() and len(v) < 6:
         return False  # lengths, counts, ports
-    if not _is_quoted(text, s):
-        if _CODE_REF_RE.match(v):
-            return False  # req.body.password, process.env.PASSWORD
+    if _is_bare(m):
+        if _CODE_REF_RE.match(v) or _PATH_RE.match(v):
+            return False  # req.body.password, process.env.PASSWORD, PWD=/home/me
         if not has_digit and _IDENT_RE.match(v) and (_CAMEL_RE.search(v) or "_" in v):
             return False  # passwordInput, user_password: code identifiers
+        if m["colon"] and _WORD_RE.fullmatch(v) and not _LINE_END_RE.match(text, e):
+            return False  # prose label "Low Pass: Allows frequencies ..."; YAML ends the line
     return True
 
 
@@ -264,7 +272,7 @@ def _secret_value_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     v = text[s:e]
     if len(v) < 8 or any(c.isspace() for c in v) or "://" in v:
         return False
-    if not _is_quoted(text, s) and _CODE_REF_RE.match(v):
+    if _is_bare(m) and _CODE_REF_RE.match(v):
         return False
     if not any(c.isdigit() for c in v) and not (len(v) >= 20 and _CAMEL_RE.search(v)):
         return False  # identifiers and words ("identifier", "bearer", "csrf_token")
@@ -286,11 +294,10 @@ def _high_entropy_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
 
 # --------------------------------------------------------------------------- regexes
 
-# Value grammar shared by the assignment rules (used on the lowercased haystack).
-# key [closing quote/bracket] separator value, where the value is quoted (any
-# quote) or bare.  A bare value after ":" must end the line or field, so YAML
-# "password: hunter2" counts but prose "Low Pass: allows frequencies" does not.
-_SEP = r"""["'\]]{0,2}[ \t]*(?:(?P<assign>:=|=>|=(?![=~>]))|(?P<colon>:(?![:/=])))[ \t]*"""
+# Value grammar shared by the assignment rules (used on the lowercased haystack):
+# key, closing quote/bracket, separator, then a value that is quoted (any quote)
+# or bare.  After ":" a Markdown emphasis closer is skipped ("**Password:** x").
+_SEP = r"""["'\]]{0,2}[ \t]*(?:(?P<assign>:=|=>|=(?![=~>]))|(?P<colon>:(?![:/=])[*_]{0,3}))[ \t]*"""
 # "&" is deliberately not a stop: "Tr0ub4dor&3x" must not leak its tail, and
 # over-redacting the rest of a query string is the safer mistake.
 _BARE_STOP = r"""\s"'`,;()\[\]{}|<>"""
@@ -298,7 +305,7 @@ _BARE_STOP = r"""\s"'`,;()\[\]{}|<>"""
 # negative lookahead makes the run maximal, so backtracking cannot shorten
 # "os.environ[" into "os.enviro" (an atomic group would do, but needs Python 3.11).
 _BARE = rf"""[^{_BARE_STOP}.]+(?:\.+[^{_BARE_STOP}.]+)*(?!\.*[^{_BARE_STOP}.])"""
-_BARE_END = r"""(?![(\[])(?(colon)(?=[ \t]*(?:[\r\n,;|)}\]#]|\Z)))"""
+_BARE_END = r"""(?![(\[])"""  # a call or index: getpass(), os.environ["X"]
 
 
 def _quoted_or_bare(inner: str, bare: str) -> str:

@@ -1,0 +1,161 @@
+"""End to end: the real CLI, the real bundled model, the sample vault that ships with the repo."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import SAMPLE_VAULT
+
+
+def run(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "noteseek", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"exit {result.returncode}\nstdout:{result.stdout}\nstderr:{result.stderr}"
+        )
+    return result
+
+
+@pytest.fixture(scope="module")
+def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("home")
+    vault = tmp_path_factory.mktemp("vault") / "sample-vault"
+    shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    # The network is never needed: make any attempt to reach the hub fail loudly.
+    env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", VAULT=str(vault))
+    run("index", str(vault), env=env)
+    return env
+
+
+def test_index_summary_names_the_scrubbed_secrets_and_db(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    result = run("index", cli_env["VAULT"], env=cli_env)
+    assert "0 added" in result.stdout and "0 changed" in result.stdout
+
+
+def test_search_human_output(cli_env: dict[str, str]) -> None:
+    out = run("search", "how do I undo a rebase", "--vault", cli_env["VAULT"], env=cli_env).stdout
+    first = out.splitlines()[0]
+    assert "howto/git-rebase-recipes.md" in first and "›" in first
+
+
+def test_search_json_has_every_hit_field(cli_env: dict[str, str]) -> None:
+    out = run(
+        "search", "§3 Absatz 2", "--json", "-n", "3", "--vault", cli_env["VAULT"], env=cli_env
+    )
+    doc = json.loads(out.stdout)
+    assert doc["mode"] == "hybrid" and doc["degraded"] is None
+    assert len(doc["hits"]) == 3
+    top = doc["hits"][0]
+    assert top["path"] == "de/Mietvertrag Kündigung.md"
+    assert set(top) >= {
+        "path",
+        "section",
+        "heading_context",
+        "text",
+        "score",
+        "bm25_rank",
+        "vec_rank",
+    }
+
+
+@pytest.mark.parametrize("mode", ["bm25", "vector", "hybrid"])
+def test_each_mode_finds_the_docker_note(cli_env: dict[str, str], mode: str) -> None:
+    out = run(
+        "search",
+        "container can't reach the database on the host",
+        "--mode",
+        mode,
+        "--json",
+        "--vault",
+        cli_env["VAULT"],
+        env=cli_env,
+    ).stdout
+    paths = [h["path"] for h in json.loads(out)["hits"][:3]]
+    assert "howto/docker-bridge-network-fix.md" in paths
+
+
+def test_max_tokens_budget_is_respected(cli_env: dict[str, str]) -> None:
+    out = run(
+        "search",
+        "postgres vacuum",
+        "--max-tokens",
+        "120",
+        "--json",
+        "--vault",
+        cli_env["VAULT"],
+        env=cli_env,
+    ).stdout
+    hits = json.loads(out)["hits"]
+    assert hits
+    assert sum(len(h["text"]) for h in hits) <= 120 * 4
+
+
+def test_no_query_crashes_the_cli(cli_env: dict[str, str]) -> None:
+    for query in ['"', "NEAR(", "-", "*:*", "", "🔥", "a" * 10_000, "AND OR NOT"]:
+        result = run("search", query, "--json", "--vault", cli_env["VAULT"], env=cli_env)
+        assert isinstance(json.loads(result.stdout)["hits"], list)
+
+
+def test_status_json_and_human(cli_env: dict[str, str]) -> None:
+    doc = json.loads(run("status", "--json", "--vault", cli_env["VAULT"], env=cli_env).stdout)
+    assert doc["files"] >= 40
+    assert doc["chunks"] == doc["vectors"] > doc["files"]
+    assert doc["model"] == "potion-base-8M"
+    assert doc["vector_support"] is True
+    assert doc["last_run"]["files_seen"] == doc["files"]
+    human = run("status", "--vault", cli_env["VAULT"], env=cli_env).stdout
+    assert "sqlite-vec loaded" in human and "potion-base-8M" in human
+
+
+def test_secrets_never_reach_the_database_file(cli_env: dict[str, str]) -> None:
+    note = (Path(cli_env["VAULT"]) / "howto" / "deploy-credentials.md").read_text()
+    import re
+
+    secrets = re.findall(r"(sk-proj-\w{20,}|ghp_\w{30,}|AKIA[A-Z0-9]{16}|S3cr3tPassw0rd)", note)
+    assert len(set(secrets)) == 4
+    db_files = list(Path(cli_env["NOTESEEK_HOME"]).rglob("*.db*"))
+    assert db_files
+    for path in db_files:
+        data = path.read_bytes()
+        for secret in set(secrets):
+            assert secret.encode() not in data, f"{secret[:6]}… found in {path.name}"
+
+
+def test_db_and_env_override_and_clear_errors(cli_env: dict[str, str], tmp_path: Path) -> None:
+    missing = tmp_path / "nope.db"
+    result = run("search", "x", "--db", str(missing), env=cli_env, check=False)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: no index at") and "noteseek index" in result.stderr
+    assert "Traceback" not in result.stderr
+    env = dict(cli_env, NOTESEEK_DB=str(tmp_path / "custom.db"))
+    run("index", cli_env["VAULT"], "-q", env=env)
+    assert (tmp_path / "custom.db").exists()
+    doc = json.loads(run("search", "rust lifetimes", "--json", env=env).stdout)
+    assert doc["hits"][0]["path"] == "reference/rust-lifetimes.md"
+    bad = run("index", str(tmp_path / "no-such-vault"), env=cli_env, check=False)
+    assert bad.returncode != 0 and "does not exist" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_help_lists_every_command(cli_env: dict[str, str]) -> None:
+    out = run("--help", env=cli_env).stdout
+    for command in ("index", "search", "status"):
+        assert command in out
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for command in ("noteseek index", "noteseek search", "noteseek status"):
+        assert command in readme, f"README does not document {command!r}"
