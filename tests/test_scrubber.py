@@ -1,0 +1,485 @@
+"""Tests for the credential scrubber.
+
+Every secret here is FAKE and assembled at runtime from split prefixes and seeded
+pseudo-random bodies, so this file holds no literal a secret scanner would flag.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import re
+import string
+import time
+from dataclasses import FrozenInstanceError, dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from noteseek.scrubber import PATTERN_NAMES, RULES_FINGERPRINT, ScrubResult, scrub
+
+ALNUM = string.ascii_letters + string.digits
+URLSAFE = ALNUM + "-_"
+B64 = ALNUM + "+/"
+HEX = "0123456789abcdef"
+BASE32 = string.ascii_uppercase + "234567"  # AWS key ids
+
+
+def fake(alphabet: str, n: int, seed: int) -> str:
+    """Deterministic random-looking string: the shape of a secret, never a real one."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def b64url(obj: object) -> str:
+    """Unpadded base64url of JSON, as in a JWT segment."""
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+
+def marker(rule: str) -> str:
+    """The replacement text for ``rule``."""
+    return f"[REDACTED:{rule}]"
+
+
+@dataclass(frozen=True)
+class Fake:
+    """A fake secret and the rule that must catch it."""
+
+    rule: str
+    secret: str
+
+
+JWT = ".".join(
+    [
+        b64url({"alg": "HS256", "typ": "JWT"}),
+        b64url({"sub": "4711", "name": "Ops Bot", "iat": 1716200000}),
+        fake(URLSAFE, 43, 90),
+    ]
+)
+PASSWORD = fake(string.ascii_letters, 7, 50) + fake(string.digits, 3, 51) + "!" + fake(ALNUM, 4, 52)
+
+DIGITS = string.digits
+SLACK_BOT = (
+    "xo" + "xb-" + "-".join([fake(DIGITS, 12, 30), fake(DIGITS, 13, 31), fake(ALNUM, 24, 32)])
+)
+SLACK_USER = (
+    "xo" + "xp-" + "-".join([*(fake(DIGITS, 12, 33 + i) for i in range(3)), fake(HEX, 32, 36)])
+)
+SLACK_APP = (
+    "xa" + "pp-1-" + "-".join(["A" + fake(BASE32, 10, 37), fake(DIGITS, 13, 38), fake(HEX, 64, 39)])
+)
+
+# Vendor tokens: self-identifying, caught anywhere in a note.
+TOKENS = [
+    Fake("openai-api-key", "sk" + "-" + fake(ALNUM, 20, 1) + "T3Blbk" + "FJ" + fake(ALNUM, 20, 2)),
+    Fake("openai-api-key", "sk" + "-proj-" + fake(URLSAFE, 156, 3)),
+    Fake("anthropic-api-key", "sk" + "-ant-" + "api03-" + fake(URLSAFE, 93, 4) + "AA"),
+    *(
+        Fake("github-token", "gh" + kind + "_" + fake(ALNUM, 36, 10 + i))
+        for i, kind in enumerate("pousr")
+    ),
+    Fake(
+        "github-fine-grained-pat",
+        "github" + "_pat_11" + fake(ALNUM, 20, 20) + "_" + fake(ALNUM, 59, 21),
+    ),
+    Fake("gitlab-token", "gl" + "pat-" + fake(URLSAFE, 20, 22)),
+    Fake("gitlab-token", "gl" + "dt-" + fake(ALNUM, 20, 23)),
+    Fake("gitlab-token", "gl" + "ptt-" + fake(HEX, 40, 24)),
+    Fake("aws-access-key-id", "AK" + "IA" + fake(BASE32, 14, 25) + "Q7"),
+    Fake("aws-access-key-id", "AS" + "IA" + fake(BASE32, 14, 26) + "3Z"),
+    Fake("stripe-api-key", "sk" + "_live_" + fake(ALNUM, 24, 27)),
+    Fake("stripe-api-key", "rk" + "_live_" + fake(ALNUM, 24, 28)),
+    Fake("stripe-api-key", "sk" + "_test_" + fake(ALNUM, 24, 29)),
+    Fake("slack-token", SLACK_BOT),
+    Fake("slack-token", SLACK_USER),
+    Fake("slack-token", SLACK_APP),
+    Fake("google-api-key", "AI" + "za" + "Sy" + fake(URLSAFE, 33, 40)),
+    Fake("google-oauth-client-secret", "GOC" + "SPX-" + fake(URLSAFE, 28, 41)),
+    Fake("jwt", JWT),
+]
+
+# Where a token may sit in a note; "{s}" is replaced by the secret.
+CONTEXTS = {
+    "inline": "Rotated the billing credential today; the new value is {s} and the old one is revoked.\n",
+    "fenced": 'Deploy notes:\n\n```python\nclient = BillingClient("{s}")\nclient.ping()\n```\n\nDone.\n',
+    "table": "| service | credential | owner |\n|---|---|---|\n| billing | {s} | ops |\n",
+    "frontmatter": "---\ntitle: Billing service\napi_key: {s}\ntags: [ops, billing]\n---\n\n# Billing\n",
+    "dotenv": "# .env for staging\nSERVICE_TOKEN={s}\nDEBUG=false\n",
+    "shell": '```sh\nexport SERVICE_TOKEN="{s}"\n./deploy.sh --env staging\n```\n',
+    # glued to other text: an encoded callback URL from a log, then a paste without a space
+    "urlencoded": "GET /cb?next=%2Fhome&auth%3D{s}%26v%3D2 HTTP/1.1\nPasted:token{s}\n",
+}
+
+
+@pytest.mark.parametrize("context", sorted(CONTEXTS))
+@pytest.mark.parametrize("token", TOKENS, ids=lambda f: f"{f.rule}:{f.secret[:6]}")
+def test_vendor_token_redacted_in_every_context(token: Fake, context: str) -> None:
+    template = CONTEXTS[context]
+    result = scrub(template.replace("{s}", token.secret))
+    assert token.secret not in result.text
+    # The rest of the note survives byte for byte; the vendor rule wins over api_key:/TOKEN=.
+    assert result.text == template.replace("{s}", marker(token.rule))
+    assert dict(result.counts) == {token.rule: template.count("{s}")}
+
+
+def pem(label: str, seed: int, lines: int = 6) -> tuple[str, str]:
+    """A fake PEM block and its body (the part that must be replaced)."""
+    body = (
+        "\n".join(fake(B64, 64, seed + i) for i in range(lines)) + "\n" + fake(B64, 20, seed) + "=="
+    )
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----", body
+
+
+PGP_BODY = (
+    "Version: GnuPG v2\n\n"
+    + "\n".join(fake(B64, 64, 70 + i) for i in range(5))
+    + "\n="
+    + fake(B64, 4, 79)
+)
+# (text, exact secret substring, rule): rules that keep part of the match as context.
+CONTEXTUAL: list[tuple[str, str, str]] = [
+    *(
+        (f"Key for the build box:\n\n```\n{block}\n```\n", body, "private-key")
+        for block, body in (
+            pem("RSA PRIVATE KEY", 100),
+            pem("OPENSSH PRIVATE KEY", 110),
+            pem("EC PRIVATE KEY", 120, lines=2),
+            pem("PRIVATE KEY", 130),
+            pem("ENCRYPTED PRIVATE KEY", 140),
+        )
+    ),
+    (
+        f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{PGP_BODY}\n-----END PGP PRIVATE KEY BLOCK-----\n",
+        PGP_BODY,
+        "private-key",
+    ),
+    (  # service-account JSON: newlines are escaped inside the string
+        '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+        + fake(B64, 64, 150)
+        + "\\n"
+        + fake(B64, 40, 151)
+        + '==\\n-----END PRIVATE KEY-----\\n"}',
+        "\\n" + fake(B64, 64, 150) + "\\n" + fake(B64, 40, 151) + "==\\n",
+        "private-key",
+    ),
+    (
+        "Alerts: https://hooks.slack.com/services/T"
+        + fake(BASE32, 8, 200)
+        + "/B"
+        + fake(BASE32, 10, 201)
+        + "/"
+        + fake(ALNUM, 24, 202)
+        + " (ops channel)",
+        "T" + fake(BASE32, 8, 200) + "/B" + fake(BASE32, 10, 201) + "/" + fake(ALNUM, 24, 202),
+        "slack-webhook-url",
+    ),
+    (
+        f"DATABASE_URL=postgres://app_user:{PASSWORD}@db.internal:5432/app\n",
+        PASSWORD,
+        "url-password",
+    ),
+    (f"`mysql://root:{PASSWORD}@127.0.0.1:3306/shop`", PASSWORD, "url-password"),
+    (
+        f"uri: mongodb+srv://admin:{PASSWORD}@cluster0.ab12c.mongodb.net/test",
+        PASSWORD,
+        "url-password",
+    ),
+    (f"cache at redis://:{PASSWORD}@cache:6379/0 for sessions", PASSWORD, "url-password"),
+    (f"git clone https://deploy:{PASSWORD}@git.internal/repo.git", PASSWORD, "url-password"),
+    (
+        "[default]\nregion = eu-west-1\naws_secret_access_key = " + fake(B64, 40, 211) + "\n",
+        fake(B64, 40, 211),
+        "aws-secret-access-key",
+    ),
+    (
+        "curl -H 'Authorization: Bearer "
+        + fake(URLSAFE + ".~", 40, 212)
+        + "' https://api.internal/v1/me",
+        fake(URLSAFE + ".~", 40, 212),
+        "bearer-token",
+    ),
+    (
+        "Authorization: Basic " + base64.b64encode(f"deploy:{PASSWORD}".encode()).decode(),
+        base64.b64encode(f"deploy:{PASSWORD}".encode()).decode(),
+        "basic-auth-credentials",
+    ),
+    (f"GET /v1/me\nAuthorization: Bearer {JWT}\n", JWT, "jwt"),
+    # password / passwd / passphrase in env, YAML, JSON, shell, Python, Go, PHP, Markdown
+    (f"DB_PASSWORD={PASSWORD}\nDB_HOST=db.internal\n", PASSWORD, "password-assignment"),
+    (f"database:\n  user: app\n  password: {PASSWORD}\n", PASSWORD, "password-assignment"),
+    (f'smtp:\n  passwd: "{PASSWORD}"\n', PASSWORD, "password-assignment"),
+    (f'{{"user": "app", "password": "{PASSWORD}"}}', PASSWORD, "password-assignment"),
+    (f"export PGPASSWORD='{PASSWORD}'\npsql -h db.internal", PASSWORD, "password-assignment"),
+    (f'conn = connect(user="app", password="{PASSWORD}")', PASSWORD, "password-assignment"),
+    (f'password := "{PASSWORD}"', PASSWORD, "password-assignment"),
+    (f"'password' => '{PASSWORD}',", PASSWORD, "password-assignment"),
+    (f"Wi-Fi for guests\n\n**Password:** {PASSWORD}\n", PASSWORD, "password-assignment"),
+    (f"wifi password: {PASSWORD} (guest network)", PASSWORD, "password-assignment"),
+    (f"mysqldump --password={PASSWORD} shop > shop.sql", PASSWORD, "password-assignment"),
+    (
+        "passphrase: 'correct horse battery staple'",
+        "correct horse battery staple",
+        "password-assignment",
+    ),
+    ("DB_PASS=Tr0ub4dor&3x\n", "Tr0ub4dor&3x", "password-assignment"),
+    # secret / api_key / token / client_secret
+    ("secret: " + fake(ALNUM, 32, 300) + "\n", fake(ALNUM, 32, 300), "secret-assignment"),
+    ("API_KEY=" + fake(ALNUM, 32, 301) + "\n", fake(ALNUM, 32, 301), "secret-assignment"),
+    ("token: " + fake(URLSAFE, 40, 302), fake(URLSAFE, 40, 302), "secret-assignment"),
+    (
+        '{"client_id": "ops", "client_secret": "' + fake(ALNUM, 40, 303) + '"}',
+        fake(ALNUM, 40, 303),
+        "secret-assignment",
+    ),
+    (
+        "const config = { apiKey: '" + fake(ALNUM, 39, 304) + "' };",
+        fake(ALNUM, 39, 304),
+        "secret-assignment",
+    ),
+    (
+        'export ACCESS_TOKEN="' + fake(ALNUM, 36, 305) + '"',
+        fake(ALNUM, 36, 305),
+        "secret-assignment",
+    ),
+    (
+        "SECRET_KEY = '" + fake(ALNUM + "!@#%^*-_", 50, 306) + "'",
+        fake(ALNUM + "!@#%^*-_", 50, 306),
+        "secret-assignment",
+    ),
+    # generic: long dense base64/hex under a key-like name
+    (
+        "SIGNING_KEY=" + fake(B64, 43, 400) + "=\n",
+        fake(B64, 43, 400) + "=",
+        "high-entropy-assignment",
+    ),
+    ("encryption_key: " + fake(HEX, 64, 401), fake(HEX, 64, 401), "high-entropy-assignment"),
+    ('{"auth": "' + fake(B64, 32, 402) + '"}', fake(B64, 32, 402), "high-entropy-assignment"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "rule"), CONTEXTUAL, ids=lambda v: str(v)[:24])
+def test_contextual_secret_redacted_and_context_kept(text: str, secret: str, rule: str) -> None:
+    assert text.count(secret) == 1
+    result = scrub(text)
+    assert secret not in result.text
+    assert result.text == text.replace(secret, marker(rule))
+    assert dict(result.counts) == {rule: 1}
+
+
+NOT_SECRETS = [
+    "password: ********",
+    'password: "<your-password>"',
+    "DB_PASSWORD=${PASSWORD}",
+    "DB_PASSWORD=$PASSWORD",
+    'password = os.environ["DB_PASSWORD"]',
+    "password = os.getenv('DB_PASSWORD')",
+    "password = process.env.DB_PASSWORD;",
+    "password = getpass.getpass()",
+    'password: ""',
+    "password=",
+    "password:",
+    '"password": null',
+    "The password is stored in the keychain, and the token expires after an hour.",
+    "Password: the user's password, as typed into the form.",
+    "Low Pass: Allows frequencies below the cutoff to pass through.",
+    "api_key: YOUR_API_KEY",
+    "token: <token>",
+    "secret: {{ vault_secret }}",
+    "password_min_length: 12",
+    "const passwordInput = document.querySelector('#password');",
+    '<input type="password" name="password" autocomplete="current-password">',
+    "password: credInit,",
+    "https://user:password@example.com/",
+    "postgres://app:${DB_PASSWORD}@db:5432/app",
+    "Authorization: Bearer <token>",
+    "Authorization: Basic <credentials>",
+    "Authorization: Bearer $API_TOKEN",
+    "sk" + "-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "gh" + "p_" + "X" * 36,
+    "AK" + "IA" + "IOSFODNN7" + "EXAMPLE",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    "PWD=/home/me/project",
+    "-----BEGIN PRIVATE KEY-----\n${exportedAsBase64}\n-----END PRIVATE KEY-----",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_placeholders_and_prose_are_left_alone(text: str) -> None:
+    result = scrub(text)
+    assert result.text == text
+    assert dict(result.counts) == {}
+
+
+CLEAN_PROSE = """\
+# Release notes
+
+The indexer walks the vault, splits each note at its headings and stores the
+chunks in SQLite. Request `3f2504e0-4f89-11d3-9a0c-0305e82c3301` was traced to
+commit a94a8fe5ccb19ba61c4c0873d391e987982fbbd3, which fixed the BM25 weights;
+see also 9c1185a and the tag v2.3.1 from 2024-05-01.
+
+Theme colours are #1e90ff, #fff and `rgb(30 144 255 / 50%)`; the key idea is
+that tokens in a heading count twice. Press the Enter key to search.
+
+```sh
+$ sha256sum notes.tar.gz
+e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  notes.tar.gz
+```
+
+```js
+const digest = "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9";
+const keyRange = IDBKeyRange.bound("A", "F");
+const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, true, ["encrypt"]);
+```
+
+<script src="https://cdn.example.net/lib.js" integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"></script>
+
+A tiny inline icon: ![dot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)
+
+| setting | value |
+|---|---|
+| token budget | 512 |
+| secret rotation | every 90 days |
+"""
+
+
+def test_clean_technical_prose_is_unchanged() -> None:
+    # Judgment call: base64 inside a data: URI is image data, not a credential, and
+    # nothing flags it (no secret-like key in front of it), so it is kept.
+    result = scrub(CLEAN_PROSE)
+    assert result.text == CLEAN_PROSE
+    assert dict(result.counts) == {}
+
+
+def test_counts_aggregate_and_markers_name_rules() -> None:
+    gh1, gh2, aws = TOKENS[3].secret, TOKENS[4].secret, TOKENS[13].secret
+    result = scrub(f"old {gh1}\nnew {gh2}\naws {aws}\n")
+    assert dict(result.counts) == {"github-token": 2, "aws-access-key-id": 1}
+    assert (
+        result.text
+        == f"old {marker('github-token')}\nnew {marker('github-token')}\naws {marker('aws-access-key-id')}\n"
+    )
+
+
+def test_offsets_survive_characters_that_lowercase_to_two() -> None:
+    # "İ".lower() is two code points; spans must still index the original text.
+    text = f"İİİ office wifi — password: {PASSWORD} — ask İlkay"
+    assert scrub(text).text == text.replace(PASSWORD, marker("password-assignment"))
+
+
+def test_result_is_immutable_and_never_holds_the_secret() -> None:
+    secret = TOKENS[0].secret
+    result = scrub(f"key {secret}")
+    with pytest.raises(FrozenInstanceError):
+        result.text = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.counts["x"] = 1  # type: ignore[index]
+    assert secret not in repr(result)
+    assert isinstance(hash(result), int)
+
+
+def test_clean_text_returns_same_object_and_empty_counts() -> None:
+    text = "Nothing to see here."
+    result = scrub(text)
+    assert result == ScrubResult(text, {})
+    assert result.text is text
+    assert scrub("") == ScrubResult("", {})
+
+
+def test_existing_markers_are_kept() -> None:
+    text = "password: [REDACTED:password-assignment] and url://u:[REDACTED:url-password]@h"
+    assert scrub(text) == ScrubResult(text, {})
+
+
+def test_public_names_and_fingerprint() -> None:
+    assert PATTERN_NAMES == (
+        "private-key", "jwt", "anthropic-api-key", "openai-api-key", "github-token",
+        "github-fine-grained-pat", "gitlab-token", "aws-access-key-id", "aws-secret-access-key",
+        "stripe-api-key", "slack-token", "slack-webhook-url", "google-api-key",
+        "google-oauth-client-secret", "url-password", "basic-auth-credentials", "bearer-token",
+        "password-assignment", "secret-assignment", "high-entropy-assignment",
+    )  # fmt: skip
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name) for name in PATTERN_NAMES)
+    assert re.fullmatch(r"[0-9a-f]{16}", RULES_FINGERPRINT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-----BEGIN PRIVATE KEY-----\n" * 20_000,
+        "-----BEGIN PRIVATE KEY-----\n" + "A" * 300_000,
+        "password=" + "a." * 100_000 + "(",
+        "password: " + "x" * 200_000,
+        "eyJ" * 60_000,
+        "://" + ":" * 200_000 + "@",
+        "key: " + "A1" * 100_000 + "(",
+        ("token = " + "Z9" * 30 + " ") * 5_000,
+        "pass" * 50_000,
+        "password=" * 20_000 + "(",
+        "token=" * 30_000 + "(",
+        "aws_secret_access_key=" * 10_000 + "(",
+        "sk-" * 60_000,
+        "xoxb-123456-" * 20_000,
+        "glpat-" * 40_000,
+        'password="' * 20_000,
+        "a://b:" * 30_000,
+    ],
+    ids=lambda t: repr(t[:12]),
+)
+def test_no_catastrophic_backtracking(text: str) -> None:
+    start = time.perf_counter()
+    scrub(text)
+    assert time.perf_counter() - start < 2.0
+
+
+# Secret-like soup: keys, separators, quotes, prefixes and markers glued at random.
+FRAGMENTS = [
+    "password", "PASSWORD", "_pass", "pwd", "secret", "token", "api_key", "key", "auth",
+    "Bearer ", "Authorization: Basic ", "://", "user", ":", "@", "=", ": ", "=>", ":=", '"',
+    "'", "`", " ", "\n", ".", "(", "[", "$", "{", "}", "*", "-", "_", "İ",
+    "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "eyJ", "sk-", "gh" + "p_",
+    "[REDACTED:jwt]", "[REDACTED:", "]", "hunter22", "Sunflower77", fake(ALNUM, 40, 500),
+    fake(B64, 64, 501), TOKENS[0].secret, JWT, PASSWORD,
+]  # fmt: skip
+PROSE_WORDS = [
+    "the", "index", "stores", "notes", "in", "SQLite", "and", "a", "search", "returns",
+    "chunks", "ranked", "by", "BM25", "with", "Markdown", "headings", "#1e90ff", "v2.3.1",
+    "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3",
+    "https://developer.mozilla.org/en-US/docs/Web", "(see", "below)", "—", "café", ",", ".",
+    "password", "token", "key", "secret", "pass", "\n",
+]  # fmt: skip
+prose = st.lists(st.sampled_from(PROSE_WORDS), max_size=60).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_arbitrary_text_never_raises_and_is_idempotent(text: str) -> None:
+    once = scrub(text)
+    assert scrub(once.text).text == once.text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+def test_secret_like_soup_is_idempotent(text: str) -> None:
+    once = scrub(text)
+    twice = scrub(once.text)
+    assert twice.text == once.text
+    assert dict(twice.counts) == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(prose)
+def test_prose_without_secrets_is_unchanged(text: str) -> None:
+    result = scrub(text)
+    assert result.text == text
+    assert dict(result.counts) == {}
+
+
+@settings(max_examples=300, deadline=None)
+@given(prose, prose, st.sampled_from(TOKENS))
+def test_token_inside_prose_is_always_redacted(before: str, after: str, token: Fake) -> None:
+    result = scrub(f"{before} {token.secret} {after}")
+    assert result.text == f"{before} {marker(token.rule)} {after}"
+    assert dict(result.counts) == {token.rule: 1}
