@@ -18,17 +18,18 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from datasets import CORPORA, ensure_corpus
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 MDN_TAR = SHARED / "mdn-content-en" / "mdn-en-us-md.tar.gz"
 MDN_QUERIES = SHARED / "mdn-content-en" / "knownitem-anchor" / "queries.jsonl"
-CACHE = REPO / "bench" / ".cache"
 
 CHILD_INDEX = """
 import json, sys, time, noteseek
@@ -76,16 +77,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def unpack_mdn() -> Path:
-    target = CACHE / "mdn"
-    if not (target / "files").is_dir():
-        if not MDN_TAR.exists():
-            raise SystemExit(
-                f"{MDN_TAR} not found: this benchmark needs ../shared/data beside the repo"
-            )
-        target.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(MDN_TAR) as tar:
-            tar.extractall(target, filter="data")
-    return target
+    """The MDN vault, unpacked once into the cache that quality.py shares."""
+    if not MDN_TAR.exists():
+        raise SystemExit(
+            f"{MDN_TAR} not found: this benchmark needs ../shared/data beside the repo"
+        )
+    return ensure_corpus(CORPORA["mdn-content-en"]) / "files" / "en-us"
 
 
 def db_size(db: Path) -> int:
@@ -193,7 +190,7 @@ def main() -> None:
             q = queries[i % len(queries)]
             t = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "noteseek", "search", q, "--db", str(db), "--json"],
+                [sys.executable, "-m", "noteseek", "search", "--db", str(db), "--json", "--", q],
                 check=True,
                 capture_output=True,
             )

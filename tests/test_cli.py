@@ -110,6 +110,9 @@ def test_no_query_crashes_the_cli(cli_env: dict[str, str]) -> None:
     for query in ['"', "NEAR(", "-", "*:*", "", "🔥", "a" * 10_000, "AND OR NOT"]:
         result = run("search", query, "--json", "--vault", cli_env["VAULT"], env=cli_env)
         assert isinstance(json.loads(result.stdout)["hits"], list)
+    for dashed in ("-n", "-Math.floor(-x)"):
+        out = run("search", "--json", "--vault", cli_env["VAULT"], "--", dashed, env=cli_env).stdout
+        assert json.loads(out)["query"] == dashed
 
 
 def test_status_json_and_human(cli_env: dict[str, str]) -> None:

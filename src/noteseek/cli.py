@@ -186,7 +186,7 @@ def search_cmd(
     max_tokens: int | None,
     as_json: bool,
 ) -> None:
-    """Search the index for QUERY."""
+    """Search the index for QUERY (put a query that starts with '-' after '--')."""
     with _open_existing(_resolve_db(db, vault)) as idx:
         hits = idx.search(query, limit=limit, mode=mode, max_tokens=max_tokens)  # type: ignore[arg-type]
         degraded = idx.searcher.vector_problem if mode != "bm25" else None

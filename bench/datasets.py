@@ -1,0 +1,352 @@
+"""Shared loaders for the judged data sets in ``../shared/data`` (see its README.md).
+
+What lives here: which archive each set is unpacked from, where its vault root is after unpacking,
+how a qrels corpus id is matched to a note, and small readers for BEIR-style ``queries.jsonl`` and
+``qrels.tsv`` files. Nothing here imports noteseek, so other bench scripts can use it too.
+
+Unpacked vaults go to ``bench/.cache/<corpus>/`` (gitignored). They are written once and re-used
+while the source file keeps its size and mtime; the archive's own mtimes are kept, so an index
+built from a cache folder stays valid when the folder is re-extracted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shutil
+import tarfile
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CACHE_DIR",
+    "CORPORA",
+    "DATASETS",
+    "DATA_DIR",
+    "REPO",
+    "Corpus",
+    "DataSet",
+    "NoteMatcher",
+    "ensure_corpus",
+    "read_qrels",
+    "read_queries",
+    "select_datasets",
+]
+
+REPO = Path(__file__).resolve().parent.parent
+DATA_DIR = REPO.parent / "shared" / "data"
+CACHE_DIR = REPO / "bench" / ".cache"
+_STAMP = ".noteseek-bench-source"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One unpacked folder in the cache: from a Markdown tarball, or rendered from BEIR jsonl."""
+
+    name: str
+    source: str  # relative to the data dir
+    kind: str = "tar"  # "tar" | "beir-jsonl" (one note <_id>.md per corpus line, text only)
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """One judged query set over one vault."""
+
+    name: str
+    corpus: str  # key of CORPORA
+    vault: str  # vault root, relative to the unpacked corpus folder
+    id_prefix: str  # prepended to a note's vault-relative path to get its id as the qrels spell it
+    queries: str  # relative to the data dir
+    qrels: str
+    index: str  # index file name (without .db) in the cache: sets over one vault share it
+    min_score: int = 1  # judgments below this score are dropped
+    notes: str = ""
+
+
+CORPORA: dict[str, Corpus] = {
+    c.name: c
+    for c in (
+        Corpus("beir-scifact", "beir-scifact/scifact-vault-md.tar.gz"),
+        Corpus("mdn-content-en", "mdn-content-en/mdn-en-us-md.tar.gz"),
+        Corpus("obsidian-hub", "obsidian-hub/obsidian-hub-md.tar.gz"),
+        Corpus("obsidian-help", "obsidian-help/obsidian-help-en-de-md.tar.gz"),
+        Corpus("tldr-pages-en", "tldr-nl2bash/tldr-pages-en-md.tar.gz"),
+        Corpus("xquad-de", "xquad-retrieval/de/corpus.jsonl", kind="beir-jsonl"),
+        Corpus("xquad-en", "xquad-retrieval/en/corpus.jsonl", kind="beir-jsonl"),
+    )
+}
+
+DATASETS: dict[str, DataSet] = {
+    d.name: d
+    for d in (
+        DataSet(
+            "beir-scifact",
+            corpus="beir-scifact",
+            vault="scifact-vault",
+            id_prefix="",
+            queries="beir-scifact/queries.jsonl",
+            qrels="beir-scifact/qrels/train.tsv",
+            index="beir-scifact",
+            notes="BEIR SciFact train split; qrels use the bare doc id = note file stem",
+        ),
+        DataSet(
+            "mdn",
+            corpus="mdn-content-en",
+            vault="files/en-us",
+            id_prefix="files/en-us/",
+            queries="mdn-content-en/knownitem-anchor/queries.jsonl",
+            qrels="mdn-content-en/knownitem-anchor/qrels.tsv",
+            index="mdn",
+            notes="anchor-text known-item; every note is index.md, so ids are full tar paths",
+        ),
+        DataSet(
+            "obsidian-hub",
+            corpus="obsidian-hub",
+            vault="obsidian-hub",
+            id_prefix="",
+            queries="obsidian-hub/knownitem-alias/queries.jsonl",
+            qrels="obsidian-hub/knownitem-alias/qrels.tsv",
+            index="obsidian-hub",
+            notes="alias known-item; ids are paths inside obsidian-hub/",
+        ),
+        DataSet(
+            "obsidian-help-en",
+            corpus="obsidian-help",
+            vault="en",
+            id_prefix="en/",
+            queries="obsidian-help/knownitem-alias-en/queries.jsonl",
+            qrels="obsidian-help/knownitem-alias-en/qrels.tsv",
+            index="obsidian-help-en",
+            notes="English half of the tarball indexed as its own vault",
+        ),
+        DataSet(
+            "obsidian-help-de",
+            corpus="obsidian-help",
+            vault="de",
+            id_prefix="de/",
+            queries="obsidian-help/knownitem-alias-de/queries.jsonl",
+            qrels="obsidian-help/knownitem-alias-de/qrels.tsv",
+            index="obsidian-help-de",
+            notes="German half of the tarball indexed as its own vault",
+        ),
+        DataSet(
+            "tldr",
+            corpus="tldr-pages-en",
+            vault="pages",
+            id_prefix="pages/",
+            queries="tldr-nl2bash/knownitem-nl2bash/queries_balanced.jsonl",
+            qrels="tldr-nl2bash/knownitem-nl2bash/qrels_balanced.tsv",
+            index="tldr-en",
+            notes="NL2Bash balanced subset (<=20 queries per head utility); graded qrels: head "
+            "utility 2, other utilities of the pipeline 1",
+        ),
+        DataSet(
+            "tldr-head",
+            corpus="tldr-pages-en",
+            vault="pages",
+            id_prefix="pages/",
+            queries="tldr-nl2bash/knownitem-nl2bash/queries_balanced.jsonl",
+            qrels="tldr-nl2bash/knownitem-nl2bash/qrels_balanced.tsv",
+            index="tldr-en",
+            min_score=2,
+            notes="same runs as tldr, judged on the head-utility page only (score 2; the score-1 "
+            "judgments are parsing heuristics); comparable to SOURCE.md's BM25 sanity check",
+        ),
+        DataSet(
+            "xquad-de",
+            corpus="xquad-de",
+            vault="",
+            id_prefix="",
+            queries="xquad-retrieval/de/queries.jsonl",
+            qrels="xquad-retrieval/de/qrels/test.tsv",
+            index="xquad-de",
+            notes="240 German paragraphs rendered as <id>.md, paragraph text only (the English "
+            "article title is left out)",
+        ),
+        DataSet(
+            "xquad-en",
+            corpus="xquad-en",
+            vault="",
+            id_prefix="",
+            queries="xquad-retrieval/en/queries.jsonl",
+            qrels="xquad-retrieval/en/qrels/test.tsv",
+            index="xquad-en",
+            notes="240 English paragraphs rendered as <id>.md, paragraph text only",
+        ),
+    )
+}
+
+
+def select_datasets(spec: str | None) -> list[DataSet]:
+    """Data sets named by a comma-separated list of names or shell patterns (None: all)."""
+    if not spec:
+        return list(DATASETS.values())
+    chosen: list[DataSet] = []
+    for pattern in (p.strip() for p in spec.split(",")):
+        if not pattern:
+            continue
+        names = [n for n in DATASETS if fnmatch.fnmatchcase(n, pattern)]
+        if not names:
+            known = ", ".join(DATASETS)
+            raise ValueError(f"no data set matches {pattern!r} (known: {known})")
+        chosen.extend(DATASETS[n] for n in names if DATASETS[n] not in chosen)
+    return chosen
+
+
+# --- reading queries and qrels ---------------------------------------------------------------
+
+
+def read_queries(path: Path) -> dict[str, str]:
+    """``_id`` -> ``text`` of a BEIR ``queries.jsonl``, in file order."""
+    queries: dict[str, str] = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                queries[str(row["_id"])] = str(row["text"])
+    return queries
+
+
+def read_qrels(path: Path, min_score: int = 1) -> dict[str, dict[str, int]]:
+    """``query-id -> corpus-id -> score`` of a tab-separated qrels file with a header line."""
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split("\t")
+        if header[:2] != ["query-id", "corpus-id"]:
+            raise ValueError(f"{path}: unexpected header {header!r}")
+        for n, line in enumerate(f, start=2):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            parts = line.split("\t")
+            if len(parts) != 3:
+                raise ValueError(f"{path}:{n}: expected 3 tab-separated fields, got {line!r}")
+            qid, doc, score = parts[0], parts[1], int(parts[2])
+            if score >= min_score:
+                qrels.setdefault(qid, {})[doc] = score
+    return qrels
+
+
+# --- unpacking -------------------------------------------------------------------------------
+
+
+def _source_stamp(src: Path) -> str:
+    st = src.stat()
+    return json.dumps({"source": src.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+
+
+def ensure_corpus(corpus: Corpus, data_dir: Path = DATA_DIR, cache_dir: Path = CACHE_DIR) -> Path:
+    """The unpacked folder of a corpus in the cache, unpacking it first when missing or stale."""
+    src = data_dir / corpus.source
+    if not src.is_file():
+        raise FileNotFoundError(f"missing data file {src}")
+    dest = cache_dir / corpus.name
+    stamp = _source_stamp(src)
+    stamp_file = dest / _STAMP
+    if stamp_file.is_file() and stamp_file.read_text(encoding="utf-8") == stamp:
+        return dest
+    tmp = cache_dir / f".{corpus.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    if corpus.kind == "tar":
+        _extract_tar(src, tmp)
+    elif corpus.kind == "beir-jsonl":
+        _render_beir_corpus(src, tmp)
+    else:
+        raise ValueError(f"unknown corpus kind {corpus.kind!r}")
+    (tmp / _STAMP).write_text(stamp, encoding="utf-8")
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    return dest
+
+
+def _extract_tar(src: Path, dest: Path) -> None:
+    with tarfile.open(src, "r:*") as tar:
+        members = [m for m in tar.getmembers() if m.isdir() or m.isfile()]
+        for m in members:  # never write outside dest, whatever the archive says
+            target = (dest / m.name).resolve()
+            if not target.is_relative_to(dest.resolve()):
+                raise ValueError(f"{src}: member {m.name!r} points outside the folder")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, members=members, filter="data")
+        else:  # Python < 3.10.12 / 3.11.4
+            tar.extractall(dest, members=members)  # members checked above
+
+
+def _render_beir_corpus(src: Path, dest: Path) -> None:
+    """One note per BEIR corpus line: ``<_id>.md`` holding the text (the title is left out)."""
+    mtime = src.stat().st_mtime_ns
+    with src.open(encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            doc_id = str(row["_id"])
+            if "/" in doc_id or doc_id.startswith("."):
+                raise ValueError(f"{src}: corpus id {doc_id!r} is not a safe file name")
+            note = dest / f"{doc_id}.md"
+            note.write_text(str(row["text"]).strip() + "\n", encoding="utf-8")
+            os.utime(note, ns=(mtime, mtime))  # stable mtimes: re-rendering keeps the index valid
+
+
+# --- matching qrels ids to notes -------------------------------------------------------------
+
+
+class NoteMatcher:
+    """Maps note paths and qrels corpus ids to one id per note.
+
+    A corpus id matches a note when it equals, in this order of precedence, the note's id
+    (``id_prefix`` + its vault-relative path), that id without ``.md``, the vault-relative path
+    with or without ``.md``, or the note's file stem. Within one level a key shared by several
+    notes (MDN: every stem is ``index``) matches nothing.
+    """
+
+    def __init__(self, note_paths: Iterable[str], id_prefix: str = "") -> None:
+        self.id_prefix = id_prefix
+        levels: list[dict[str, set[str]]] = [{} for _ in range(4)]
+        for path in note_paths:
+            note_id = id_prefix + path
+            stem = path.rsplit("/", 1)[-1]
+            for level, key in enumerate((note_id, _strip_md(note_id), path, _strip_md(path))):
+                levels[min(level, 2)].setdefault(key, set()).add(note_id)
+            levels[3].setdefault(_strip_md(stem), set()).add(note_id)
+        self._levels = [{k: next(iter(v)) for k, v in lv.items() if len(v) == 1} for lv in levels]
+        self.ambiguous_stems = sum(1 for v in levels[3].values() if len(v) > 1)
+
+    def note_id(self, path: str) -> str:
+        """The id of the note at a vault-relative path (as ``Hit.path`` gives it)."""
+        return self.id_prefix + path
+
+    def match(self, corpus_id: str) -> str | None:
+        """The note id a qrels corpus id refers to, or None when no indexed note matches."""
+        for level in self._levels:
+            note = level.get(corpus_id)
+            if note is not None:
+                return note
+        return None
+
+    def map_qrels(
+        self, qrels: Mapping[str, Mapping[str, int]]
+    ) -> tuple[dict[str, dict[str, int]], Counter[str]]:
+        """Qrels re-keyed by note id, and the corpus ids (with counts) that matched no note.
+
+        Unmatched ids are kept under their own name, so they still count as relevant-but-missed.
+        """
+        mapped: dict[str, dict[str, int]] = {}
+        unmatched: Counter[str] = Counter()
+        for qid, docs in qrels.items():
+            out = mapped.setdefault(qid, {})
+            for doc, score in docs.items():
+                note = self.match(doc)
+                if note is None:
+                    unmatched[doc] += 1
+                    note = doc
+                out[note] = max(score, out.get(note, score))
+        return mapped, unmatched
+
+
+def _strip_md(key: str) -> str:
+    return key[:-3] if key.lower().endswith(".md") else key
