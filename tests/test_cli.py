@@ -157,8 +157,59 @@ def test_db_and_env_override_and_clear_errors(cli_env: dict[str, str], tmp_path:
 
 def test_help_lists_every_command(cli_env: dict[str, str]) -> None:
     out = run("--help", env=cli_env).stdout
-    for command in ("index", "search", "status"):
+    for command in ("index", "search", "status", "eval"):
         assert command in out
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    for command in ("noteseek index", "noteseek search", "noteseek status"):
+    for command in ("noteseek index", "noteseek search", "noteseek status", "noteseek eval"):
         assert command in readme, f"README does not document {command!r}"
+
+
+def test_eval_command_json_and_report(cli_env: dict[str, str], tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        "\n".join(
+            json.dumps({"_id": i, "text": t, "metadata": {"category": c}})
+            for i, t, c in [
+                ("1", "undo a rebase", "nl"),
+                ("2", "§3 Absatz 2", "id"),
+                ("3", "VACUUM FULL", "id"),
+            ]
+        )
+    )
+    qrels = tmp_path / "r.tsv"
+    qrels.write_text(
+        "query-id\tcorpus-id\tscore\n1\thowto/git-rebase-recipes.md\t1\n"
+        "2\tMietvertrag Kündigung\t1\n3\treference/postgres-vacuum-and-indexes\t1\n"
+    )
+    out = run(
+        "eval",
+        "--queries",
+        str(queries),
+        "--qrels",
+        str(qrels),
+        "--json",
+        "--report",
+        str(tmp_path / "rep"),
+        "--vault",
+        cli_env["VAULT"],
+        env=cli_env,
+    )
+    doc = json.loads(out.stdout)
+    assert doc["queries"] == 3 and doc["unmatched_qrels_ids"] == []
+    for mode in ("bm25", "vector", "hybrid"):
+        assert 0.0 <= doc["modes"][mode]["ndcg@10"] <= 1.0
+    assert doc["modes"]["hybrid"]["ndcg@10"] > 0.5
+    assert (tmp_path / "rep" / "report.md").exists() and (tmp_path / "rep" / "modes.png").exists()
+    human = run(
+        "eval",
+        "--queries",
+        str(queries),
+        "--qrels",
+        str(qrels),
+        "--mode",
+        "bm25",
+        "--vault",
+        cli_env["VAULT"],
+        env=cli_env,
+    ).stdout
+    assert human.startswith("| mode |") and "| bm25 |" in human and "| hybrid |" not in human
