@@ -49,3 +49,38 @@ def test_every_item_appears_once_and_scores_descend(lists: list[list[int]]) -> N
     keys = [f.key for f in fused]
     assert sorted(keys) == sorted({x for items in lists for x in items})
     assert all(a.score >= b.score for a, b in itertools.pairwise(fused))
+
+
+def test_convex_fusion_normalises_each_list_and_weights_them() -> None:
+    from noteseek.fusion import convex_fusion
+
+    fused = convex_fusion(
+        [[("a", 10.0), ("b", 5.0), ("c", 0.0)], [("c", 0.9), ("a", 0.5)]], weights=(0.7, 0.3)
+    )
+    scores = {f.key: f.score for f in fused}
+    assert scores["a"] == pytest.approx(0.7 * 1.0 + 0.3 * 0.0)
+    assert scores["b"] == pytest.approx(0.7 * 0.5)
+    assert scores["c"] == pytest.approx(0.7 * 0.0 + 0.3 * 1.0)
+    assert [f.key for f in fused] == ["a", "b", "c"]
+    assert {f.key: f.ranks for f in fused}["c"] == (3, 1)
+
+
+def test_convex_fusion_keeps_a_clear_keyword_winner_first() -> None:
+    """RRF lets a weak second list outvote a far-ahead BM25 hit; score fusion does not."""
+    from noteseek.fusion import convex_fusion
+
+    keyword = [("exact", 30.0), ("x", 5.0), ("y", 4.9)]
+    vector = [("x", 0.61), ("y", 0.60), ("noise", 0.59)]  # the weak list misses it
+    assert convex_fusion([keyword, vector], weights=(0.7, 0.3))[0].key == "exact"
+    rrf = reciprocal_rank_fusion([[k for k, _ in keyword], [k for k, _ in vector]])
+    assert rrf[0].key != "exact"
+
+
+def test_convex_fusion_handles_empty_and_constant_lists() -> None:
+    from noteseek.fusion import convex_fusion
+
+    assert convex_fusion([[], []], weights=(0.5, 0.5)) == []
+    only = convex_fusion([[("a", 2.0), ("b", 2.0)], []], weights=(0.7, 0.3))
+    assert [f.score for f in only] == [pytest.approx(0.7), pytest.approx(0.7)]
+    with pytest.raises(ValueError):
+        convex_fusion([[("a", 1.0)]], weights=(0.5, 0.5))

@@ -31,22 +31,27 @@ QRELS = GOLDEN / "qrels.tsv"
 MODES = ("bm25", "vector", "hybrid")
 CATEGORIES = {"identifier", "natural-language", "german", "cross-lingual", "tag", "title"}
 
-# nDCG@10 floors per mode. Measured 2026-11-29 (40 queries, bundled potion-base-8M):
-# bm25 0.816, vector 0.750, hybrid 0.869.
+# nDCG@10 floors per mode. First measured 2026-11-29 (40 queries, bundled potion-base-8M):
+# bm25 0.816, vector 0.750, hybrid 0.869. Re-measured 2026-11-29 after the ranking change (title and
+# tags fields, porter stemming, note-level convex fusion, exact names): bm25 0.861, hybrid 0.882.
 MODE_FLOORS = {
-    "bm25": 0.76,  # measured 0.816
+    "bm25": 0.81,  # measured 0.861
     "vector": 0.69,  # measured 0.750
-    "hybrid": 0.82,  # measured 0.869
+    "hybrid": 0.83,  # measured 0.882
 }
 
 # Hybrid nDCG@10 floors per category, only for categories with at least 5 queries
-# (cross-lingual has 4 and no floor). Measured 2026-11-29.
+# (cross-lingual has 4 and no floor). Measured 2026-11-29 after the ranking change.
 CATEGORY_FLOORS = {
-    "identifier": 0.90,  # measured 0.958 (8 queries)
-    "natural-language": 0.91,  # measured 0.969 (13 queries)
-    "german": 0.86,  # measured 0.916 (5 queries)
-    "tag": 0.73,  # measured 0.783 (5 queries)
-    "title": 0.87,  # measured 0.924 (5 queries)
+    "identifier": 0.91,  # measured 0.961 (8 queries); 0.958 before
+    "natural-language": 0.90,  # measured 0.956 (13 queries); 0.969 before
+    # Lowered on purpose: 0.916 before the ranking change, 0.842 after. The fusion is not the
+    # cause (RRF over the new lists gives the same German figure); the BM25 side with porter
+    # stemming and the title field ranks two German notes lower here, while the development sets
+    # (Obsidian Help de +0.086, XQuAD de +0.112 nDCG@10) gained. See docs/ranking.md.
+    "german": 0.79,  # measured 0.842 (5 queries)
+    "tag": 0.89,  # measured 0.942 (5 queries); 0.783 before
+    "title": 0.92,  # measured 0.972 (5 queries); 0.924 before
 }
 MIN_CATEGORY_QUERIES = 5
 

@@ -258,3 +258,57 @@ def test_vectors_unavailable_degrades_to_bm25(
         stats = idx.update(vault)
         assert stats.chunks_embedded == stats.chunks
         assert_consistent(idx)
+
+
+def test_one_hit_per_note_with_its_best_section_and_explanations(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        hits = idx.search("VACUUM FULL exclusive lock rewrites", limit=10, explain=True)
+        paths = [h.path for h in hits]
+        assert len(paths) == len(set(paths))  # one hit per note
+        assert hits[0].path == "db/postgres.md" and hits[0].section == "VACUUM FULL"
+        e = hits[0].explanation
+        assert e is not None and e.fusion == "convex"
+        assert hits[0].score == pytest.approx(e.bm25_term + e.vector_term)
+        assert idx.search("postgres", explain=False)[0].explanation is None
+
+
+def test_exact_title_alias_or_file_name_ranks_first(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = make_vault(
+        {
+            "pkvs.md": "---\naliases: [Persistent Key-Value Store]\n---\n# PKVS\n\nA plugin note.\n",
+            "other.md": note(
+                "Storage overview",
+                (
+                    "Stores",
+                    "A persistent key value store keeps a value per key; persistent "
+                    "store, key value, value store, store store store.",
+                ),
+            ),
+            "notes/Daily Log.md": "Some daily notes about nothing in particular here.",
+        }
+    )
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        top = idx.search("Persistent key-value store", explain=True)[0]
+        assert top.path == "pkvs.md" and top.explanation and top.explanation.exact_name
+        assert idx.search("daily log")[0].path == "notes/Daily Log.md"  # by file name
+        assert idx.search("pkvs")[0].path == "pkvs.md"  # by H1 title
+
+
+def test_rrf_fusion_is_still_available(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    from noteseek import SearchSettings
+
+    settings = SearchSettings(fusion="rrf", exact_names=False)
+    with Index(tmp_path / "i.db", embedder=fake_embedder, settings=settings) as idx:
+        idx.update(vault)
+        hit = idx.search("refresh token keychain", explain=True)[0]
+        assert hit.path == "security/oauth.md"
+        assert hit.explanation is not None and hit.explanation.fusion == "rrf"
+        assert hit.score == pytest.approx(hit.explanation.bm25_term + hit.explanation.vector_term)

@@ -112,3 +112,11 @@ def test_long_queries_are_capped() -> None:
 
 def test_query_terms_dedupe_and_lowercase() -> None:
     assert query_terms("Foo foo FOO bar-baz") == ["foo", "bar", "baz"]
+
+
+def test_name_key_folds_case_accents_and_punctuation() -> None:
+    from noteseek.query import name_key
+
+    assert name_key("Mietvertrag Kündigung §3") == name_key("mietvertrag-kundigung 3")
+    assert name_key("  Git_Rebase   Recipes! ") == "git rebase recipes"
+    assert name_key("🔥") == ""

@@ -19,7 +19,7 @@ from .indexer import IndexOptions, IndexStats
 from .paths import default_db_path
 from .query import fts_query
 from .scrubber import ScrubResult, scrub
-from .search import Hit, Mode, SearchSettings
+from .search import Explanation, Hit, Mode, SearchSettings
 
 __version__ = "0.1.0"
 
@@ -27,6 +27,7 @@ __all__ = [
     "ChunkOptions",
     "ChunkedNote",
     "Embedder",
+    "Explanation",
     "Hit",
     "Index",
     "IndexLockedError",

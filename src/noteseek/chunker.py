@@ -26,7 +26,13 @@ __all__ = [
     "embedding_text",
 ]
 
-DEFAULT_SKIP_SECTIONS: tuple[str, ...] = ("related", "see also", "links", "references")
+DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
+    "related",
+    "see also",
+    "links",
+    "references",
+    "siehe auch",  # German vaults use the same link-list sections
+)
 SECTION_SEPARATOR = " › "
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")

@@ -112,7 +112,30 @@ def _snippet(text: str, width: int = 220) -> str:
 
 
 def _hit_json(hit: Hit) -> dict[str, Any]:
-    return asdict(hit)
+    data = asdict(hit)
+    if hit.explanation is None:
+        data.pop("explanation")
+    return data
+
+
+def _explain(hit: Hit) -> str:
+    """One line: each list's rank, raw and normalised score, its fusion term, and the total."""
+    e = hit.explanation
+    assert e is not None
+    parts = []
+    if hit.bm25_rank is not None:
+        norm = f", normalised {e.bm25_normalised:.3f}" if e.bm25_normalised is not None else ""
+        parts.append(f"bm25 #{hit.bm25_rank} score {hit.bm25_score:.3f}{norm} → {e.bm25_term:.4f}")
+    else:
+        parts.append("bm25 —")
+    if hit.vec_rank is not None:
+        norm = f", normalised {e.vector_normalised:.3f}" if e.vector_normalised is not None else ""
+        parts.append(f"vector #{hit.vec_rank} cosine {hit.cosine:.3f}{norm} → {e.vector_term:.4f}")
+    else:
+        parts.append("vector —")
+    if e.exact_name:
+        parts.append("exact name match (ranked first)")
+    return f"{e.fusion}: " + " · ".join(parts) + f" = {hit.score:.4f}"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -177,6 +200,7 @@ def index_cmd(
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, None), help="Token budget for all hit texts.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every hit field.")
+@click.option("--explain", is_flag=True, help="Show each hit's ranks, scores and fusion terms.")
 def search_cmd(
     query: str,
     db: str | None,
@@ -185,10 +209,11 @@ def search_cmd(
     mode: str,
     max_tokens: int | None,
     as_json: bool,
+    explain: bool,
 ) -> None:
     """Search the index for QUERY (put a query that starts with '-' after '--')."""
     with _open_existing(_resolve_db(db, vault)) as idx:
-        hits = idx.search(query, limit=limit, mode=mode, max_tokens=max_tokens)  # type: ignore[arg-type]
+        hits = idx.search(query, limit=limit, mode=mode, max_tokens=max_tokens, explain=explain)  # type: ignore[arg-type]
         degraded = idx.searcher.vector_problem if mode != "bm25" else None
     if as_json:
         doc = {
@@ -213,6 +238,8 @@ def search_cmd(
         click.echo(
             click.style(f"{rank:>2}. {hit.path} › {hit.section}", bold=True) + f"  ({ranks})"
         )
+        if hit.explanation is not None:
+            click.echo(f"    {_explain(hit)}")
         click.echo(f"    {_snippet(hit.text)}")
 
 

@@ -130,9 +130,15 @@ class Index:
         limit: int = 10,
         mode: Mode = "hybrid",
         max_tokens: int | None = None,
+        explain: bool = False,
     ) -> list[Hit]:
-        """The best sections for `query`, best first. Never raises on the query text."""
-        return self.searcher.search(query, limit=limit, mode=mode, max_tokens=max_tokens)
+        """The best notes for `query`, each with its best section, best first.
+
+        Never raises on the query text. `explain=True` fills `Hit.explanation` with the fusion terms.
+        """
+        return self.searcher.search(
+            query, limit=limit, mode=mode, max_tokens=max_tokens, explain=explain
+        )
 
     def check(self) -> list[str]:
         """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""

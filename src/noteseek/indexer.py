@@ -21,6 +21,7 @@ from .chunker import ChunkOptions, chunk_note, content_hash, embedding_text
 from .embedder import Embedder
 from .errors import VectorSupportError
 from .quantize import quantize
+from .query import name_key
 from .scrubber import RULES_FINGERPRINT, scrub
 from .store import ChunkRecord, FileRecord, FileState, Store
 from .vault import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, scan_vault
@@ -30,7 +31,7 @@ __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 log = logging.getLogger("noteseek.indexer")
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"  # 2: title/tags fields and note names (schema m002)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]
@@ -105,6 +106,18 @@ def _stop_on_first_interrupt() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _file_names(rel_path: str) -> list[str]:
+    """Names a file is known by: its stem, and its folder's name for `index.md` / `README.md`."""
+    parts = rel_path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    if stem.lower() in ("index", "readme", "_index"):
+        # `files/en-us/web/api/fetch_api/index.md` is known as `fetch_api`, not as `index`.
+        names = [parts[-2]] if len(parts) > 1 else []
+    else:
+        names = [stem]
+    return [scrub(n).text.replace("_", " ").replace("-", " ") for n in names]
+
+
 def _prepare(
     note: NoteFile, old: FileState | None, options: IndexOptions, force: bool
 ) -> _Prepared | str | None:
@@ -144,6 +157,8 @@ def _prepare(
             )
         )
     warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
+    meta = note_chunks.meta
+    names = [title, *(scrub(a).text for a in meta.aliases), *_file_names(note.rel_path)]
     if scrubbed.counts:
         found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
         log.info(
@@ -157,6 +172,9 @@ def _prepare(
         title=title,
         status="warning" if warnings else "ok",
         problem="; ".join(warnings) or None,
+        title_field=" ".join(names),
+        tags_field=scrub(" ".join([meta.type or "", *meta.tags]).strip()).text,
+        names=tuple(k for k in (name_key(n) for n in names) if k),
     )
     return _Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
 

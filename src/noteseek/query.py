@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_QUERY_TERMS", "STOPWORDS", "fts_query", "query_terms"]
+__all__ = ["MAX_QUERY_TERMS", "STOPWORDS", "fts_query", "name_key", "query_terms"]
 
 MAX_QUERY_TERMS = 32
 
@@ -59,3 +59,13 @@ def fts_query(text: str) -> str | None:
     if not chosen:
         return None
     return " OR ".join(f'"{term}"' for term in chosen)
+
+
+def name_key(text: str) -> str:
+    """A note name or query reduced for exact-name matching: case, accents and punctuation dropped.
+
+    `Mietvertrag Kündigung §3` and `mietvertrag-kundigung 3` give the same key.
+    """
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return " ".join(t for t in _SEPARATOR.split(folded) if t)

@@ -66,5 +66,52 @@ def m001_initial(db: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+def m002_title_fields_and_names(db: Connection) -> None:
+    """Title and tags as their own BM25 fields, English stemming, and exact note-name lookup.
+
+    The title field holds the note's title, aliases and file name; tags holds type and tags. The
+    porter stemmer lets `rotate` find `rotating` (and folds many German plurals too). Existing rows
+    get empty title/tags until the next update re-processes every note (the pipeline version is
+    bumped with this migration), so searching keeps working in between.
+    """
+    db.execute(
+        """
+        ALTER TABLE chunks ADD COLUMN title TEXT NOT NULL DEFAULT '';
+        ALTER TABLE chunks ADD COLUMN tags TEXT NOT NULL DEFAULT '';
+        DROP TRIGGER chunks_ai;
+        DROP TRIGGER chunks_ad;
+        DROP TRIGGER chunks_au;
+        DROP TABLE chunks_fts;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            chunk_text, section, title, tags,
+            content='chunks', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, chunk_text, section, title, tags)
+            VALUES (new.id, new.chunk_text, new.section, new.title, new.tags);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, chunk_text, section, title, tags)
+            VALUES ('delete', old.id, old.chunk_text, old.section, old.title, old.tags);
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF chunk_text, section, title, tags ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, chunk_text, section, title, tags)
+            VALUES ('delete', old.id, old.chunk_text, old.section, old.title, old.tags);
+            INSERT INTO chunks_fts(rowid, chunk_text, section, title, tags)
+            VALUES (new.id, new.chunk_text, new.section, new.title, new.tags);
+        END;
+        -- Normalised note names (title, aliases, file name) for exact-name matches.
+        CREATE TABLE note_names(
+            name TEXT NOT NULL,
+            file_id INTEGER NOT NULL REFERENCES files(id)
+        );
+        CREATE INDEX note_names_by_name ON note_names(name);
+        CREATE INDEX note_names_by_file ON note_names(file_id);
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_title_fields_and_names)
 SCHEMA_VERSION = len(MIGRATIONS)

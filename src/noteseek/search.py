@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 import apsw
@@ -11,34 +11,62 @@ import apsw
 from .budget import fit_to_budget
 from .embedder import Embedder
 from .errors import ModelLoadError
-from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from .query import fts_query
-from .store import ChunkRow, Store
+from .fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
+from .query import fts_query, name_key
+from .store import Store
 from .vectors import VectorIndex
 
-__all__ = ["Hit", "Mode", "SearchSettings", "Searcher"]
+__all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
 
 log = logging.getLogger("noteseek.search")
 
 Mode = Literal["hybrid", "bm25", "vector"]
 MODES: tuple[str, ...] = get_args(Mode)
+EXACT_NAME_LIMIT = 5
+
+
+Fusion = Literal["convex", "rrf"]
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """Ranking parameters; the defaults are the reference design's."""
+    """Ranking parameters. The defaults were chosen on the development query sets (docs/ranking.md)."""
 
+    fusion: Fusion = "convex"
+    # Share of the BM25 list in the convex combination; the vector list gets the rest.
+    alpha: float = 0.7
+    # Notes taken from each list, and chunks fetched per list to find them.
     candidates: int = 30
+    chunk_depth: int = 100
+    # Used by fusion="rrf" (the reference design: k = 60, equal weights).
     rrf_k: float = DEFAULT_RRF_K
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
-    # FTS5 bm25() column weights: chunk text, section heading, heading context.
-    column_weights: tuple[float, float, float] = (1.0, 0.5, 0.3)
+    # FTS5 bm25() column weights: chunk text, section heading, title/aliases/file name, type/tags.
+    column_weights: tuple[float, float, float, float] = (1.0, 2.0, 4.0, 2.0)
+    # In hybrid mode, notes whose title, alias or file name equals the query come first.
+    exact_names: bool = True
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a hit ranks where it does (`search(..., explain=True)`)."""
+
+    fusion: str
+    bm25_term: float  # this list's contribution to the score
+    vector_term: float
+    bm25_normalised: float | None  # min-max normalised note score in the list (convex fusion)
+    vector_normalised: float | None
+    exact_name: bool
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One matching section of a note."""
+    """One matching note, represented by its best section.
+
+    Ranks are the note's 1-based rank in each list (None when absent); `bm25_score` and `cosine` are
+    the best of its chunks.
+    """
 
     path: str
     section: str
@@ -50,6 +78,64 @@ class Hit:
     bm25_score: float | None
     cosine: float | None
     chunk_id: int
+    explanation: Explanation | None = None
+
+
+@dataclass
+class _NoteList:
+    """A ranked list grouped by note: best score per note and the chunk that earned it."""
+
+    scores: list[tuple[int, float]]  # (file id, best chunk score), best first
+    best_chunk: dict[int, int]  # file id -> chunk id
+
+    @property
+    def rank(self) -> dict[int, int]:
+        return {fid: i for i, (fid, _) in enumerate(self.scores, start=1)}
+
+
+def _normalise(chunks: list[tuple[int, float]]) -> dict[int, float]:
+    if not chunks:
+        return {}
+    values = [score for _, score in chunks]
+    low, span = min(values), max(values) - min(values)
+    return {cid: (score - low) / span if span > 0 else 1.0 for cid, score in chunks}
+
+
+def _best_chunks(
+    keyword: list[tuple[int, float]],
+    semantic: list[tuple[int, float]],
+    file_of: dict[int, int],
+    share: float,
+) -> dict[int, int]:
+    """The section shown for each note: its chunk with the best convex score over both lists.
+
+    Chosen per chunk, not per note: every chunk of a note carries the same title field, so the
+    note-level BM25 winner is often a short chunk rather than the section that answers the query.
+    """
+    kw, vec = _normalise(keyword), _normalise(semantic)
+    best: dict[int, tuple[float, int]] = {}
+    for cid in {*kw, *vec}:
+        fid = file_of.get(cid)
+        if fid is None:
+            continue
+        value = share * kw.get(cid, 0.0) + (1 - share) * vec.get(cid, 0.0)
+        if fid not in best or (value, -cid) > (best[fid][0], -best[fid][1]):
+            best[fid] = (value, cid)
+    return {fid: cid for fid, (_, cid) in best.items()}
+
+
+def _group(chunks: list[tuple[int, float]], file_of: dict[int, int], limit: int) -> _NoteList:
+    scores: list[tuple[int, float]] = []
+    best: dict[int, int] = {}
+    for chunk_id, score in chunks:
+        fid = file_of.get(chunk_id)
+        if fid is None or fid in best:
+            continue
+        best[fid] = chunk_id
+        scores.append((fid, score))
+        if len(scores) >= limit:
+            break
+    return _NoteList(scores, best)
 
 
 class Searcher:
@@ -86,9 +172,9 @@ class Searcher:
         w = self.settings.column_weights
         try:
             rows = self.store.db.execute(
-                "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts "
+                "SELECT rowid, bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts "
                 "WHERE chunks_fts MATCH ? ORDER BY s, rowid LIMIT ?",
-                (w[0], w[1], w[2], match, limit),
+                (w[0], w[1], w[2], w[3], match, limit),
             )
             return [(int(r[0]), -float(r[1])) for r in rows]
         except apsw.Error as exc:  # defensive: the sanitiser should make this unreachable
@@ -115,51 +201,90 @@ class Searcher:
         limit: int = 10,
         mode: Mode = "hybrid",
         max_tokens: int | None = None,
+        explain: bool = False,
     ) -> list[Hit]:
-        """The best `limit` sections for a query; never raises on the query text."""
+        """The best `limit` notes for a query, each with its best section; never raises on the text."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         if not isinstance(query, str):
             raise TypeError("query must be a string")
-        depth = max(self.settings.candidates, limit)
+        s = self.settings
+        notes = max(s.candidates, limit)
+        depth = max(s.chunk_depth, notes * 3)
         keyword = self.bm25(query, depth) if mode in ("hybrid", "bm25") else []
         semantic = self.knn(query, depth) if mode in ("hybrid", "vector") else []
         if mode == "vector" and self.vector_problem:
             keyword = self.bm25(query, depth)  # degrade to BM25 rather than answer nothing
-        fused = reciprocal_rank_fusion(
-            [[cid for cid, _ in keyword], [cid for cid, _ in semantic]],
-            weights=[self.settings.bm25_weight, self.settings.vector_weight],
-            k=self.settings.rrf_k,
-        )[:limit]
-        bm25_scores = dict(keyword)
-        cosines = dict(semantic)
-        rows = self.store.chunk_rows([item.key for item in fused])
-        hits = [
-            _hit(rows[item.key], item.score, item.ranks, bm25_scores, cosines)
-            for item in fused
-            if item.key in rows
-        ]
+        file_of = self.store.file_ids([cid for cid, _ in keyword] + [cid for cid, _ in semantic])
+        kw = _group(keyword, file_of, notes)
+        vec = _group(semantic, file_of, notes)
+        exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
+        ranked = self._fuse(kw, vec, exact)[:limit]
+        share = {"bm25": 1.0, "vector": 0.0}.get(mode, s.alpha)
+        best = _best_chunks(keyword, semantic, file_of, share)
+        chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
+        rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
+        kw_rank, vec_rank = kw.rank, vec.rank
+        kw_best = {fid: score for fid, score in kw.scores}
+        vec_best = {fid: score for fid, score in vec.scores}
+        hits = []
+        for (fid, score, explanation), chunk_id in zip(ranked, chunk_ids):
+            row = rows.get(chunk_id) if chunk_id is not None else None
+            if row is None:
+                continue
+            hits.append(
+                Hit(
+                    path=row.path,
+                    section=row.section,
+                    heading_context=row.heading_context,
+                    text=row.text,
+                    score=score,
+                    bm25_rank=kw_rank.get(fid),
+                    vec_rank=vec_rank.get(fid),
+                    bm25_score=kw_best.get(fid),
+                    cosine=vec_best.get(fid),
+                    chunk_id=row.id,
+                    explanation=explanation if explain else None,
+                )
+            )
         return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
 
+    def _exact_names(self, query: str) -> list[int]:
+        key = name_key(query)
+        return self.store.files_named(key)[:EXACT_NAME_LIMIT] if key else []
 
-def _hit(
-    row: ChunkRow,
-    score: float,
-    ranks: tuple[int | None, ...],
-    bm25_scores: dict[int, float],
-    cosines: dict[int, float],
-) -> Hit:
-    return Hit(
-        path=row.path,
-        section=row.section,
-        heading_context=row.heading_context,
-        text=row.text,
-        score=score,
-        bm25_rank=ranks[0],
-        vec_rank=ranks[1],
-        bm25_score=bm25_scores.get(row.id),
-        cosine=cosines.get(row.id),
-        chunk_id=row.id,
-    )
+    def _fuse(
+        self, kw: _NoteList, vec: _NoteList, exact: list[int]
+    ) -> list[tuple[int, float, Explanation]]:
+        """(file id, score, explanation), best first."""
+        s = self.settings
+        out: list[tuple[int, float, Explanation]] = []
+        if s.fusion == "rrf":
+            weights = (s.bm25_weight, s.vector_weight)
+            for item in reciprocal_rank_fusion(
+                [[f for f, _ in kw.scores], [f for f, _ in vec.scores]], weights=weights, k=s.rrf_k
+            ):
+                b, v = (w / (s.rrf_k + r) if r else 0.0 for w, r in zip(weights, item.ranks))
+                out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
+        else:
+            for scored in convex_fusion([kw.scores, vec.scores], weights=(s.alpha, 1 - s.alpha)):
+                b, v = scored.normalised
+                explanation = Explanation(
+                    "convex",
+                    s.alpha * b,
+                    (1 - s.alpha) * v,
+                    b if scored.ranks[0] else None,
+                    v if scored.ranks[1] else None,
+                    False,
+                )
+                out.append((scored.key, scored.score, explanation))
+        if exact:
+            # An exact title/alias/file-name match outranks everything, in fused order among itself.
+            wanted = set(exact)
+            first = [(f, sc, replace(e, exact_name=True)) for f, sc, e in out if f in wanted]
+            missing = [f for f in exact if f not in {f for f, _, _ in first}]
+            first += [(f, 0.0, Explanation(s.fusion, 0.0, 0.0, None, None, True)) for f in missing]
+            out = first + [item for item in out if item[0] not in wanted]
+        return out

@@ -41,7 +41,7 @@ class FileState:
 
 @dataclass(frozen=True)
 class FileRecord:
-    """A file's row, as the indexer writes it."""
+    """A file's row, as the indexer writes it, with the note-level fields every chunk carries."""
 
     path: str
     mtime_ns: int
@@ -50,6 +50,9 @@ class FileRecord:
     title: str | None
     status: str
     problem: str | None
+    title_field: str = ""  # title, aliases and file name: a BM25 field of every chunk
+    tags_field: str = ""  # type and tags: a BM25 field of every chunk
+    names: tuple[str, ...] = ()  # name_key()s for exact-name matches
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,7 @@ class Store:
         file_id = self.scalar("SELECT id FROM files WHERE path = ?", (path,))
         if file_id is not None:
             self._delete_chunks(int(file_id))
+            self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunks(self, file_id: int) -> None:
@@ -276,17 +280,22 @@ class Store:
         )
         if file_id is None:
             file_id = self.db.last_insert_rowid()
+        self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
+        for name in sorted(set(record.names)):
+            self.db.execute("INSERT INTO note_names(name, file_id) VALUES (?, ?)", (name, file_id))
         store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
         for i, chunk in enumerate(chunks):
             self.db.execute(
-                "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, mtime_ns, "
-                "content_hash, embedded_at) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
+                "mtime_ns, content_hash, embedded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
                     chunk.section,
                     chunk.text,
                     chunk.heading_context,
+                    record.title_field,
+                    record.tags_field,
                     record.mtime_ns,
                     chunk.content_hash,
                     now if store_vectors else None,
@@ -324,6 +333,7 @@ class Store:
         if self.vectors_available and self.has_vector_table():
             self.db.execute(f"DELETE FROM {VEC_TABLE}")
         self.db.execute("DELETE FROM chunks")
+        self.db.execute("DELETE FROM note_names")
         self.db.execute("DELETE FROM files")
 
     # -- reads for search and status --------------------------------------------------------
@@ -339,6 +349,33 @@ class Store:
             list(ids),
         )
         return {r[0]: ChunkRow(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id -> file id."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[int, int] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for chunk_id, file_id in self.db.execute(
+                f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", batch
+            ):
+                out[int(chunk_id)] = int(file_id)
+        return out
+
+    def first_chunk(self, file_id: int) -> int | None:
+        """The id of a file's first chunk."""
+        value = self.scalar(
+            "SELECT id FROM chunks WHERE file_id = ? ORDER BY seq LIMIT 1", (file_id,)
+        )
+        return None if value is None else int(value)
+
+    def files_named(self, name: str) -> list[int]:
+        """Files whose title, alias or file name has this name_key()."""
+        rows = self.db.execute(
+            "SELECT file_id FROM note_names WHERE name = ? ORDER BY file_id", (name,)
+        )
+        return [int(r[0]) for r in rows]
 
     def counts(self) -> dict[str, int]:
         """Row counts that must agree: chunks, FTS rows, vectors and chunks marked embedded."""
