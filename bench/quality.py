@@ -477,8 +477,14 @@ def _settings(args: argparse.Namespace) -> SearchSettings | None:
     if args.rrf_k is not None:
         changes["rrf_k"] = args.rrf_k
     if args.column_weights is not None:
-        text_w, section_w, context_w = (float(x) for x in args.column_weights.split(","))
-        changes["column_weights"] = (text_w, section_w, context_w)
+        text_w, section_w, title_w, tags_w = (float(x) for x in args.column_weights.split(","))
+        changes["column_weights"] = (text_w, section_w, title_w, tags_w)
+    if args.fusion is not None:
+        changes["fusion"] = args.fusion
+    if args.alpha is not None:
+        changes["alpha"] = args.alpha
+    if args.no_exact_names:
+        changes["exact_names"] = False
     if args.weights is not None:
         bm25_w, vec_w = (float(x) for x in args.weights.split(","))
         changes["bm25_weight"], changes["vector_weight"] = bm25_w, vec_w
@@ -503,12 +509,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR, help="default: %(default)s")
     parser.add_argument("--candidates", type=int, help="SearchSettings.candidates (default 30)")
     parser.add_argument("--rrf-k", type=float, help="SearchSettings.rrf_k (default 60)")
-    parser.add_argument("--weights", help="BM25,vector RRF weights, e.g. 1,0.5 (default 1,1)")
+    parser.add_argument("--weights", help="BM25,vector weights for --fusion rrf (default 1,1)")
     parser.add_argument(
         "--column-weights",
-        help="FTS5 bm25() weights of chunk text, section heading, heading context (title, "
-        "aliases, tags), e.g. 1,2,2 (default 1,0.5,0.3)",
+        help="FTS5 bm25() weights of chunk text, section heading, title (title, aliases, file "
+        "name), tags (type, tags), e.g. 1,2,4,2 (the default)",
     )
+    parser.add_argument("--fusion", choices=["convex", "rrf"], help="default convex")
+    parser.add_argument("--alpha", type=float, help="BM25 share in convex fusion (default 0.7)")
+    parser.add_argument("--no-exact-names", action="store_true", help="no exact-name promotion")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every indexing problem")
     args = parser.parse_args(argv)
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -554,11 +563,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     total = time.perf_counter() - started
     s = settings or SearchSettings()
+    fusion = (
+        f"convex (alpha {s.alpha:g})"
+        if s.fusion == "convex"
+        else f"RRF (k={s.rrf_k:g}, weights {s.bm25_weight:g}/{s.vector_weight:g})"
+    )
     header = (
-        f"noteseek {noteseek.__version__}, limit={LIMIT} chunks per query; hybrid = RRF "
-        f"(k={s.rrf_k:g}, weights bm25 {s.bm25_weight:g} / vector {s.vector_weight:g}, "
-        f"candidates max({s.candidates}, limit)); FTS5 column weights "
-        f"{','.join(f'{w:g}' for w in s.column_weights)}"
+        f"noteseek {noteseek.__version__}, limit={LIMIT} per query; hybrid = note-level {fusion}, "
+        f"{s.candidates} notes per list, exact names {'on' if s.exact_names else 'off'}; "
+        f"FTS5 column weights {','.join(f'{w:g}' for w in s.column_weights)}"
         + ("" if settings is None else "  **(non-default settings)**")
     )
     report = header + "\n\n" + markdown_table(results, args.modes) + "\n" + footnotes(results)

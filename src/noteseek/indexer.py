@@ -326,6 +326,8 @@ def run_update(
         problems=tuple(problems),
     )
     with store.write():
+        if stats.added or stats.changed or stats.removed or not store.get_meta("ubiquitous_terms"):
+            store.refresh_ubiquitous_terms()
         store.set_meta("last_run", json.dumps({**_public(stats), "finished_at": time.time()}))
     store.checkpoint()
     return stats

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 __all__ = ["MAX_QUERY_TERMS", "STOPWORDS", "fts_query", "name_key", "query_terms"]
 
@@ -50,10 +51,14 @@ def query_terms(text: str) -> list[str]:
     return terms
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for user text, or None when it has nothing searchable."""
+def fts_query(text: str, *, drop: Callable[[str], bool] | None = None) -> str | None:
+    """An FTS5 MATCH expression for user text, or None when it has nothing searchable.
+
+    `drop` may veto further terms (the index's ubiquitous terms, which cost time but cannot change
+    a BM25 ranking); a query left with nothing keeps its terms.
+    """
     terms = query_terms(text)
-    content = [t for t in terms if t not in STOPWORDS]
+    content = [t for t in terms if t not in STOPWORDS and not (drop and drop(t))]
     # A query made only of stopwords ("the who") still deserves an answer.
     chosen = (content or terms)[:MAX_QUERY_TERMS]
     if not chosen:

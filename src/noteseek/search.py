@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 import apsw
+import numpy as np
+import numpy.typing as npt
 
 from .budget import fit_to_budget
 from .embedder import Embedder
@@ -14,7 +16,7 @@ from .errors import ModelLoadError
 from .fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from .query import fts_query, name_key
 from .store import Store
-from .vectors import VectorIndex
+from .vectors import VectorIndex, VectorMatch
 
 __all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
 
@@ -166,33 +168,48 @@ class Searcher:
 
     def bm25(self, query: str, limit: int) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better) for the best `limit` chunks."""
-        match = fts_query(query)
+        return [(cid, score) for cid, score, _ in self._bm25(query, limit)]
+
+    def _bm25(self, query: str, limit: int) -> list[tuple[int, float, int]]:
+        """(chunk id, BM25 score, file id), best first."""
+        match = fts_query(query, drop=self.store.ubiquitous_terms())
         if match is None or limit <= 0:
             return []
         w = self.settings.column_weights
         try:
+            # Rank inside, join outside: the join then touches only the `limit` winners.
             rows = self.store.db.execute(
-                "SELECT rowid, bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY s, rowid LIMIT ?",
+                "SELECT x.id, x.s, c.file_id FROM (SELECT rowid AS id, "
+                "bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY s, rowid LIMIT ?) x JOIN chunks c ON c.id = x.id ORDER BY x.s, x.id",
                 (w[0], w[1], w[2], w[3], match, limit),
             )
-            return [(int(r[0]), -float(r[1])) for r in rows]
+            return [(int(r[0]), -float(r[1]), int(r[2])) for r in rows]
         except apsw.Error as exc:  # defensive: the sanitiser should make this unreachable
             log.warning("keyword search failed for a query, returning no keyword hits: %s", exc)
             return []
 
-    def knn(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the nearest `limit` chunks; empty when vectors are unavailable."""
+    def _query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
         if self.vector_problem or self.embedder is None or not query.strip():
             if self.vector_problem:
                 self._degrade(self.vector_problem)
-            return []
+            return None
         try:
-            vector = self.embedder.embed([query])[0]
+            return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         except ModelLoadError as exc:
             self._degrade(str(exc))
-            return []
-        return [(m.chunk_id, m.cosine) for m in self.vectors.search(vector, limit)]
+            return None
+
+    def knn(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the nearest `limit` chunks; empty when vectors are unavailable."""
+        return [(m.chunk_id, m.cosine) for m in self._knn(query, limit)]
+
+    def _knn(self, query: str, limit: int) -> list[VectorMatch]:
+        vector = self._query_vector(query)
+        return [] if vector is None else self.vectors.search(vector, limit)
+
+    def close(self) -> None:
+        """Nothing to release today; adapters close a Searcher like an Index."""
 
     def search(
         self,
@@ -213,11 +230,17 @@ class Searcher:
         s = self.settings
         notes = max(s.candidates, limit)
         depth = max(s.chunk_depth, notes * 3)
-        keyword = self.bm25(query, depth) if mode in ("hybrid", "bm25") else []
-        semantic = self.knn(query, depth) if mode in ("hybrid", "vector") else []
+        kw_rows = self._bm25(query, depth) if mode in ("hybrid", "bm25") else []
+        vec_rows = self._knn(query, depth) if mode in ("hybrid", "vector") else []
         if mode == "vector" and self.vector_problem:
-            keyword = self.bm25(query, depth)  # degrade to BM25 rather than answer nothing
-        file_of = self.store.file_ids([cid for cid, _ in keyword] + [cid for cid, _ in semantic])
+            kw_rows = self._bm25(query, depth)  # degrade to BM25 rather than answer nothing
+        file_of = {cid: fid for cid, _, fid in kw_rows}
+        file_of.update({m.chunk_id: m.file_id for m in vec_rows if m.file_id is not None})
+        missing = [m.chunk_id for m in vec_rows if m.file_id is None]
+        if missing:  # vec0 fallback: look the notes up
+            file_of.update(self.store.file_ids(missing))
+        keyword = [(cid, score) for cid, score, _ in kw_rows]
+        semantic = [(m.chunk_id, m.cosine) for m in vec_rows]
         kw = _group(keyword, file_of, notes)
         vec = _group(semantic, file_of, notes)
         exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []

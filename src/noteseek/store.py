@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +105,7 @@ class Store:
         self.db = apsw.Connection(str(self.path), flags=flags)
         self.db.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vector_error = _load_sqlite_vec(self.db)
+        self._tokenizer: Any = None
         # Chunk rows are 0.5-2.5 KB; 4 KB pages leave ~15% of the chunks table empty, 8 KB ~5%.
         # Only takes effect on a new, empty file.
         self.db.execute("PRAGMA page_size=8192")
@@ -369,6 +370,39 @@ class Store:
             "SELECT id FROM chunks WHERE file_id = ? ORDER BY seq LIMIT 1", (file_id,)
         )
         return None if value is None else int(value)
+
+    def ubiquitous_terms(self) -> Callable[[str], bool] | None:
+        """A test for query words whose stem is in more than half of all chunks, or None.
+
+        FTS5's BM25 gives such a term an IDF of ~0 (clamped), so it cannot change a ranking, yet
+        it is the most expensive part of an OR query (its posting list is the longest). The set
+        is computed at the end of each update and stored in meta.
+        """
+        raw = self.get_meta("ubiquitous_terms")
+        stems = frozenset(json.loads(raw)) if raw else frozenset()
+        if not stems:
+            return None
+        if self._tokenizer is None:
+            self._tokenizer = self.db.fts5_tokenizer(
+                "porter", ["unicode61", "remove_diacritics", "2"]
+            )
+        tokenizer = self._tokenizer
+
+        def ubiquitous(term: str) -> bool:
+            tokens = tokenizer(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
+            return bool(tokens) and all(token[2] in stems for token in tokens)
+
+        return ubiquitous
+
+    def refresh_ubiquitous_terms(self) -> None:
+        """Recompute the stems found in more than half of all chunks (call inside `write()`)."""
+        total = int(self.scalar("SELECT count(*) FROM chunks"))
+        self.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
+            "USING fts5vocab(main, chunks_fts, 'row')"
+        )
+        rows = self.db.execute("SELECT term FROM temp.chunks_vocab WHERE doc > ?", (total // 2,))
+        self.set_meta("ubiquitous_terms", json.dumps(sorted(r[0] for r in rows)))
 
     def files_named(self, name: str) -> list[int]:
         """Files whose title, alias or file name has this name_key()."""

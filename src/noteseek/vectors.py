@@ -28,6 +28,7 @@ class VectorMatch:
 
     chunk_id: int
     cosine: float
+    file_id: int | None = None  # known when answered from the in-memory matrix
 
 
 class VectorIndex:
@@ -38,6 +39,7 @@ class VectorIndex:
         self._ids: npt.NDArray[np.int64] | None = None
         self._matrix: npt.NDArray[np.float32] | None = None
         self._version: tuple[int, int] | None = None
+        self._files: npt.NDArray[np.int64] | None = None
         self.uses_matrix = True
 
     def invalidate(self) -> None:
@@ -96,32 +98,50 @@ class VectorIndex:
                     return False
         except (apsw.Error, ValueError, TypeError):
             return False
-        self._ids, self._matrix = ids_all, dequantize(matrix_int8)
+        # The note of every vector, so search needs no extra query to group hits by note.
+        pairs = np.array(
+            db.execute("SELECT id, file_id FROM chunks ORDER BY id").fetchall(), dtype=np.int64
+        )
+        pairs = pairs.reshape(-1, 2)
+        where = np.searchsorted(pairs[:, 0], ids_all) if len(pairs) else np.zeros(0, dtype=np.int64)
+        where = np.clip(where, 0, max(len(pairs) - 1, 0))
+        known = len(pairs) > 0
+        files = np.where(
+            known & (pairs[where, 0] == ids_all) if known else np.zeros(len(ids_all), bool),
+            pairs[where, 1] if known else -1,
+            -1,
+        )
+        self._ids, self._matrix, self._files = ids_all, dequantize(matrix_int8), files
         return True
 
     def search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
         """The `limit` chunks closest to a unit-length query vector, best first."""
-        if limit <= 0 or not self._store.vectors_available or not self._store.has_vector_table():
+        if limit <= 0:
             return []
-        if self.uses_matrix:
-            state = self._state()
-            if self._matrix is None or state != self._version:
-                self.uses_matrix = self._load_matrix()
-                self._version = self._state()
-        if self.uses_matrix and self._matrix is not None and self._ids is not None:
-            return self._matrix_search(query, limit)
+        matrix = self.prepare()
+        if matrix is not None:
+            return matrix.search(query, limit)
+        if not self._store.vectors_available or not self._store.has_vector_table():
+            return []
         return self._vec0_search(query, limit)
 
-    def _matrix_search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
-        assert self._matrix is not None and self._ids is not None
-        if not len(self._ids):
-            return []
-        scores = self._matrix @ query.astype(np.float32)
-        k = min(limit, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        # Ties broken by chunk id so equal scores rank the same way every time.
-        order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(self._ids[i])))  # type: ignore[index]
-        return [VectorMatch(int(self._ids[i]), float(scores[i])) for i in order]
+    def prepare(self) -> _Matrix | None:
+        """The in-memory vectors, re-read if the index changed; None when only vec0 KNN works.
+
+        Uses the database, so call it on the thread that owns the connection; the returned
+        matrix can then be searched on any thread (numpy releases the GIL).
+        """
+        if not self.uses_matrix:
+            return None
+        if not self._store.vectors_available or not self._store.has_vector_table():
+            return None
+        state = self._state()
+        if self._matrix is None or state != self._version:
+            self.uses_matrix = self._load_matrix()
+            self._version = self._state()
+        if not self.uses_matrix or self._matrix is None or self._ids is None or self._files is None:
+            return None
+        return _Matrix(self._ids, self._matrix, self._files)
 
     def _vec0_search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
         rows = self._store.db.execute(
@@ -130,3 +150,30 @@ class VectorIndex:
             (quantize(query.reshape(1, -1))[0].tobytes(), int(limit)),
         )
         return [VectorMatch(int(r[0]), 1.0 - float(r[1])) for r in rows]
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    """A snapshot of the vectors: chunk ids and their unit rows. Immutable, so thread-safe."""
+
+    ids: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.float32]
+    files: npt.NDArray[np.int64]  # file id of each row, -1 if unknown
+
+    def search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
+        """Exact cosine top-`limit` by one matrix-vector product."""
+        if not len(self.ids) or limit <= 0:
+            return []
+        scores = self.rows @ query.astype(np.float32)
+        k = min(limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        # Ties broken by chunk id so equal scores rank the same way every time.
+        order = top[np.lexsort((self.ids[top], -scores[top]))]
+        return [
+            VectorMatch(
+                int(self.ids[i]),
+                float(scores[i]),
+                int(self.files[i]) if self.files[i] >= 0 else None,
+            )
+            for i in order
+        ]
