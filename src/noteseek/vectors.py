@@ -103,14 +103,11 @@ class VectorIndex:
             db.execute("SELECT id, file_id FROM chunks ORDER BY id").fetchall(), dtype=np.int64
         )
         pairs = pairs.reshape(-1, 2)
-        where = np.searchsorted(pairs[:, 0], ids_all) if len(pairs) else np.zeros(0, dtype=np.int64)
-        where = np.clip(where, 0, max(len(pairs) - 1, 0))
-        known = len(pairs) > 0
-        files = np.where(
-            known & (pairs[where, 0] == ids_all) if known else np.zeros(len(ids_all), bool),
-            pairs[where, 1] if known else -1,
-            -1,
-        )
+        files = np.full(len(ids_all), -1, dtype=np.int64)
+        if len(pairs):
+            where = np.minimum(np.searchsorted(pairs[:, 0], ids_all), len(pairs) - 1)
+            found = pairs[where, 0] == ids_all
+            files[found] = pairs[where[found], 1]
         self._ids, self._matrix, self._files = ids_all, dequantize(matrix_int8), files
         return True
 

@@ -1,0 +1,71 @@
+"""The in-memory matrix read from vec0's storage answers exactly like vec0's own KNN."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from noteseek import Index
+from noteseek.quantize import dequantize, quantize
+
+from .conftest import FakeEmbedder, WriteNotes, note
+
+
+@pytest.fixture
+def index(tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder) -> Index:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    notes = {
+        f"n{i:02}.md": note(
+            f"Note {i}", ("Body", f"unique{i} " + " ".join(words[(i + j) % 10] for j in range(6)))
+        )
+        for i in range(40)
+    }
+    idx = Index(tmp_path / "i.db", embedder=fake_embedder)
+    idx.update(make_vault(notes))
+    return idx
+
+
+def test_matrix_and_vec0_agree(index: Index, fake_embedder: FakeEmbedder) -> None:
+    vectors = index.searcher.vectors
+    query = fake_embedder.embed(["alpha gamma zeta"])[0]
+    from_matrix = vectors.search(query, 15)
+    assert vectors.uses_matrix
+    from_vec0 = vectors._vec0_search(query, 15)
+    for a, b in zip(from_matrix, from_vec0):
+        assert a.cosine == pytest.approx(b.cosine, abs=0.02)
+    # Equal cosines may come in any order; above the last tie level the sets must agree.
+    cut = from_matrix[-1].cosine + 0.02
+    assert {m.chunk_id for m in from_matrix if m.cosine > cut} == {
+        m.chunk_id for m in from_vec0 if m.cosine > cut
+    }
+    assert from_matrix == sorted(from_matrix, key=lambda m: (-m.cosine, m.chunk_id))
+    file_ids = index.store.file_ids([m.chunk_id for m in from_matrix])
+    assert all(file_ids[m.chunk_id] == m.file_id for m in from_matrix)
+    index.close()
+
+
+def test_matrix_is_refreshed_after_an_update(
+    index: Index, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    text = "New › Body\n\nomega unique omega words here"
+    query = fake_embedder.embed([text])[0]
+    before = index.searcher.vectors.search(query, 1)[0]
+    assert before.cosine < 0.99
+    vault = make_vault({"new.md": "# New\n\n## Body\n\nomega unique omega words here\n"})
+    index.update(vault)
+    after = index.searcher.vectors.search(query, 1)[0]
+    assert after.cosine == pytest.approx(1.0, abs=0.01)
+    assert index.store.chunk_rows([after.chunk_id])[after.chunk_id].path == "new.md"
+    index.close()
+
+
+def test_int8_round_trip_keeps_direction() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 256)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    back = dequantize(quantize(x))
+    cos = np.sum(x * back, axis=1)
+    assert cos.min() > 0.999
+    assert np.allclose(np.linalg.norm(back, axis=1), 1.0, atol=1e-5)
