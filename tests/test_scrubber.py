@@ -18,7 +18,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noteseek.scrubber import PATTERN_NAMES, RULES_FINGERPRINT, ScrubResult, scrub
+from noteseek.errors import NoteseekError
+from noteseek.scrubber import (
+    PATTERN_NAMES,
+    RULES_FINGERPRINT,
+    Allowlist,
+    AllowlistError,
+    Finding,
+    ScrubResult,
+    find_secrets,
+    scrub,
+    secret_fingerprint,
+)
 
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "-_"
@@ -98,6 +109,20 @@ TOKENS = [
     Fake("google-api-key", "AI" + "za" + "Sy" + fake(URLSAFE, 33, 40)),
     Fake("google-oauth-client-secret", "GOC" + "SPX-" + fake(URLSAFE, 28, 41)),
     Fake("jwt", JWT),
+    # issue 3: more vendors
+    Fake("twilio-api-key", "S" + "K" + fake(HEX, 32, 41)),
+    Fake("sendgrid-api-key", "S" + "G." + fake(URLSAFE, 22, 42) + "." + fake(URLSAFE, 43, 43)),
+    Fake("npm-token", "n" + "pm_" + fake(ALNUM, 36, 44)),
+    Fake("pypi-token", "py" + "pi-" + "AgEIcHlwaS5vcmc" + fake(URLSAFE, 160, 45)),
+    Fake("huggingface-token", "h" + "f_" + fake(string.ascii_letters, 34, 46)),
+    *(
+        Fake("digitalocean-token", "d" + kind + "_v1_" + fake(HEX, 64, 47 + i))
+        for i, kind in enumerate(("op", "oo", "or"))
+    ),
+    *(
+        Fake("shopify-token", "sh" + kind + "_" + fake(HEX, 32, 50 + i))
+        for i, kind in enumerate(("pat", "pca", "ppa", "pss"))
+    ),
 ]
 
 # Where a token may sit in a note; "{s}" is replaced by the secret.
@@ -132,6 +157,28 @@ def pem(label: str, seed: int, lines: int = 6) -> tuple[str, str]:
     return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----", body
 
 
+SSH2_BODY = 'Comment: "build box"\n' + "\n".join(fake(B64, 64, 160 + i) for i in range(3))
+PUTTY = (
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ed25519-key\n"
+    "Public-Lines: 2\n" + fake(B64, 64, 170) + "\n" + fake(B64, 4, 171) + "\n"
+    "Private-Lines: 1\n{s}\nPrivate-MAC: " + fake(HEX, 64, 172) + "\n"
+)
+PUTTY_BODY = fake(B64, 44, 173)
+TWILIO_SID = "A" + "C" + fake(HEX, 32, 180)
+TWILIO_TOKEN = fake(HEX, 32, 181)
+AWS_ID = "AK" + "IA" + fake(BASE32, 14, 182) + "W4"
+AWS_SECRET = fake(B64, 40, 183)
+DISCORD = ".".join(
+    [
+        base64.b64encode(b"812345678901234567").decode().rstrip("="),
+        fake(URLSAFE, 6, 184),
+        fake(URLSAFE, 38, 185),
+    ]
+)
+TELEGRAM = fake("123456789", 10, 186) + ":A" + "A" + fake(URLSAFE, 33, 187)
+AZURE_KEY = fake(B64, 86, 188) + "=="
+MAILGUN = "k" + "ey-" + fake(HEX, 32, 189)
+
 PGP_BODY = (
     "Version: GnuPG v2\n\n"
     + "\n".join(fake(B64, 64, 70 + i) for i in range(5))
@@ -162,8 +209,21 @@ CONTEXTUAL: list[tuple[str, str, str]] = [
         + fake(B64, 40, 151)
         + '==\\n-----END PRIVATE KEY-----\\n"}',
         "\\n" + fake(B64, 64, 150) + "\\n" + fake(B64, 40, 151) + "==\\n",
-        "private-key",
+        "gcp-service-account-key",
     ),
+    (  # the same in a pretty-printed key file, truncated by the paste
+        '{\n  "private_key": "-----BEGIN PRIVATE KEY-----\\n' + fake(B64, 64, 152) + '\\n"\n}',
+        "\\n" + fake(B64, 64, 152) + "\\n",
+        "gcp-service-account-key",
+    ),
+    (
+        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n"
+        + SSH2_BODY
+        + "\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
+        SSH2_BODY,
+        "ssh2-private-key",
+    ),
+    (PUTTY.replace("{s}", PUTTY_BODY), PUTTY_BODY, "putty-private-key"),
     (
         "Alerts: https://hooks.slack.com/services/T"
         + fake(BASE32, 8, 200)
@@ -248,6 +308,55 @@ CONTEXTUAL: list[tuple[str, str, str]] = [
         fake(ALNUM + "!@#%^*-_", 50, 306),
         "secret-assignment",
     ),
+    # issue 3: vendors whose tokens need context
+    (f"TWILIO_AUTH_TOKEN={TWILIO_TOKEN}\n", TWILIO_TOKEN, "twilio-auth-token"),
+    (f"twilio auth token for {TWILIO_SID}", TWILIO_SID, "twilio-account-sid"),
+    (
+        f"```\ncurl -X POST https://api.twilio.com/x -u {TWILIO_SID}:[REDACTED:twilio-auth-token]\n```",
+        TWILIO_SID,
+        "twilio-account-sid",
+    ),
+    (f"mailgun: {MAILGUN} (sending domain mg.example.org)", MAILGUN, "mailgun-api-key"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=notes;AccountKey="
+        + AZURE_KEY
+        + ";EndpointSuffix=core.windows.net",
+        AZURE_KEY,
+        "azure-connection-string-key",
+    ),
+    (
+        "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey="
+        + fake(B64, 43, 190)
+        + "=",
+        fake(B64, 43, 190) + "=",
+        "azure-connection-string-key",
+    ),
+    (f"Discord bot for the guild: {DISCORD}", DISCORD, "discord-bot-token"),
+    (f"curl https://api.telegram.org/bot{TELEGRAM}/getMe", TELEGRAM, "telegram-bot-token"),
+    (f"| bot | {TELEGRAM} |", TELEGRAM, "telegram-bot-token"),
+    (
+        f"aws configure\nAWS Access Key ID [None]: [REDACTED:aws-access-key-id]\n"
+        f"AWS Secret Access Key [None]: {AWS_SECRET}\n",
+        AWS_SECRET,
+        "aws-secret-access-key",
+    ),
+    # ADO.NET / ODBC connection strings: spaces and braces inside the password
+    (
+        'var cs = "Server=db.internal;Database=shop;User Id=app;Password=' + PASSWORD + ' two;";',
+        PASSWORD + " two",
+        "connection-string-password",
+    ),
+    (
+        "Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=app;Pwd={" + PASSWORD + ";x}}y};",
+        "{" + PASSWORD + ";x}}y}",
+        "connection-string-password",
+    ),
+    # generic assignment syntaxes: YAML, JSON, .env, shell
+    (f"db:\n  passwd: {PASSWORD}\n", PASSWORD, "password-assignment"),
+    ('{"api_key": "' + fake(ALNUM, 32, 191) + '"}', fake(ALNUM, 32, 191), "secret-assignment"),
+    ("STRIPE_SECRET=" + fake(ALNUM, 30, 192) + "\n", fake(ALNUM, 30, 192), "secret-assignment"),
+    ("export GH_TOKEN=" + fake(ALNUM, 30, 193), fake(ALNUM, 30, 193), "secret-assignment"),
+    ("webhook_secret: '" + fake(ALNUM, 24, 194) + "'", fake(ALNUM, 24, 194), "secret-assignment"),
     # generic: long dense base64/hex under a key-like name
     (
         "SIGNING_KEY=" + fake(B64, 43, 400) + "=\n",
@@ -302,6 +411,18 @@ NOT_SECRETS = [
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
     "PWD=/home/me/project",
     "-----BEGIN PRIVATE KEY-----\n${exportedAsBase64}\n-----END PRIVATE KEY-----",
+    # issue 3: identifiers and look-alikes that are not secrets
+    f"Twilio account {TWILIO_SID} sends the SMS alerts.",  # SID without its token
+    "key-" + fake(HEX, 32, 195) + " is the cache key",  # no Mailgun context
+    "Server=db;Database=shop;Password=${DB_PASSWORD};",
+    "Server=db;Database=shop;Password=<your password>;",
+    "SELECT * FROM users WHERE name = 'a' AND Password = 'x'",
+    "1234567890:" + fake(URLSAFE, 35, 196).replace("A", "b"),  # digits:35 without the AA tag
+    "discord: "
+    + fake(URLSAFE, 24, 197).replace("M", "m")
+    + ".abcdef.ghijklmnopqrstuvwxyz0123456789",
+    "AccountKey=<storage-account-key>;",
+    "the hf_hub_download helper and npm_config_registry",
 ]
 
 
@@ -393,16 +514,163 @@ def test_existing_markers_are_kept() -> None:
     assert scrub(text) == ScrubResult(text, {})
 
 
+VENDOR_RULES = (
+    "gcp-service-account-key", "anthropic-api-key", "openai-api-key", "github-token",
+    "github-fine-grained-pat", "gitlab-token", "aws-access-key-id", "aws-secret-access-key",
+    "aws-secret-key-pair", "stripe-api-key", "slack-token", "slack-webhook-url", "google-api-key",
+    "google-oauth-client-secret", "twilio-api-key", "twilio-auth-token", "twilio-account-sid",
+    "sendgrid-api-key", "npm-token", "pypi-token", "huggingface-token", "digitalocean-token",
+    "shopify-token", "mailgun-api-key", "azure-connection-string-key", "discord-bot-token",
+    "telegram-bot-token",
+)  # fmt: skip
+GENERIC_RULES = (
+    "private-key", "ssh2-private-key", "putty-private-key", "jwt", "url-password",
+    "basic-auth-credentials", "bearer-token", "connection-string-password",
+    "password-assignment", "secret-assignment", "high-entropy-assignment",
+)  # fmt: skip
+
+
 def test_public_names_and_fingerprint() -> None:
-    assert PATTERN_NAMES == (
-        "private-key", "jwt", "anthropic-api-key", "openai-api-key", "github-token",
-        "github-fine-grained-pat", "gitlab-token", "aws-access-key-id", "aws-secret-access-key",
-        "stripe-api-key", "slack-token", "slack-webhook-url", "google-api-key",
-        "google-oauth-client-secret", "url-password", "basic-auth-credentials", "bearer-token",
-        "password-assignment", "secret-assignment", "high-entropy-assignment",
-    )  # fmt: skip
+    assert set(PATTERN_NAMES) == set(VENDOR_RULES) | set(GENERIC_RULES)
+    assert len(VENDOR_RULES) >= 21 and len(GENERIC_RULES) >= 11
+    # Priority: the vendor-named PEM form before the generic one, vendors before generics.
+    assert PATTERN_NAMES.index("gcp-service-account-key") < PATTERN_NAMES.index("private-key")
+    assert PATTERN_NAMES.index("telegram-bot-token") < PATTERN_NAMES.index("url-password")
+    assert PATTERN_NAMES[-3:] == (
+        "password-assignment",
+        "secret-assignment",
+        "high-entropy-assignment",
+    )
     assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name) for name in PATTERN_NAMES)
     assert re.fullmatch(r"[0-9a-f]{16}", RULES_FINGERPRINT)
+
+
+def test_every_rule_has_a_fake_in_this_file() -> None:
+    covered = {t.rule for t in TOKENS} | {rule for _, _, rule in CONTEXTUAL}
+    covered.add("aws-secret-key-pair")  # needs its key id too: test_key_id_and_secret_pairs_both_go
+    assert covered == set(PATTERN_NAMES)
+
+
+# ------------------------------------------------------------------ allow-list, findings
+
+
+def test_allowlist_by_regex_keeps_the_value_and_counts_nothing() -> None:
+    token = TOKENS[3].secret  # a ghp_ token
+    text = f"ci token {token}\nother {TOKENS[4].secret}\n"
+    allow = Allowlist(regexes=("gh" + "p_[A-Za-z0-9]{36}",))
+    result = scrub(text, allow=allow)
+    assert token in result.text
+    assert TOKENS[4].secret not in result.text
+    assert dict(result.counts) == {"github-token": 1}
+
+
+def test_allowlist_regex_must_match_the_whole_value() -> None:
+    token = TOKENS[3].secret
+    assert scrub(token, allow=Allowlist(regexes=("gh",))).text == marker("github-token")
+    assert scrub(token, allow=Allowlist(regexes=("gh.*",))).text == token
+
+
+def test_allowlist_by_fingerprint_prefix() -> None:
+    text = f"DB_PASSWORD={PASSWORD}\n"
+    (finding,) = find_secrets(text)
+    assert finding == Finding("password-assignment", 1, secret_fingerprint(PASSWORD))
+    allow = Allowlist(fingerprints=(finding.fingerprint[:12],))
+    assert scrub(text, allow=allow) == ScrubResult(text, {})
+    assert find_secrets(text, allow=allow) == ()
+
+
+def test_allowlist_does_not_hide_a_different_value_nearby() -> None:
+    # Allowing the JWT leaves it; the bearer rule sees the same value and keeps it too,
+    # but a second, different token on the next line still goes.
+    other = fake(URLSAFE, 40, 600)
+    text = f"Authorization: Bearer {JWT}\nAuthorization: Bearer {other}\n"
+    allow = Allowlist(fingerprints=(secret_fingerprint(JWT)[:16],))
+    result = scrub(text, allow=allow)
+    assert JWT in result.text and other not in result.text
+    assert dict(result.counts) == {"bearer-token": 1}
+
+
+def test_allowlist_parse_file_format() -> None:
+    allow = Allowlist.parse(
+        "# known false positives\n\nregex:AKIA[0-9A-Z]{16}\nSHA256: ABCDEF0123456789\n"
+        "regex: leading space kept\n"
+    )
+    assert allow.regexes == ("AKIA[0-9A-Z]{16}", " leading space kept")
+    assert allow.fingerprints == ("abcdef0123456789",)
+    assert allow and not Allowlist()
+    assert (
+        allow.fingerprint
+        == Allowlist.parse(
+            "sha256:abcdef0123456789\nregex: leading space kept\nregex:AKIA[0-9A-Z]{16}"
+        ).fingerprint
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sha256:abc123", "12-64"),
+        ("sha256:" + "g" * 16, "12-64"),
+        ("regex:([", "does not compile"),
+        ("just a line", "line 1"),
+        ("# c\nmd5:abcdef0123456789", "line 2"),
+    ],
+)
+def test_allowlist_parse_errors_name_the_problem(text: str, message: str) -> None:
+    with pytest.raises(AllowlistError, match=re.escape(message)) as info:
+        Allowlist.parse(text, source="allow.txt")
+    assert isinstance(info.value, NoteseekError)
+    assert "allow.txt" in str(info.value)
+
+
+def test_findings_report_lines_and_never_values() -> None:
+    gh = TOKENS[3].secret
+    block, body = pem("RSA PRIVATE KEY", 700)
+    text = f"# Note\n\n{block}\n\ntoken {gh}\nDB_PASSWORD={PASSWORD}\n"
+    findings = find_secrets(text)
+    assert [(f.pattern, f.line) for f in findings] == [
+        ("private-key", 4),  # the body, below the BEGIN line
+        ("github-token", 13),
+        ("password-assignment", 14),
+    ]
+    assert findings[1].fingerprint == secret_fingerprint(gh)
+    for value in (gh, body, PASSWORD):
+        assert value not in repr(findings)
+    # find_secrets agrees with scrub's counts
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.pattern] = counts.get(f.pattern, 0) + 1
+    assert counts == dict(scrub(text).counts)
+
+
+def test_key_id_and_secret_pairs_both_go() -> None:
+    csv = f"Access key ID,Secret access key\n{AWS_ID},{AWS_SECRET}\n"
+    assert scrub(csv).text == (
+        "Access key ID,Secret access key\n"
+        f"{marker('aws-access-key-id')},{marker('aws-secret-key-pair')}\n"
+    )
+    transcript = f"AWS Access Key ID [None]: {AWS_ID}\nAWS Secret Access Key [None]: {AWS_SECRET}\n"
+    assert dict(scrub(transcript).counts) == {"aws-access-key-id": 1, "aws-secret-access-key": 1}
+    # a git SHA-1 after a key id is not its secret
+    sha = fake(HEX, 40, 198)
+    assert sha in scrub(f"{AWS_ID} rotated in {sha}").text
+
+
+def test_twilio_sid_goes_only_with_its_auth_token() -> None:
+    both = f"TWILIO_ACCOUNT_SID={TWILIO_SID}\nTWILIO_AUTH_TOKEN={TWILIO_TOKEN}\n"
+    assert scrub(both).text == (
+        f"TWILIO_ACCOUNT_SID={marker('twilio-account-sid')}\n"
+        f"TWILIO_AUTH_TOKEN={marker('twilio-auth-token')}\n"
+    )
+    assert scrub(f"twilio account {TWILIO_SID}").text == f"twilio account {TWILIO_SID}"
+
+
+def test_findings_of_a_second_pass_map_to_original_lines() -> None:
+    # A value only found once an earlier redaction changed its surroundings still gets
+    # a line number in the original text, not in the partly redacted one.
+    text = "x\n" + "\n".join(f"{t.secret}" for t in TOKENS[:3]) + "\nend"
+    lines = [f.line for f in find_secrets(text)]
+    assert lines == [2, 3, 4]
 
 
 @pytest.mark.parametrize(
@@ -425,6 +693,16 @@ def test_public_names_and_fingerprint() -> None:
         "glpat-" * 40_000,
         'password="' * 20_000,
         "a://b:" * 30_000,
+        "S" + "K" + "0" * 200_000,
+        "discord " + "M" * 200_000,
+        "1234567890:A" + "A" * 100_000,
+        "private PuTTY-User-Key-File-2: x\n" + "Private-Lines: 9\n" * 20_000,
+        '"private_key": "-----BEGIN PRIVATE KEY-----' + "\\n" * 100_000,
+        "Server=x;" + "Password=;" * 30_000,
+        "Server=x;Password=" + "a " * 100_000,
+        ("AK" + "IA" + "A2" * 8 + "\n" + "x" * 90 + "\n") * 5_000,
+        "twilio " + ("A" + "C" + "0" * 32 + ":") * 10_000,
+        "mailgun " + "key-" * 50_000,
     ],
     ids=lambda t: repr(t[:12]),
 )

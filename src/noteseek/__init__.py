@@ -18,12 +18,15 @@ from .index import Index, IndexStatus
 from .indexer import IndexOptions, IndexStats
 from .paths import default_db_path
 from .query import fts_query
-from .scrubber import ScrubResult, scrub
+from .scan import ScanReport, scan_secrets
+from .scrubber import Allowlist, AllowlistError, ScrubResult, scrub
 from .search import Explanation, Hit, Mode, SearchSettings
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Allowlist",
+    "AllowlistError",
     "ChunkOptions",
     "ChunkedNote",
     "Embedder",
@@ -40,6 +43,7 @@ __all__ = [
     "ModelLoadError",
     "NoteChunk",
     "NoteseekError",
+    "ScanReport",
     "SchemaVersionError",
     "ScrubResult",
     "SearchSettings",
@@ -52,5 +56,6 @@ __all__ = [
     "default_embedder",
     "fts_query",
     "reciprocal_rank_fusion",
+    "scan_secrets",
     "scrub",
 ]

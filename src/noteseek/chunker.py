@@ -226,30 +226,42 @@ def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None
     sections.append((name, start, len(lines)))
 
     h3_lines = {h.line: h.text for h in headings if h.level == 3}
-    pieces: list[tuple[str, str]] = []
+    pieces: list[tuple[str, str, bool]] = []  # (section, text, is a fragment of a split section)
     for name, first, end in sections:
         if name != title and _normalise_heading(name) in skip:
             continue
         section_text = text_of(first, end)
         if len(section_text) <= opts.max_chars:
-            pieces.append((name, section_text))
+            pieces.append((name, section_text, False))
             continue
         # Too long: split at H3, then pack paragraphs.
         sub_start, sub_name = first, name
         for n in range(first, end + 1):
             if n == end or n in h3_lines:
-                pieces.extend((sub_name, p) for p in _pack(text_of(sub_start, n), opts.max_chars))
+                packed = _pack(text_of(sub_start, n), opts.max_chars)
+                pieces.extend((sub_name, p, len(packed) > 1) for p in packed)
                 if n < end:
                     label = h3_lines[n]
                     sub_name = f"{name}{SECTION_SEPARATOR}{label}" if label else name
                     sub_start = n + 1
 
-    kept = [(n, t.strip("\n")) for n, t in pieces if t.strip() and len(t.strip()) >= opts.min_chars]
+    # `min_chars` drops short sections, not the short remainder of a long one: the words left
+    # after the last cut of an oversized paragraph (`> > > ... deep text`) would otherwise vanish.
+    kept = [
+        (n, t.strip("\n"))
+        for n, t, fragment in pieces
+        if t.strip()
+        and (len(t.strip()) >= opts.min_chars or (fragment and any(c.isalnum() for c in t)))
+    ]
     if not kept:
         # A short note must not vanish from the index just because every section is small.
         whole = "\n".join(lines).strip()
-        if whole:
-            kept = [(title, whole[: opts.max_chars])]
+        if len(whole) > opts.max_chars:
+            # Many tiny sections (10,000 one-line headings) add up: cutting at `max_chars` would
+            # keep the first of them only, so the whole text is packed into as many chunks as needed.
+            kept = [(title, p) for p in _pack(whole, opts.max_chars)]
+        elif whole:
+            kept = [(title, whole)]
     chunks = tuple(
         NoteChunk(seq=i, section=n, text=t, heading_context=context)
         for i, (n, t) in enumerate(kept)

@@ -24,7 +24,14 @@ from .quantize import quantize
 from .query import name_key
 from .scrubber import RULES_FINGERPRINT, scrub
 from .store import ChunkRecord, FileRecord, FileState, Store
-from .vault import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, scan_vault
+from .vault import (
+    DEFAULT_EXCLUDE,
+    DEFAULT_MAX_FILE_BYTES,
+    NoteFile,
+    decode_note,
+    read_note,
+    scan_vault,
+)
 
 __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 
@@ -118,24 +125,28 @@ def _file_names(rel_path: str) -> list[str]:
     return [scrub(n).text.replace("_", " ").replace("-", " ") for n in names]
 
 
+@dataclass(frozen=True)
+class _Skip:
+    """Why a note is not indexed; `recheck`: look again next run even if the file is unchanged."""
+
+    reason: str
+    recheck: bool = False
+
+
 def _prepare(
-    note: NoteFile, old: FileState | None, options: IndexOptions, force: bool
-) -> _Prepared | str | None:
-    """Read and chunk one note. Returns None if unchanged, a reason string if it must be skipped."""
-    if note.size > options.max_file_bytes:
-        mb = note.size / 1_048_576
-        limit = options.max_file_bytes / 1_048_576
-        return f"too large ({mb:.1f} MB > {limit:.0f} MB limit; raise max_file_bytes to index it)"
-    try:
-        data = note.abs_path.read_bytes()
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
+    note: NoteFile, root: Path, old: FileState | None, options: IndexOptions, force: bool
+) -> _Prepared | _Skip | None:
+    """Read and chunk one note. Returns None if unchanged, a _Skip if it must be skipped."""
+    raw = read_note(note, root, max_bytes=options.max_file_bytes)
+    if raw.data is None:
+        return _Skip(raw.problem or "unreadable", recheck=raw.recheck)
+    data = raw.data
     file_hash = hashlib.sha256(data).hexdigest()
     if not force and old is not None and old.content_hash == file_hash and old.status != "skipped":
         return None
     decoded = decode_note(data)
     if decoded.text is None:
-        return decoded.problem or "unreadable"
+        return _Skip(decoded.problem or "unreadable")
     scrubbed = scrub(decoded.text)
     stem = note.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     note_chunks = chunk_note(scrubbed.text, file_stem=scrub(stem).text, options=options.chunking)
@@ -166,8 +177,9 @@ def _prepare(
         )
     record = FileRecord(
         path=note.rel_path,
-        mtime_ns=note.mtime_ns,
-        size=note.size,
+        # The stat of the bytes actually read: the file may have changed since it was listed.
+        mtime_ns=raw.mtime_ns,
+        size=raw.size,
         content_hash=file_hash,
         title=title,
         status="warning" if warnings else "ok",
@@ -213,12 +225,21 @@ def run_update(
                 store.reset_vectors(embedder.dim, fingerprint)
         pipeline = opts.fingerprint()
         force = full or store.get_meta("pipeline") != pipeline
-        store.set_meta("pipeline", pipeline)
         store.set_meta("vault_root", str(root))
 
     notes, passed_over = scan_vault(root, include=opts.include, exclude=opts.exclude)
+    # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
+    # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
+    secret_paths = [n for n in notes if scrub(n.rel_path).counts]
+    for note in secret_paths:
+        shown = scrub(note.rel_path).text
+        log.warning("not indexed: the path of %s contains a secret; rename the file", shown)
+        problems.append((shown, "the file name contains a secret; rename the file to index it"))
+    notes = [n for n in notes if n not in secret_paths]
     known = store.file_states()
-    present = {n.rel_path for n in notes}
+    # Passed-over entries (symlinks out of the vault, loops) are re-recorded as skipped below; they
+    # are still there, so they must not be counted as removed on every run.
+    present = {n.rel_path for n in notes} | {path for path, _ in passed_over}
     candidates = [
         n
         for n in notes
@@ -262,22 +283,33 @@ def run_update(
         for done, note in enumerate(candidates, start=1):
             if stop.is_set():
                 break
-            result = _prepare(note, known.get(note.rel_path), opts, force)
+            try:
+                result = _prepare(note, root, known.get(note.rel_path), opts, force)
+            except Exception as exc:  # one note must never abort the whole run
+                log.exception("failed to index %s", note.rel_path)
+                result = _Skip(
+                    f"could not be indexed ({type(exc).__name__}: {exc}); "
+                    "this is a bug in noteseek, please report it",
+                    recheck=True,
+                )
             if result is None:
                 with store.write():
                     store.touch_file(note.rel_path, note.mtime_ns, note.size)
                 counter["unchanged"] += 1
-            elif isinstance(result, str):
+            elif isinstance(result, _Skip):
+                # mtime 0 never matches a real stat, so a problem that may clear up by itself
+                # (permissions, the size limit, a file being written) is looked at again next run.
+                mtime_ns = 0 if result.recheck else note.mtime_ns
                 with store.write():
                     store.replace_file(
                         FileRecord(
-                            note.rel_path, note.mtime_ns, note.size, None, None, "skipped", result
+                            note.rel_path, mtime_ns, note.size, None, None, "skipped", result.reason
                         ),
                         [],
                         None,
                     )
-                log.warning("skipped %s: %s", note.rel_path, result)
-                problems.append((note.rel_path, result))
+                log.warning("skipped %s: %s", note.rel_path, result.reason)
+                problems.append((note.rel_path, result.reason))
                 counter["skipped"] += 1
             else:
                 if result.record.problem:
@@ -328,6 +360,10 @@ def run_update(
     with store.write():
         if stats.added or stats.changed or stats.removed or not store.get_meta("ubiquitous_terms"):
             store.refresh_ubiquitous_terms()
+        if not stats.interrupted:
+            # Only a finished run proves every note went through this pipeline; an interrupted
+            # one leaves the old fingerprint so the next run re-processes the rest.
+            store.set_meta("pipeline", pipeline)
         store.set_meta("last_run", json.dumps({**_public(stats), "finished_at": time.time()}))
     store.checkpoint()
     return stats

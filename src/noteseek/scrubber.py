@@ -16,6 +16,11 @@ Algorithm, per pass:
 Replacing a secret changes the text around later matches, so ``scrub`` repeats
 the pass until nothing more is found.  That makes it idempotent by construction:
 the result of ``scrub`` is a fixed point, so scrubbing it again changes nothing.
+
+An ``Allowlist`` keeps known false positives: a candidate whose value fully matches
+one of its regexes, or whose SHA-256 starts with one of its fingerprints, is left
+in place.  An allowed span is not claimed, so a later rule that matches a different
+value around it still redacts; allowing a value never hides a neighbouring secret.
 """
 
 from __future__ import annotations
@@ -28,9 +33,20 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .errors import NoteseekError
 from .secret_patterns import PATTERNS, RULES_REVISION, SecretPattern
 
-__all__ = ["PATTERN_NAMES", "RULES_FINGERPRINT", "ScrubResult", "scrub"]
+__all__ = [
+    "PATTERN_NAMES",
+    "RULES_FINGERPRINT",
+    "Allowlist",
+    "AllowlistError",
+    "Finding",
+    "ScrubResult",
+    "find_secrets",
+    "scrub",
+    "secret_fingerprint",
+]
 
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 # Each pass turns at least one character of non-marker text into a marker, so the
@@ -40,6 +56,98 @@ _MAX_PASSES = 8
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})
 
 _Span = tuple[int, int, str]
+
+#: Shortest fingerprint prefix an allow-list accepts (48 bits: no accidental matches).
+MIN_FINGERPRINT_CHARS = 12
+_FINGERPRINT_RE = re.compile(r"[0-9a-f]{12,64}")
+
+
+class AllowlistError(NoteseekError, ValueError):
+    """An allow-list entry is not a valid regex or fingerprint."""
+
+
+def secret_fingerprint(value: str) -> str:
+    """SHA-256 hex digest of a would-be-redacted value: names it without revealing it."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """Values the scrubber must keep: regexes (full match) or SHA-256 hex prefixes (>= 12 chars)."""
+
+    regexes: tuple[str, ...] = ()
+    fingerprints: tuple[str, ...] = ()
+    _compiled: tuple[re.Pattern[str], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        compiled: list[re.Pattern[str]] = []
+        for regex in self.regexes:
+            try:
+                compiled.append(re.compile(regex))
+            except re.error as exc:
+                raise AllowlistError(
+                    f"allow-list regex {regex!r} does not compile: {exc}"
+                ) from None
+        for prefix in self.fingerprints:
+            if not _FINGERPRINT_RE.fullmatch(prefix):
+                raise AllowlistError(
+                    f"allow-list fingerprint {prefix!r} must be {MIN_FINGERPRINT_CHARS}-64 lowercase "
+                    "hex characters (copy it from 'noteseek scan')"
+                )
+        object.__setattr__(self, "_compiled", tuple(compiled))
+
+    @classmethod
+    def parse(cls, text: str, *, source: str = "allow-list") -> Allowlist:
+        """Read the allow-file format: ``regex:<pattern>`` or ``sha256:<prefix>`` per line, ``#`` comments."""
+        regexes: list[str] = []
+        fingerprints: list[str] = []
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            kind, sep, value = line.partition(":")
+            kind = kind.strip().lower()
+            if sep and kind == "regex" and value:
+                regexes.append(value)  # kept verbatim: leading spaces may be part of it
+            elif sep and kind == "sha256" and value.strip():
+                fingerprints.append(value.strip().lower())
+            else:
+                raise AllowlistError(
+                    f"{source}, line {number}: expected 'regex:<pattern>' or 'sha256:<prefix>'"
+                )
+        try:
+            return cls(tuple(regexes), tuple(fingerprints))
+        except AllowlistError as exc:
+            raise AllowlistError(f"{source}: {exc}") from None
+
+    def __bool__(self) -> bool:
+        return bool(self.regexes or self.fingerprints)
+
+    def allows(self, value: str) -> bool:
+        """True if ``value`` is a known false positive."""
+        if any(regex.fullmatch(value) for regex in self._compiled):
+            return True
+        if self.fingerprints:
+            digest = secret_fingerprint(value)
+            return any(digest.startswith(prefix) for prefix in self.fingerprints)
+        return False
+
+    @property
+    def fingerprint(self) -> str:
+        """Short digest of the entries, for a pipeline fingerprint (changes re-process notes)."""
+        payload = json.dumps([sorted(self.regexes), sorted(self.fingerprints)])
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One value ``scrub`` would replace: its rule, 1-based line, and SHA-256 (never the value)."""
+
+    pattern: str
+    line: int
+    fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -51,23 +159,68 @@ class ScrubResult:
     counts: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS, hash=False)
 
 
-def scrub(text: str) -> ScrubResult:
+def scrub(text: str, *, allow: Allowlist | None = None) -> ScrubResult:
     """Return ``text`` with every detected secret replaced by ``[REDACTED:<pattern-name>]``."""
+    current, spans_per_pass = _scrub_passes(text, allow or None)
+    if not spans_per_pass:
+        return ScrubResult(text, _NO_COUNTS)
     counts: dict[str, int] = {}
-    current = text
-    for _ in range(_MAX_PASSES):
-        spans = _find_secrets(current)
-        if not spans:
-            break
-        current = _redact(current, spans)
+    for spans in spans_per_pass:
         for _start, _end, name in spans:
             counts[name] = counts.get(name, 0) + 1
-    if not counts:
-        return ScrubResult(text, _NO_COUNTS)
     return ScrubResult(current, MappingProxyType(dict(sorted(counts.items()))))
 
 
-def _find_secrets(text: str) -> list[_Span]:
+def find_secrets(text: str, *, allow: Allowlist | None = None) -> tuple[Finding, ...]:
+    """What ``scrub`` would replace, in text order: rule, line and fingerprint of each value."""
+    findings: list[tuple[int, Finding]] = []
+    current = text
+    # Offsets of a later pass refer to the text after the earlier passes' redactions;
+    # ``history`` maps them back to the original text for the line number.
+    history: list[list[tuple[int, int, int]]] = []
+    for _ in range(_MAX_PASSES):
+        spans = _find_secrets(current, allow or None)
+        if not spans:
+            break
+        for start, end, name in spans:
+            origin = _original_offset(start, history)
+            digest = secret_fingerprint(current[start:end])
+            findings.append((origin, Finding(name, text.count("\n", 0, origin) + 1, digest)))
+        history.append([(s, e, len(_marker(n))) for s, e, n in spans])
+        current = _redact(current, spans)
+    findings.sort(key=lambda item: item[0])
+    return tuple(finding for _, finding in findings)
+
+
+def _scrub_passes(text: str, allow: Allowlist | None) -> tuple[str, list[list[_Span]]]:
+    """Run passes to the fixed point; returns the final text and each pass's spans."""
+    current = text
+    passes: list[list[_Span]] = []
+    for _ in range(_MAX_PASSES):
+        spans = _find_secrets(current, allow)
+        if not spans:
+            break
+        current = _redact(current, spans)
+        passes.append(spans)
+    return current, passes
+
+
+def _original_offset(pos: int, history: list[list[tuple[int, int, int]]]) -> int:
+    """Map an offset in a later pass's text back to the original text."""
+    for spans in reversed(history):
+        shift = 0  # how far this pass moved ``pos`` to the right
+        for start, end, marker_len in spans:
+            if pos < start + shift:
+                break
+            if pos < start + shift + marker_len:
+                shift = pos - start  # inside a marker: where the redacted value began
+                break
+            shift += marker_len - (end - start)
+        pos -= shift
+    return pos
+
+
+def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
     """Return the non-overlapping secret spans of one pass, sorted by position."""
     if not text:
         return []
@@ -102,6 +255,8 @@ def _find_secrets(text: str) -> list[_Span]:
             start, end = span
             if pattern.validator is not None and not pattern.validator(text, match, start, end):
                 continue
+            if allow is not None and allow.allows(text[start:end]):
+                continue  # a known false positive; not claimed (see module docstring)
             claims.add(start, end)
             found.append((start, end, pattern.name))
     found.sort()
@@ -188,10 +343,14 @@ def _redact(text: str, spans: list[_Span]) -> str:
     previous = 0
     for start, end, name in spans:
         parts.append(text[previous:start])
-        parts.append(f"[REDACTED:{name}]")
+        parts.append(_marker(name))
         previous = end
     parts.append(text[previous:])
     return "".join(parts)
+
+
+def _marker(name: str) -> str:
+    return f"[REDACTED:{name}]"
 
 
 def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:

@@ -227,6 +227,16 @@ class Searcher:
             raise ValueError(f"limit must be at least 1, got {limit}")
         if not isinstance(query, str):
             raise TypeError("query must be a string")
+        # One read transaction for every statement below: a note rewritten by a concurrent
+        # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
+        with self.store.snapshot():
+            return self._search(
+                query, limit=limit, mode=mode, max_tokens=max_tokens, explain=explain
+            )
+
+    def _search(
+        self, query: str, *, limit: int, mode: Mode, max_tokens: int | None, explain: bool
+    ) -> list[Hit]:
         s = self.settings
         notes = max(s.candidates, limit)
         depth = max(s.chunk_depth, notes * 3)

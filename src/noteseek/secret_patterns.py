@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Bump when validator logic changes; regex and keyword edits are fingerprinted anyway.
-RULES_REVISION = 1
+RULES_REVISION = 2
 
 #: (original text, match on the haystack, secret start, secret end) -> keep?
 Validator = Callable[[str, re.Match[str], int, int], bool]
@@ -217,6 +217,55 @@ def _high_entropy_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     return _looks_random(v, 4.0)
 
 
+_TWILIO_CONTEXT = ("auth_token", "authtoken", "auth token", "auth-token")
+_HEX32_AFTER_COLON_RE = re.compile(r":[0-9a-f]{32}(?![0-9A-Za-z])")
+_CONN_KEYS = ("server=", "data source=", "uid=", "user id=", "database=", "initial catalog=",
+              "driver=", "host=", "dsn=", "username=", "user=")  # fmt: skip
+
+
+def _twilio_sid_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """An account SID is an identifier; only redact it next to its auth token."""
+    if not _token_ok(text, m, s, e):
+        return False
+    if _HEX32_AFTER_COLON_RE.match(text, e):
+        return True  # curl -u AC…:<auth token>
+    window = text[max(0, s - 400) : e + 400].lower()
+    return any(word in window for word in _TWILIO_CONTEXT)
+
+
+def _discord_token_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """The first segment of a bot token is the base64 of the bot's numeric user id."""
+    head = text[s:e].split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.isdigit() and _looks_random(text[s:e], 3.0)
+
+
+def _telegram_token_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """Bot tokens are <bot id>:<35 chars>, and the 35 start with "AA" (a version tag)."""
+    secret = text[s:e].split(":", 1)[1]
+    return secret.startswith("AA") and _looks_random(secret, 3.0)
+
+
+def _pair_secret_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """The 40-character secret next to an AWS key id; a git SHA-1 (hex) is not one."""
+    v = text[s:e]
+    return not _HEX_RE.match(v) and _looks_random(v, 4.0)
+
+
+def _conn_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """``Password=`` inside an ADO.NET / ODBC / JDBC-style ``key=value;`` string."""
+    v = text[s:e].strip("{}\"'")
+    if not v or is_placeholder(v) or _TEMPLATE_RE.match(v):
+        return False
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    line_end = text.find("\n", e)
+    line = text[line_start : len(text) if line_end < 0 else line_end].lower()
+    return ";" in line and any(key in line for key in _CONN_KEYS)
+
+
 # --------------------------------------------------------------------------- regexes
 
 # Value grammar shared by the assignment rules (used on the lowercased haystack):
@@ -284,18 +333,53 @@ def _rule(
 # capitals and digits only (AKIA + 16 capitals also occurs inside long uppercase
 # runs), with an exception for a URL-encoded "=" or ":" in front.
 PATTERNS: tuple[SecretPattern, ...] = (
+    # The four private-key rules share one keyword, "private" (in 2% of MDN pages): one
+    # substring search for the family, then a literal-prefixed finditer each.
     # PEM/PGP private key: keep the BEGIN/END lines (searchable), replace the body.
     # The body cannot run past another "-----BEGIN"/"-----END", which keeps the scan
     # linear however many unterminated headers a text holds.  Without an END (a
     # truncated paste) the base64 lines that follow the header are replaced instead.
+    # Google service-account JSON: "private_key": "-----BEGIN PRIVATE KEY-----\n…\n-----END…".
+    # Listed before the generic PEM rule so the marker names the vendor; the BEGIN/END
+    # lines stay, as for any PEM block.
+    _rule(
+        "gcp-service-account-key",
+        r""""private_key"[ \t]*:[ \t]*"-----BEGIN[ A-Z]{0,20}PRIVATE[ ]KEY-----
+            (?P<body>(?:\\[nr]|[A-Za-z0-9+/=\s]){40,8192}?)(?=-----END|")""",
+        ("private",),
+        groups=("body",),
+        anchored=False,
+        validator=_private_key_ok,
+    ),
     _rule(
         "private-key",
         r"""-----BEGIN[ A-Z0-9]{0,40}PRIVATE[ ]KEY(?:[ ]BLOCK)?-----\s*
             (?:(?P<body>(?:[^-]|-(?!----(?:END|BEGIN)))*\S)\s*
                (?=-----END[ A-Z0-9]{0,40}PRIVATE[ ]KEY)
               |(?P<tail>[A-Za-z0-9+/=]{16,}(?:[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,})*))""",
-        ("-----begin",),
+        ("private",),
         groups=("body", "tail"),
+        anchored=False,
+        validator=_private_key_ok,
+    ),
+    # SSH Communications (RFC 4716 style) and PuTTY private keys: the headers stay.
+    _rule(
+        "ssh2-private-key",
+        r"""----[ ]BEGIN[ ]SSH2[ ]ENCRYPTED[ ]PRIVATE[ ]KEY[ ]----\s*
+            (?P<body>(?:[^-]|-(?!---[ ](?:END|BEGIN)))*\S)\s*(?=----[ ]END)""",
+        ("private",),
+        groups=("body",),
+        anchored=False,
+        validator=_private_key_ok,
+    ),
+    _rule(
+        "putty-private-key",
+        r"""PuTTY-User-Key-File-[0-9]:[^\n]{0,200}\n(?:[^\n]{0,2000}\n){0,40}?
+            Private-Lines:[ \t]*[0-9]{1,4}[ \t]*\r?\n
+            (?P<body>[A-Za-z0-9+/=]{4,128}(?![^\r\n])(?:\r?\n[A-Za-z0-9+/=]{4,128}(?![^\r\n])){0,200})""",
+        ("private",),
+        groups=("body",),
+        anchored=False,
         validator=_private_key_ok,
     ),
     # JSON Web Token: base64url header starting {" (eyJ), payload, signature (and the
@@ -342,10 +426,20 @@ PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _rule(
         "aws-secret-access-key",
-        rf"""secret[_-]?access[_-]?key{_SEP}["']?(?P<secret>[a-z0-9/+]{{40}})(?![a-z0-9/+=])""",
+        rf"""secret[_ -]?access[_ -]?key(?:[ \t]*\[[a-z]{{0,12}}\])?{_SEP}["']?(?P<secret>[a-z0-9/+]{{40}})(?![a-z0-9/+=])""",
         ("secret",),
         groups=("secret",),
         ignore_case=True,
+    ),
+    # A key id with its secret beside it (CSV export, "aws configure" transcript, a
+    # table row): the first 40-character base64 run within three lines after the id.
+    _rule(
+        "aws-secret-key-pair",
+        r"""A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Z0-9])[^\n]{0,100}?(?:\n[^\n]{0,100}?){0,3}?
+            (?<![A-Za-z0-9+/])(?P<secret>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])""",
+        ("akia", "asia"),
+        groups=("secret",),
+        validator=_pair_secret_ok,
     ),
     _rule(
         "stripe-api-key",
@@ -371,6 +465,82 @@ PATTERNS: tuple[SecretPattern, ...] = (
     _rule("google-api-key", r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", ("aiza",)),
     _rule(
         "google-oauth-client-secret", r"GOCSPX-[A-Za-z0-9_-]{24,40}(?![A-Za-z0-9_-])", ("gocspx-",)
+    ),
+    # Twilio: API key SIDs (SK + 32 hex) stand alone; an account SID (AC + 32 hex) is
+    # only an identifier, redacted when its auth token is beside it.  The literal
+    # "SK" prefix keeps the finditer pass as cheap as the "gh" one above.
+    _rule("twilio-api-key", r"SK[0-9a-f]{32}(?![0-9A-Za-z])", ("sk",), anchored=False),
+    _rule(
+        "twilio-auth-token",
+        r"""(?:ac[0-9a-f]{32}:|twilio[a-z0-9_]{0,20}auth[_-]?token["']?[ \t]*[:=][ \t]*["']?)
+            (?P<secret>[0-9a-f]{32})(?![0-9a-z])""",
+        ("twilio",),
+        groups=("secret",),
+        anchored=False,
+        ignore_case=True,
+    ),
+    _rule(
+        "twilio-account-sid",
+        r"AC[0-9a-f]{32}(?![0-9A-Za-z])",
+        ("twilio",),
+        anchored=False,
+        validator=_twilio_sid_ok,
+    ),
+    _rule(
+        "sendgrid-api-key",
+        r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        ("sg.",),
+    ),
+    _rule("npm-token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", ("npm_",)),
+    # PyPI / TestPyPI API tokens are macaroons whose first bytes encode the host name.
+    _rule(
+        "pypi-token",
+        r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,1000}",
+        ("pypi-age",),
+    ),
+    _rule("huggingface-token", r"hf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9_])", ("hf_",)),
+    # Personal access (dop), OAuth (doo) and refresh (dor) tokens share the "_v1_" stem.
+    _rule(
+        "digitalocean-token",
+        r"do[por]_v1_[a-f0-9]{64}(?![A-Za-z0-9])",
+        ("_v1_",),
+        anchored=False,
+    ),
+    # Admin API access (shpat), custom app (shpca), private app (shppa), shared secret (shpss).
+    _rule("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])", ("shp",)),
+    # "key-" + 32 hex is too common a shape to trust without the vendor's name nearby.
+    _rule(
+        "mailgun-api-key",
+        r"""(?<![A-Za-z0-9_-])(?:key-[0-9a-f]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})
+            (?![A-Za-z0-9])""",
+        ("mailgun",),
+        anchored=False,
+    ),
+    # Storage / Service Bus / Event Hubs connection strings: AccountKey=…; SharedAccessKey=…;
+    _rule(
+        "azure-connection-string-key",
+        r"(?:(?<=account)|(?<=sharedaccess))key[ \t]*=[ \t]*(?P<secret>[a-z0-9+/]{20,200}={0,2})",
+        ("key",),  # anchored at every "key", whose positions the later rules need anyway
+        groups=("secret",),
+        ignore_case=True,
+    ),
+    # Bot token: base64(user id) . base64(timestamp) . HMAC.  No literal prefix, so the
+    # rule runs only in notes that say "discord", and the first segment must decode
+    # to digits.
+    _rule(
+        "discord-bot-token",
+        r"""(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}
+            (?![A-Za-z0-9_.-])""",
+        ("discord",),
+        anchored=False,
+        validator=_discord_token_ok,
+    ),
+    _rule(
+        "telegram-bot-token",
+        r"(?<![0-9])[0-9]{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+        (":aa",),
+        anchored=False,
+        validator=_telegram_token_ok,
     ),
     # scheme://user:password@host -- the lookbehind sits after the literal "://" so
     # the anchor search stays a plain substring scan; only the password is replaced.
@@ -398,6 +568,19 @@ PATTERNS: tuple[SecretPattern, ...] = (
         ("bearer",),
         groups=("secret",),
         ignore_case=True,
+    ),
+    # ADO.NET / ODBC / JDBC: "Server=db;User Id=app;Password=p a s s;" -- the key follows
+    # a ";", the value runs to the next ";" and may hold spaces, or is {braced} /
+    # quoted; the line must name another connection-string key (validator).
+    _rule(
+        "connection-string-password",
+        r"""(?:(?<=;)|(?<=;[ \t]))(?:password|pwd)[ \t]*=[ \t]*
+            (?P<secret>\{(?:[^}\n]|\}\}){1,256}\}|"[^"\n]{1,256}"|'[^'\n]{1,256}'
+              |[^;\r\n"'{][^;\r\n"']{0,255}?)[ \t]*(?=;|\r?\n|$|["'])""",
+        ("pass", "pwd"),
+        groups=("secret",),
+        ignore_case=True,
+        validator=_conn_password_ok,
     ),
     # password / passwd / passphrase / pwd / *_pass, in env, YAML, JSON, shell, code.
     _rule(

@@ -3,6 +3,9 @@
 Locking model: WAL journal (readers never block the writer or each other), a busy timeout so a
 second writer waits instead of failing at once, and every file's rows are written in one
 `BEGIN IMMEDIATE` transaction, so a reader or a crash sees a file entirely old or entirely new.
+Two indexers on one file interleave file by file (each waits for the other's transaction); that is
+safe because every write re-reads the rows it replaces inside its own transaction. Reads that must
+agree with each other (row counts, integrity checks) run in one `snapshot()`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from .schema import MIGRATIONS, SCHEMA_VERSION
 __all__ = ["ChunkRecord", "ChunkRow", "FileRecord", "FileState", "Store"]
 
 BUSY_TIMEOUT_MS = 10_000
+CHECKPOINT_WAIT_MS = 500
 VEC_TABLE = "chunks_vec"
+# Where the ubiquitous-term list moves while the chunks no longer match it (see _chunks_changed).
+_UBIQUITOUS = "ubiquitous_terms"
+_UBIQUITOUS_STALE = "ubiquitous_terms_stale"
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,13 @@ class Store:
         flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
         self.db = apsw.Connection(str(self.path), flags=flags)
         self.db.set_busy_timeout(BUSY_TIMEOUT_MS)
+        # Refuse a newer file before any PRAGMA below could change it (journal mode is stored in
+        # the file header).
+        try:
+            self._refuse_newer(self.scalar("PRAGMA user_version") or 0)
+        except SchemaVersionError:
+            self.db.close()
+            raise
         self.vector_error = _load_sqlite_vec(self.db)
         self._tokenizer: Any = None
         # Chunk rows are 0.5-2.5 KB; 4 KB pages leave ~15% of the chunks table empty, 8 KB ~5%.
@@ -122,8 +136,15 @@ class Store:
 
     def checkpoint(self) -> None:
         """Copy the WAL into the main file and truncate it, unless readers hold it (best effort)."""
-        with suppress(apsw.BusyError):
-            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # TRUNCATE waits, through the busy handler, until no reader uses the WAL: with the full
+        # busy timeout one searcher holding a read transaction would stall the end of every run
+        # by 10 s. Whatever cannot be copied now is copied by a later checkpoint.
+        self.db.set_busy_timeout(CHECKPOINT_WAIT_MS)
+        try:
+            with suppress(apsw.BusyError):
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self.db.set_busy_timeout(BUSY_TIMEOUT_MS)
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL when this is the last one)."""
@@ -131,17 +152,29 @@ class Store:
 
     # -- schema -----------------------------------------------------------------------------
 
-    def _migrate(self) -> None:
-        version = self.scalar("PRAGMA user_version") or 0
+    def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"{self.path} has schema version {version}, this noteseek knows up to "
                 f"{SCHEMA_VERSION}: upgrade noteseek (pip install -U noteseek)"
             )
-        for number in range(version, SCHEMA_VERSION):
+
+    def _migrate(self) -> None:
+        if (self.scalar("PRAGMA user_version") or 0) == SCHEMA_VERSION:
+            return  # the usual case: no write lock taken, so readers never wait here
+        while True:
             with self.write():
-                MIGRATIONS[number](self.db)
-                self.db.execute(f"PRAGMA user_version={number + 1}")
+                # Read the version again under the write lock: another process (a second
+                # indexer, or a searcher, since every Store migrates) may have migrated the file
+                # since we looked, and running a migration twice fails ("table already exists").
+                version = self.scalar("PRAGMA user_version") or 0
+                self._refuse_newer(version)
+                if version >= SCHEMA_VERSION:
+                    return
+                # One migration and its version number per transaction: a crash leaves the file
+                # at a version it really has.
+                MIGRATIONS[version](self.db)
+                self.db.execute(f"PRAGMA user_version={version + 1}")
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -150,22 +183,56 @@ class Store:
         row = self.db.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
-    @contextmanager
-    def write(self) -> Iterator[None]:
-        """One write transaction that takes the write lock up front (no deadlock on upgrade)."""
+    def _begin_immediate(self) -> None:
+        # IMMEDIATE, not the default DEFERRED: a deferred transaction that reads first and
+        # then writes fails at once with SQLITE_BUSY (the busy handler cannot help, its snapshot
+        # is stale) whenever another process committed in between.
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except apsw.BusyError as exc:
             raise IndexLockedError(
-                f"{self.path} is being written by another process; try again when it finishes"
+                f"{self.path} has been locked by another writer for over "
+                f"{BUSY_TIMEOUT_MS / 1000:g} s (another 'noteseek index' running?); "
+                "try again when it finishes"
             ) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction that takes the write lock up front (no deadlock on upgrade).
+
+        Waits up to the busy timeout for another writer, then raises IndexLockedError.
+        """
+        self._begin_immediate()
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            # SQLite rolls back by itself after some errors (disk full, I/O); a second ROLLBACK
+            # would then raise and hide the original error.
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
         else:
             self.db.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Run several reads against one consistent state of the file.
+
+        Outside a transaction every statement sees the latest commit, so two counts taken while an
+        indexer runs can disagree although the file is fine. In WAL mode a read transaction never
+        blocks the writer and is never blocked by it. Nested use joins the outer transaction.
+        """
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN DEFERRED")
+        try:
+            # A deferred transaction takes its snapshot at the first read, so read now.
+            self.db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            yield
+        finally:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")  # nothing written: ends the read transaction
 
     def get_meta(self, key: str) -> str | None:
         """A value from the meta table."""
@@ -231,6 +298,16 @@ class Store:
                 found.setdefault(content_hash, bytes(blob))
         return found
 
+    def _chunks_changed(self) -> None:
+        # The ubiquitous-term list describes the chunks as they were at the end of the last
+        # complete run. A run killed after writing files but before recomputing the list would
+        # leave it describing the old text, and the next run, finding nothing to do, would never
+        # recompute it. So the first chunk write moves the list aside: the indexer recomputes a
+        # missing list at the end of every run, and search keeps using the moved list meanwhile.
+        self.db.execute(
+            "UPDATE OR REPLACE meta SET key = ? WHERE key = ?", (_UBIQUITOUS_STALE, _UBIQUITOUS)
+        )
+
     def delete_file(self, path: str) -> None:
         """Remove a file and its chunks from all three tables (call inside `write()`)."""
         file_id = self.scalar("SELECT id FROM files WHERE path = ?", (path,))
@@ -243,6 +320,7 @@ class Store:
         ids = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         if not ids:
             return
+        self._chunks_changed()
         if self.vectors_available and self.has_vector_table():
             # One rowid at a time: vec0 answers `rowid IN (subquery)` with a full scan.
             for chunk_id in ids:
@@ -285,6 +363,8 @@ class Store:
         for name in sorted(set(record.names)):
             self.db.execute("INSERT INTO note_names(name, file_id) VALUES (?, ?)", (name, file_id))
         store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
+        if chunks:
+            self._chunks_changed()
         for i, chunk in enumerate(chunks):
             self.db.execute(
                 "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
@@ -322,15 +402,20 @@ class Store:
         """Store vectors for existing chunks (call inside `write()`)."""
         now = time.time()
         for chunk_id, vector in zip(ids, vectors):
+            # The ids were read before embedding, outside this transaction; another indexer may
+            # have replaced the chunk since. A vector for a missing chunk would never be deleted.
+            self.db.execute("UPDATE chunks SET embedded_at = ? WHERE id = ?", (now, chunk_id))
+            if not self.db.changes():
+                continue
             self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
             self.db.execute(
                 f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
                 (chunk_id, vector.tobytes()),
             )
-            self.db.execute("UPDATE chunks SET embedded_at = ? WHERE id = ?", (now, chunk_id))
 
     def clear(self) -> None:
         """Remove every file and chunk (call inside `write()`); used by a full rebuild."""
+        self._chunks_changed()
         if self.vectors_available and self.has_vector_table():
             self.db.execute(f"DELETE FROM {VEC_TABLE}")
         self.db.execute("DELETE FROM chunks")
@@ -378,7 +463,7 @@ class Store:
         it is the most expensive part of an OR query (its posting list is the longest). The set
         is computed at the end of each update and stored in meta.
         """
-        raw = self.get_meta("ubiquitous_terms")
+        raw = self.get_meta(_UBIQUITOUS) or self.get_meta(_UBIQUITOUS_STALE)
         stems = frozenset(json.loads(raw)) if raw else frozenset()
         if not stems:
             return None
@@ -402,7 +487,8 @@ class Store:
             "USING fts5vocab(main, chunks_fts, 'row')"
         )
         rows = self.db.execute("SELECT term FROM temp.chunks_vocab WHERE doc > ?", (total // 2,))
-        self.set_meta("ubiquitous_terms", json.dumps(sorted(r[0] for r in rows)))
+        self.set_meta(_UBIQUITOUS, json.dumps(sorted(r[0] for r in rows)))
+        self.db.execute("DELETE FROM meta WHERE key = ?", (_UBIQUITOUS_STALE,))
 
     def files_named(self, name: str) -> list[int]:
         """Files whose title, alias or file name has this name_key()."""
@@ -413,6 +499,10 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Row counts that must agree: chunks, FTS rows, vectors and chunks marked embedded."""
+        with self.snapshot():
+            return self._counts()
+
+    def _counts(self) -> dict[str, int]:
         result = {
             "files": int(self.scalar("SELECT count(*) FROM files")),
             "chunks": int(self.scalar("SELECT count(*) FROM chunks")),
@@ -426,15 +516,31 @@ class Store:
         return result
 
     def integrity_problems(self) -> list[str]:
-        """Empty when SQLite's and FTS5's integrity checks pass and the row counts agree."""
-        problems = [r[0] for r in self.db.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        """Empty when SQLite's and FTS5's integrity checks pass and the row counts agree.
+
+        Takes the write lock for the duration of the check, so it waits for a running indexer's
+        current file (and the indexer waits for it).
+        """
+        # Why under the write lock: PRAGMA integrity_check also runs FTS5's own check, and FTS5
+        # checks against the segment structure it cached in this connection. If another process
+        # has merged segments since, it reports "corruption found reading blob" for a healthy
+        # file (seen with SQLite 3.54, 1 in 3 checks while an indexer runs). The FTS5
+        # 'integrity-check' command reloads that structure, and holding the write lock from it to
+        # the end keeps it current and makes the counts agree with what was checked.
+        problems: list[str] = []
+        self._begin_immediate()
         try:
-            self.db.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        except apsw.Error as exc:
-            problems.append(f"FTS5 integrity-check: {exc}")
-        counts = self.counts()
+            try:
+                self.db.execute(
+                    "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"
+                )
+            except apsw.Error as exc:
+                problems.append(f"FTS5 integrity-check: {exc}")
+            problems += [r[0] for r in self.db.execute("PRAGMA integrity_check") if r[0] != "ok"]
+            counts = self._counts()
+        finally:
+            if self.db.in_transaction:  # nothing was written; SQLite may have ended it on error
+                self.db.execute("ROLLBACK")
         if counts["fts"] != counts["chunks"]:
             problems.append(f"FTS rows {counts['fts']} != chunks {counts['chunks']}")
         if "vectors" in counts and counts["vectors"] != counts["embedded"]:

@@ -132,10 +132,13 @@ class VectorIndex:
             return None
         if not self._store.vectors_available or not self._store.has_vector_table():
             return None
-        state = self._state()
-        if self._matrix is None or state != self._version:
-            self.uses_matrix = self._load_matrix()
-            self._version = self._state()
+        # State and matrix are read in one snapshot, so a commit in between cannot leave a
+        # matrix that is older than the state it is filed under (or fail the layout checks).
+        with self._store.snapshot():
+            state = self._state()
+            if self._matrix is None or state != self._version:
+                self.uses_matrix = self._load_matrix()
+                self._version = state
         if not self.uses_matrix or self._matrix is None or self._ids is None or self._files is None:
             return None
         return _Matrix(self._ids, self._matrix, self._files)

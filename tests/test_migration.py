@@ -1,0 +1,229 @@
+"""Older index files are migrated in place; newer ones are refused untouched."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+import sqlite_vec
+
+import noteseek.store as store_module
+from noteseek import Index, SchemaVersionError
+from noteseek.chunker import chunk_note, content_hash, embedding_text
+from noteseek.quantize import quantize
+from noteseek.schema import MIGRATIONS, SCHEMA_VERSION
+from noteseek.store import Store
+
+from .conftest import REPO, FakeEmbedder, WriteNotes, note
+from .test_crash import write_vault
+
+NOTES = {
+    "security/oauth.md": note(
+        "OAuth Token Rotation",
+        ("Rotation", "Rotate access tokens when the API answers 401 and retry once."),
+        ("Storage", "Keep the refresh token in the system keychain, never in a dotfile."),
+        fm="aliases: [Token Renewal]\n",
+        tags="security",
+    ),
+    "db/postgres.md": note(
+        "Postgres Vacuum",
+        ("Autovacuum", "Autovacuum reclaims dead tuples; tune scale factor for big tables."),
+        ("VACUUM FULL", "VACUUM FULL rewrites the table and takes an exclusive lock."),
+    ),
+    "cooking/bread.md": note(
+        "Sourdough",
+        ("Starter", "Feed the starter twice a day with equal weights of flour and water."),
+    ),
+}
+
+
+def build_v1(db: Path, vault: Path) -> int:
+    """A schema-1 index of `vault` with rows as noteseek 0.1 (schema 1) wrote them; chunk count."""
+    conn = apsw.Connection(str(db))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.execute("PRAGMA journal_mode=WAL")
+    embedder = FakeEmbedder()
+    with conn:
+        MIGRATIONS[0](conn)
+        conn.execute("PRAGMA user_version=1")
+        conn.execute(
+            "CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding int8[64] distance_metric=cosine)"
+        )
+        meta = {
+            "pipeline": "0123456789abcdef",  # schema 1's pipeline fingerprint (version "1")
+            "vault_root": str(vault),
+            "model_fingerprint": embedder.fingerprint,
+            "vector_dim": "64",
+            "model_source": embedder.name,
+        }
+        conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+        total = 0
+        for path in sorted(vault.rglob("*.md")):
+            rel = path.relative_to(vault).as_posix()
+            stat = path.stat()
+            parsed = chunk_note(path.read_text(encoding="utf-8"), file_stem=path.stem)
+            conn.execute(
+                "INSERT INTO files(path, mtime_ns, size, content_hash, title, status, "
+                "chunk_count, indexed_at) VALUES (?, ?, ?, 'v1-hash', ?, 'ok', ?, 0)",
+                (rel, stat.st_mtime_ns, stat.st_size, parsed.title, len(parsed.chunks)),
+            )
+            file_id = conn.last_insert_rowid()
+            texts = [embedding_text(parsed.title, c.section, c.text) for c in parsed.chunks]
+            vectors = quantize(embedder.embed(texts))
+            for chunk, text, vector in zip(parsed.chunks, texts, vectors):
+                conn.execute(
+                    "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, "
+                    "mtime_ns, content_hash, embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
+                    (
+                        file_id,
+                        chunk.seq,
+                        chunk.section,
+                        chunk.text,
+                        chunk.heading_context,
+                        stat.st_mtime_ns,
+                        content_hash(text),
+                    ),
+                )
+                conn.execute(
+                    "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
+                    (conn.last_insert_rowid(), vector.tobytes()),
+                )
+                total += 1
+    conn.close()
+    return total
+
+
+def paths(idx: Index, query: str, mode: str) -> list[str]:
+    return [h.path for h in idx.search(query, mode=mode)]  # type: ignore[arg-type]
+
+
+def test_v1_index_is_migrated_searchable_and_reprocessed(
+    tmp_path: Path, make_vault: WriteNotes
+) -> None:
+    vault = make_vault(dict(NOTES))
+    db = tmp_path / "v1.db"
+    chunks = build_v1(db, vault)
+    with Index(db, embedder=FakeEmbedder()) as idx:
+        assert idx.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx.check() == []
+        # Searchable straight away, before any update (title/tags fields are empty until then).
+        assert paths(idx, "autovacuum dead tuples", "bm25")[0] == "db/postgres.md"
+        assert paths(idx, "rotating tokens", "bm25")[0] == "security/oauth.md"  # porter stemming
+        assert paths(idx, "refresh token keychain", "vector")[0] == "security/oauth.md"
+        stats = idx.update(vault)
+        # The pipeline version changed with the schema: every note is processed again, and the
+        # unchanged chunk texts keep their vectors.
+        assert stats.changed == len(NOTES) and stats.unchanged == 0
+        assert stats.vectors_reused == chunks and stats.chunks_embedded == 0
+        assert idx.check() == []
+        counts = idx.store.counts()
+        assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
+        # Fields only the new schema has: aliases in the title field, tags, exact names.
+        assert paths(idx, "Token Renewal", "hybrid")[0] == "security/oauth.md"
+        assert paths(idx, "security", "bm25") == ["security/oauth.md"]
+        migrated = {q: paths(idx, q, m) for q in ("vacuum", "starter flour") for m in ("bm25",)}
+    with Index(tmp_path / "clean.db", embedder=FakeEmbedder()) as idx:
+        idx.update(vault)
+        assert migrated == {q: paths(idx, q, "bm25") for q in ("vacuum", "starter flour")}
+
+
+def test_a_failed_migration_leaves_the_old_version_and_is_retried(
+    tmp_path: Path, make_vault: WriteNotes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = make_vault(dict(NOTES))
+    db = tmp_path / "v1.db"
+    build_v1(db, vault)
+
+    def half_done(conn: apsw.Connection) -> None:
+        conn.execute("ALTER TABLE chunks ADD COLUMN title TEXT NOT NULL DEFAULT ''")
+        raise KeyboardInterrupt  # killed in the middle of the migration
+
+    monkeypatch.setattr(store_module, "MIGRATIONS", (MIGRATIONS[0], half_done))
+    with pytest.raises(KeyboardInterrupt):
+        Store(db)
+    monkeypatch.undo()
+    raw = apsw.Connection(str(db))
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert "title" not in {r[1] for r in raw.execute("PRAGMA table_info(chunks)")}
+    raw.close()
+    with Index(db, embedder=FakeEmbedder()) as idx:
+        assert idx.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx.check() == []
+        idx.update(vault)
+        assert idx.check() == []
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from noteseek.store import Store
+go = Path({go!r})
+while not go.exists():
+    time.sleep(0.001)
+Store({db!r}).close()
+"""
+
+
+@pytest.mark.slow
+def test_processes_opening_an_old_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    """Every Store migrates, so searchers and indexers started together race to do it.
+
+    A few hundred notes make the migration (an FTS rebuild) slow enough for the race to happen:
+    re-reading the version only outside the write lock failed 4 trials in 5 here.
+    """
+    vault = tmp_path / "vault"
+    write_vault(vault, random.Random(1), 300)
+    for trial in range(3):
+        db, go = tmp_path / f"v1-{trial}.db", tmp_path / f"go-{trial}"
+        build_v1(db, vault)
+        code = OPENER.format(repo=str(REPO), go=str(go), db=str(db))
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+            for _ in range(4)
+        ]
+        time.sleep(1.0)  # let every child import and wait at the start line
+        go.touch()
+        errors = [p.communicate(timeout=60)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 4, errors
+        with Index(db, embedder=FakeEmbedder()) as idx:
+            assert idx.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+            assert idx.check() == []
+
+
+def test_newer_rollback_journal_file_is_refused_byte_identical(tmp_path: Path) -> None:
+    """Refused before anything is changed, not even the journal mode (it lives in the header)."""
+    db = tmp_path / "future.db"
+    raw = apsw.Connection(str(db))
+    raw.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); PRAGMA user_version=99")
+    raw.close()
+    before = db.read_bytes()
+    with pytest.raises(SchemaVersionError, match=r"schema version 99.*upgrade noteseek"):
+        Index(db, embedder=FakeEmbedder())
+    assert db.read_bytes() == before
+    assert not Path(f"{db}-wal").exists()
+
+
+def test_an_interrupted_first_run_after_migration_still_reprocesses_every_note(
+    tmp_path: Path, make_vault: WriteNotes
+) -> None:
+    vault = make_vault(dict(NOTES))
+    db = tmp_path / "v1.db"
+    build_v1(db, vault)
+
+    def crash(done: int, total: int, path: str) -> None:
+        if done == 1:
+            raise KeyboardInterrupt  # killed after the first note
+
+    with Index(db, embedder=FakeEmbedder()) as idx, pytest.raises(KeyboardInterrupt):
+        idx.update(vault, progress=crash)
+    with Index(db, embedder=FakeEmbedder()) as idx:
+        idx.update(vault)
+        untitled = idx.store.scalar("SELECT count(*) FROM chunks WHERE title = ''")
+        assert untitled == 0
