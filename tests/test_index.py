@@ -312,3 +312,24 @@ def test_rrf_fusion_is_still_available(
         assert hit.path == "security/oauth.md"
         assert hit.explanation is not None and hit.explanation.fusion == "rrf"
         assert hit.score == pytest.approx(hit.explanation.bm25_term + hit.explanation.vector_term)
+
+
+def test_allow_list_keeps_a_known_false_positive_and_rescrubs_on_change(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    from noteseek import Allowlist
+
+    vault = make_vault(
+        {
+            "demo.md": "# Demo\n\nThe tutorial login is `password: tutorialpass2024` for the sandbox.\n"
+        }
+    )
+    db = tmp_path / "i.db"
+    with Index(db, embedder=fake_embedder) as idx:
+        idx.update(vault)
+        assert idx.search("tutorialpass2024", mode="bm25") == []  # scrubbed by default
+    allow = Allowlist(regexes=(r"tutorialpass\d+",))
+    with Index(db, embedder=fake_embedder, options=IndexOptions(allow=allow)) as idx:
+        stats = idx.update(vault)
+        assert stats.changed == 1  # a new allow-list re-scrubs the notes
+        assert idx.search("tutorialpass2024", mode="bm25")[0].path == "demo.md"

@@ -22,7 +22,7 @@ from .embedder import Embedder
 from .errors import VectorSupportError
 from .quantize import quantize
 from .query import name_key
-from .scrubber import RULES_FINGERPRINT, scrub
+from .scrubber import RULES_FINGERPRINT, Allowlist, ScrubResult, scrub
 from .store import ChunkRecord, FileRecord, FileState, Store
 from .vault import (
     DEFAULT_EXCLUDE,
@@ -52,11 +52,17 @@ class IndexOptions:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     chunking: ChunkOptions = field(default_factory=ChunkOptions)
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    # Known false positives the scrubber must leave alone (`noteseek scan` shows fingerprints).
+    allow: Allowlist | None = None
 
     def fingerprint(self) -> str:
-        """Changes when re-chunking every note is needed."""
+        """Changes when re-chunking (and re-scrubbing) every note is needed."""
         c = self.chunking
-        raw = f"{PIPELINE_VERSION}|{c.max_chars}|{c.min_chars}|{sorted(c.skip_sections)}|{RULES_FINGERPRINT}"
+        allow = self.allow.fingerprint if self.allow is not None else "-"
+        raw = (
+            f"{PIPELINE_VERSION}|{c.max_chars}|{c.min_chars}|{sorted(c.skip_sections)}|"
+            f"{RULES_FINGERPRINT}|{allow}"
+        )
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
@@ -113,7 +119,7 @@ def _stop_on_first_interrupt() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _file_names(rel_path: str) -> list[str]:
+def _file_names(rel_path: str, allow: Allowlist | None = None) -> list[str]:
     """Names a file is known by: its stem, and its folder's name for `index.md` / `README.md`."""
     parts = rel_path.split("/")
     stem = parts[-1].rsplit(".", 1)[0]
@@ -122,7 +128,7 @@ def _file_names(rel_path: str) -> list[str]:
         names = [parts[-2]] if len(parts) > 1 else []
     else:
         names = [stem]
-    return [scrub(n).text.replace("_", " ").replace("-", " ") for n in names]
+    return [scrub(n, allow=allow).text.replace("_", " ").replace("-", " ") for n in names]
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,10 @@ def _prepare(
     note: NoteFile, root: Path, old: FileState | None, options: IndexOptions, force: bool
 ) -> _Prepared | _Skip | None:
     """Read and chunk one note. Returns None if unchanged, a _Skip if it must be skipped."""
+
+    def clean(text: str) -> ScrubResult:
+        return scrub(text, allow=options.allow)
+
     raw = read_note(note, root, max_bytes=options.max_file_bytes)
     if raw.data is None:
         return _Skip(raw.problem or "unreadable", recheck=raw.recheck)
@@ -147,12 +157,12 @@ def _prepare(
     decoded = decode_note(data)
     if decoded.text is None:
         return _Skip(decoded.problem or "unreadable")
-    scrubbed = scrub(decoded.text)
+    scrubbed = clean(decoded.text)
     stem = note.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    note_chunks = chunk_note(scrubbed.text, file_stem=scrub(stem).text, options=options.chunking)
+    note_chunks = chunk_note(scrubbed.text, file_stem=clean(stem).text, options=options.chunking)
     # Chunk text and sections are cut from already-scrubbed text; title and context come from
     # parsed YAML (escapes resolved), so they pass the scrubber once more.
-    title = scrub(note_chunks.title).text
+    title = clean(note_chunks.title).text
     chunks: list[ChunkRecord] = []
     texts: list[str] = []
     for chunk in note_chunks.chunks:
@@ -163,13 +173,17 @@ def _prepare(
                 seq=chunk.seq,
                 section=chunk.section,
                 text=chunk.text,
-                heading_context=scrub(chunk.heading_context).text,
+                heading_context=clean(chunk.heading_context).text,
                 content_hash=content_hash(embed_text),
             )
         )
     warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
     meta = note_chunks.meta
-    names = [title, *(scrub(a).text for a in meta.aliases), *_file_names(note.rel_path)]
+    names = [
+        title,
+        *(clean(a).text for a in meta.aliases),
+        *_file_names(note.rel_path, options.allow),
+    ]
     if scrubbed.counts:
         found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
         log.info(
@@ -185,7 +199,7 @@ def _prepare(
         status="warning" if warnings else "ok",
         problem="; ".join(warnings) or None,
         title_field=" ".join(names),
-        tags_field=scrub(" ".join([meta.type or "", *meta.tags]).strip()).text,
+        tags_field=clean(" ".join([meta.type or "", *meta.tags]).strip()).text,
         names=tuple(k for k in (name_key(n) for n in names) if k),
     )
     return _Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
@@ -230,9 +244,9 @@ def run_update(
     notes, passed_over = scan_vault(root, include=opts.include, exclude=opts.exclude)
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
-    secret_paths = [n for n in notes if scrub(n.rel_path).counts]
+    secret_paths = [n for n in notes if scrub(n.rel_path, allow=opts.allow).counts]
     for note in secret_paths:
-        shown = scrub(note.rel_path).text
+        shown = scrub(note.rel_path, allow=opts.allow).text
         log.warning("not indexed: the path of %s contains a secret; rename the file", shown)
         problems.append((shown, "the file name contains a secret; rename the file to index it"))
     notes = [n for n in notes if n not in secret_paths]
