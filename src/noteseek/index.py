@@ -87,7 +87,6 @@ class Index:
 
     def close(self) -> None:
         """Close the index file."""
-        self.searcher.close()
         self.store.close()
 
     def update(

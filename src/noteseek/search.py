@@ -208,9 +208,6 @@ class Searcher:
         vector = self._query_vector(query)
         return [] if vector is None else self.vectors.search(vector, limit)
 
-    def close(self) -> None:
-        """Nothing to release today; adapters close a Searcher like an Index."""
-
     def search(
         self,
         query: str,

@@ -120,6 +120,8 @@ class Store:
             raise
         self.vector_error = _load_sqlite_vec(self.db)
         self._tokenizer: Any = None
+        self._ubiquitous_raw: str | None = None
+        self._ubiquitous_stems: frozenset[str] = frozenset()
         # Chunk rows are 0.5-2.5 KB; 4 KB pages leave ~15% of the chunks table empty, 8 KB ~5%.
         # Only takes effect on a new, empty file.
         self.db.execute("PRAGMA page_size=8192")
@@ -464,7 +466,11 @@ class Store:
         is computed at the end of each update and stored in meta.
         """
         raw = self.get_meta(_UBIQUITOUS) or self.get_meta(_UBIQUITOUS_STALE)
-        stems = frozenset(json.loads(raw)) if raw else frozenset()
+        # Parsed once per stored value, not once per query: this runs on every search.
+        if raw != self._ubiquitous_raw:
+            self._ubiquitous_raw = raw
+            self._ubiquitous_stems = frozenset(json.loads(raw)) if raw else frozenset()
+        stems = self._ubiquitous_stems
         if not stems:
             return None
         if self._tokenizer is None:
