@@ -139,7 +139,31 @@ def _explain(hit: Hit) -> str:
     return f"{e.fusion}: " + " · ".join(parts) + f" = {hit.score:.4f}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose adapter commands (MCP server, intake, hooks) are imported only when run, so
+    `noteseek search` and the per-prompt hook do not pay for the MCP SDK or the intake code."""
+
+    lazy: dict[str, str] = {
+        "mcp": "noteseek.mcp_server:mcp_cmd",
+        "intake": "noteseek.intake.command:intake_cmd",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.lazy.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        import importlib
+
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="noteseek")
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (to stderr).")
 def cli(verbose: bool) -> None:
