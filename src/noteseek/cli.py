@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -143,7 +143,7 @@ class _LazyGroup(click.Group):
     """A group whose adapter commands (MCP server, intake, hooks) are imported only when run, so
     `noteseek search` and the per-prompt hook do not pay for the MCP SDK or the intake code."""
 
-    lazy: dict[str, str] = {
+    lazy: ClassVar[dict[str, str]] = {
         "mcp": "noteseek.mcp_server:mcp_cmd",
         "intake": "noteseek.intake.command:intake_cmd",
     }
@@ -158,9 +158,25 @@ class _LazyGroup(click.Group):
         import importlib
 
         module_name, attr = target.split(":")
-        command = getattr(importlib.import_module(module_name), attr)
+        try:
+            command = getattr(importlib.import_module(module_name), attr)
+        except ImportError as exc:
+            return _unavailable(cmd_name, exc)
         assert isinstance(command, click.Command)
         return command
+
+
+def _unavailable(name: str, exc: ImportError) -> click.Command:
+    """Stands in for a command whose optional dependency is missing, and says how to add it."""
+    missing = exc.name or str(exc)
+
+    def fail() -> None:
+        raise click.ClickException(
+            f"'noteseek {name}' needs {missing!r}, which is not installed: "
+            f"pip install 'noteseek[{name}]'"
+        )
+
+    return click.Command(name, callback=fail, help=f"(unavailable: {missing} is not installed)")
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -226,6 +242,10 @@ def index_cmd(
 @click.option("--max-tokens", type=click.IntRange(1, None), help="Token budget for all hit texts.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every hit field.")
 @click.option("--explain", is_flag=True, help="Show each hit's ranks, scores and fusion terms.")
+@click.option(
+    "--folder", "folders", multiple=True, help="Only notes under this vault folder (repeatable)."
+)
+@click.option("--tag", "tags", multiple=True, help="Only notes with this tag (repeatable: all).")
 def search_cmd(
     query: str,
     db: str | None,
@@ -235,10 +255,20 @@ def search_cmd(
     max_tokens: int | None,
     as_json: bool,
     explain: bool,
+    folders: tuple[str, ...],
+    tags: tuple[str, ...],
 ) -> None:
     """Search the index for QUERY (put a query that starts with '-' after '--')."""
     with _open_existing(_resolve_db(db, vault)) as idx:
-        hits = idx.search(query, limit=limit, mode=mode, max_tokens=max_tokens, explain=explain)  # type: ignore[arg-type]
+        hits = idx.search(
+            query,
+            limit=limit,
+            mode=mode,  # type: ignore[arg-type]
+            max_tokens=max_tokens,
+            explain=explain,
+            folders=folders or None,
+            tags=tags or None,
+        )
         degraded = idx.searcher.vector_problem if mode != "bm25" else None
     if as_json:
         doc = {

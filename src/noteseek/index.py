@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -131,13 +132,23 @@ class Index:
         mode: Mode = "hybrid",
         max_tokens: int | None = None,
         explain: bool = False,
+        folders: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
         Never raises on the query text. `explain=True` fills `Hit.explanation` with the fusion terms.
+        `folders` (vault-relative) and `tags` narrow the notes searched: a note must be under one of
+        the folders and carry every tag (nested tags count: `project` matches `project/alpha`).
         """
         return self.searcher.search(
-            query, limit=limit, mode=mode, max_tokens=max_tokens, explain=explain
+            query,
+            limit=limit,
+            mode=mode,
+            max_tokens=max_tokens,
+            explain=explain,
+            folders=folders,
+            tags=tags,
         )
 
     def check(self) -> list[str]:

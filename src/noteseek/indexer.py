@@ -21,7 +21,7 @@ from .chunker import ChunkOptions, chunk_note, content_hash, embedding_text
 from .embedder import Embedder
 from .errors import VectorSupportError
 from .quantize import quantize
-from .query import name_key
+from .query import name_key, tag_key
 from .scrubber import RULES_FINGERPRINT, Allowlist, ScrubResult, scrub
 from .store import ChunkRecord, FileRecord, FileState, Store
 from .vault import (
@@ -38,7 +38,7 @@ __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 log = logging.getLogger("noteseek.indexer")
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "2"  # 2: title/tags fields and note names (schema m002)
+PIPELINE_VERSION = "3"  # 2: title/tags fields and note names (m002); 3: note_tags (m003)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]
@@ -201,6 +201,7 @@ def _prepare(
         title_field=" ".join(names),
         tags_field=clean(" ".join([meta.type or "", *meta.tags]).strip()).text,
         names=tuple(k for k in (name_key(n) for n in names) if k),
+        tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
     )
     return _Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
 

@@ -11,7 +11,15 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["MAX_QUERY_TERMS", "STOPWORDS", "fts_query", "name_key", "query_terms"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "STOPWORDS",
+    "folder_key",
+    "fts_query",
+    "name_key",
+    "query_terms",
+    "tag_key",
+]
 
 MAX_QUERY_TERMS = 32
 
@@ -74,3 +82,18 @@ def name_key(text: str) -> str:
     folded = unicodedata.normalize("NFKD", text.casefold())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return " ".join(t for t in _SEPARATOR.split(folded) if t)
+
+
+def tag_key(tag: str) -> str:
+    """A tag as stored and filtered: without `#`, case-folded, NFC. `#Project/Alpha` → `project/alpha`."""
+    return unicodedata.normalize("NFC", tag.strip().lstrip("#").strip().casefold())
+
+
+def folder_key(folder: str) -> str:
+    """A vault-relative folder as a path prefix: '/'-separated, no leading './' or outer slashes.
+
+    The vault root ('', '.', '/') gives ''. Only a filter, never used to open files.
+    """
+    parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
+    return "/".join(parts)
+

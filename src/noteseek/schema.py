@@ -113,5 +113,27 @@ def m002_title_fields_and_names(db: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_title_fields_and_names)
+def m003_note_tags(db: Connection) -> None:
+    """Each note's frontmatter tags, normalised by `tag_key`, for tag filters in search.
+
+    Filled as notes are (re-)processed; the pipeline version bump that comes with this migration
+    makes the next update re-process every note (vectors are reused by content hash).
+    """
+    db.execute(
+        """
+        CREATE TABLE note_tags(
+            tag TEXT NOT NULL,
+            file_id INTEGER NOT NULL REFERENCES files(id)
+        );
+        CREATE INDEX note_tags_by_tag ON note_tags(tag);
+        CREATE INDEX note_tags_by_file ON note_tags(file_id);
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
+    m001_initial,
+    m002_title_fields_and_names,
+    m003_note_tags,
+)
 SCHEMA_VERSION = len(MIGRATIONS)

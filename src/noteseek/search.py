@@ -1,8 +1,10 @@
-"""Answer a query: BM25 over FTS5, KNN over vectors, fused with Reciprocal Rank Fusion."""
+"""Answer a query: BM25 over FTS5, KNN over vectors, fused per note (docs/ranking.md)."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
@@ -14,7 +16,7 @@ from .budget import fit_to_budget
 from .embedder import Embedder
 from .errors import ModelLoadError
 from .fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from .query import fts_query, name_key
+from .query import folder_key, fts_query, name_key, tag_key
 from .store import Store
 from .vectors import VectorIndex, VectorMatch
 
@@ -170,20 +172,34 @@ class Searcher:
         """(chunk id, BM25 score, higher is better) for the best `limit` chunks."""
         return [(cid, score) for cid, score, _ in self._bm25(query, limit)]
 
-    def _bm25(self, query: str, limit: int) -> list[tuple[int, float, int]]:
-        """(chunk id, BM25 score, file id), best first."""
+    def _bm25(
+        self, query: str, limit: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float, int]]:
+        """(chunk id, BM25 score, file id), best first; only notes in `allowed` when given."""
         match = fts_query(query, drop=self.store.ubiquitous_terms())
         if match is None or limit <= 0:
             return []
         w = self.settings.column_weights
-        try:
+        if allowed is None:
             # Rank inside, join outside: the join then touches only the `limit` winners.
-            rows = self.store.db.execute(
+            sql = (
                 "SELECT x.id, x.s, c.file_id FROM (SELECT rowid AS id, "
                 "bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY s, rowid LIMIT ?) x JOIN chunks c ON c.id = x.id ORDER BY x.s, x.id",
-                (w[0], w[1], w[2], w[3], match, limit),
+                "ORDER BY s, rowid LIMIT ?) x JOIN chunks c ON c.id = x.id ORDER BY x.s, x.id"
             )
+            params: tuple[object, ...] = (w[0], w[1], w[2], w[3], match, limit)
+        else:
+            # Filtered: every match is scored and the filter applied before the limit, so a
+            # narrow folder still gets its full `limit` rather than what survived the top rows.
+            sql = (
+                "SELECT x.id, x.s, c.file_id FROM (SELECT rowid AS id, "
+                "bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts WHERE chunks_fts MATCH ?) x "
+                "JOIN chunks c ON c.id = x.id "
+                "WHERE c.file_id IN (SELECT value FROM json_each(?)) ORDER BY x.s, x.id LIMIT ?"
+            )
+            params = (w[0], w[1], w[2], w[3], match, json.dumps(sorted(allowed)), limit)
+        try:
+            rows = self.store.db.execute(sql, params)
             return [(int(r[0]), -float(r[1]), int(r[2])) for r in rows]
         except apsw.Error as exc:  # defensive: the sanitiser should make this unreachable
             log.warning("keyword search failed for a query, returning no keyword hits: %s", exc)
@@ -204,9 +220,11 @@ class Searcher:
         """(chunk id, cosine) of the nearest `limit` chunks; empty when vectors are unavailable."""
         return [(m.chunk_id, m.cosine) for m in self._knn(query, limit)]
 
-    def _knn(self, query: str, limit: int) -> list[VectorMatch]:
+    def _knn(self, query: str, limit: int, allowed: set[int] | None = None) -> list[VectorMatch]:
         vector = self._query_vector(query)
-        return [] if vector is None else self.vectors.search(vector, limit)
+        if vector is None:
+            return []
+        return self.vectors.search(vector, limit, allowed=allowed)
 
     def search(
         self,
@@ -216,8 +234,14 @@ class Searcher:
         mode: Mode = "hybrid",
         max_tokens: int | None = None,
         explain: bool = False,
+        folders: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """The best `limit` notes for a query, each with its best section; never raises on the text."""
+        """The best `limit` notes for a query, each with its best section; never raises on the text.
+
+        `folders` keeps notes under any of these vault-relative folders; `tags` keeps notes that
+        carry every one of these tags (a tag also matches its nested tags: `project` → `project/a`).
+        """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if limit < 1:
@@ -226,21 +250,40 @@ class Searcher:
             raise TypeError("query must be a string")
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
+        folder_keys = None if folders is None else [folder_key(f) for f in folders]
+        tag_keys = None if tags is None else [k for k in (tag_key(t) for t in tags) if k]
         with self.store.snapshot():
+            allowed = None
+            if folder_keys is not None or tag_keys:
+                allowed = self.store.files_matching(folders=folder_keys, tags=tag_keys)
+                if not allowed:
+                    return []
             return self._search(
-                query, limit=limit, mode=mode, max_tokens=max_tokens, explain=explain
+                query,
+                limit=limit,
+                mode=mode,
+                max_tokens=max_tokens,
+                explain=explain,
+                allowed=allowed,
             )
 
     def _search(
-        self, query: str, *, limit: int, mode: Mode, max_tokens: int | None, explain: bool
+        self,
+        query: str,
+        *,
+        limit: int,
+        mode: Mode,
+        max_tokens: int | None,
+        explain: bool,
+        allowed: set[int] | None,
     ) -> list[Hit]:
         s = self.settings
         notes = max(s.candidates, limit)
         depth = max(s.chunk_depth, notes * 3)
-        kw_rows = self._bm25(query, depth) if mode in ("hybrid", "bm25") else []
-        vec_rows = self._knn(query, depth) if mode in ("hybrid", "vector") else []
+        kw_rows = self._bm25(query, depth, allowed) if mode in ("hybrid", "bm25") else []
+        vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
         if mode == "vector" and self.vector_problem:
-            kw_rows = self._bm25(query, depth)  # degrade to BM25 rather than answer nothing
+            kw_rows = self._bm25(query, depth, allowed)  # degrade to BM25, don't answer nothing
         file_of = {cid: fid for cid, _, fid in kw_rows}
         file_of.update({m.chunk_id: m.file_id for m in vec_rows if m.file_id is not None})
         missing = [m.chunk_id for m in vec_rows if m.file_id is None]
@@ -251,6 +294,8 @@ class Searcher:
         kw = _group(keyword, file_of, notes)
         vec = _group(semantic, file_of, notes)
         exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
+        if allowed is not None:
+            exact = [fid for fid in exact if fid in allowed]
         ranked = self._fuse(kw, vec, exact)[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, s.alpha)
         best = _best_chunks(keyword, semantic, file_of, share)

@@ -60,6 +60,7 @@ class FileRecord:
     title_field: str = ""  # title, aliases and file name: a BM25 field of every chunk
     tags_field: str = ""  # type and tags: a BM25 field of every chunk
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
+    tags: tuple[str, ...] = ()  # tag_key()s for tag filters
 
 
 @dataclass(frozen=True)
@@ -316,6 +317,7 @@ class Store:
         if file_id is not None:
             self._delete_chunks(int(file_id))
             self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
+            self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunks(self, file_id: int) -> None:
@@ -364,6 +366,9 @@ class Store:
         self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
         for name in sorted(set(record.names)):
             self.db.execute("INSERT INTO note_names(name, file_id) VALUES (?, ?)", (name, file_id))
+        self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
+        for tag in sorted(set(record.tags)):
+            self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
         store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
         if chunks:
             self._chunks_changed()
@@ -422,6 +427,7 @@ class Store:
             self.db.execute(f"DELETE FROM {VEC_TABLE}")
         self.db.execute("DELETE FROM chunks")
         self.db.execute("DELETE FROM note_names")
+        self.db.execute("DELETE FROM note_tags")
         self.db.execute("DELETE FROM files")
 
     # -- reads for search and status --------------------------------------------------------
@@ -502,6 +508,30 @@ class Store:
             "SELECT file_id FROM note_names WHERE name = ? ORDER BY file_id", (name,)
         )
         return [int(r[0]) for r in rows]
+
+    def files_matching(
+        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+    ) -> set[int]:
+        """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
+        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags)."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if folders is not None:
+            if "" in folders:  # the vault root contains everything
+                folders = None
+            else:
+                clauses.append(
+                    "(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")"
+                )
+                for folder in folders:
+                    params += [len(folder) + 1, folder + "/"]
+        for tag in tags or ():
+            clauses.append(
+                "id IN (SELECT file_id FROM note_tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
+            )
+            params += [tag, len(tag) + 1, tag + "/"]
+        where = " AND ".join(clauses) or "1"
+        return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
 
     def counts(self) -> dict[str, int]:
         """Row counts that must agree: chunks, FTS rows, vectors and chunks marked embedded."""

@@ -111,16 +111,30 @@ class VectorIndex:
         self._ids, self._matrix, self._files = ids_all, dequantize(matrix_int8), files
         return True
 
-    def search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
-        """The `limit` chunks closest to a unit-length query vector, best first."""
+    def search(
+        self, query: npt.NDArray[np.float32], limit: int, *, allowed: set[int] | None = None
+    ) -> list[VectorMatch]:
+        """The `limit` chunks closest to a unit-length query vector, best first; only chunks of
+        the files in `allowed` when given."""
         if limit <= 0:
             return []
         matrix = self.prepare()
         if matrix is not None:
-            return matrix.search(query, limit)
+            return matrix.search(query, limit, allowed=allowed)
         if not self._store.vectors_available or not self._store.has_vector_table():
             return []
-        return self._vec0_search(query, limit)
+        if allowed is None:
+            return self._vec0_search(query, limit)
+        # vec0 cannot filter by note: ask for more and keep the allowed ones. A narrow filter
+        # may then get fewer than `limit` (only on this fallback path).
+        found = self._vec0_search(query, min(limit * 20, 4096))
+        files = self._store.file_ids([m.chunk_id for m in found])
+        kept = [
+            VectorMatch(m.chunk_id, m.cosine, files[m.chunk_id])
+            for m in found
+            if files.get(m.chunk_id) in allowed
+        ]
+        return kept[:limit]
 
     def prepare(self) -> _Matrix | None:
         """The in-memory vectors, re-read if the index changed; None when only vec0 KNN works.
@@ -160,11 +174,19 @@ class _Matrix:
     rows: npt.NDArray[np.float32]
     files: npt.NDArray[np.int64]  # file id of each row, -1 if unknown
 
-    def search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
-        """Exact cosine top-`limit` by one matrix-vector product."""
+    def search(
+        self, query: npt.NDArray[np.float32], limit: int, *, allowed: set[int] | None = None
+    ) -> list[VectorMatch]:
+        """Exact cosine top-`limit` by one matrix-vector product (rows of `allowed` files only)."""
         if not len(self.ids) or limit <= 0:
             return []
         scores = self.rows @ query.astype(np.float32)
+        if allowed is not None:
+            keep = np.isin(self.files, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+            scores = np.where(keep, scores, -np.inf)
+            limit = min(limit, int(keep.sum()))
+            if limit <= 0:
+                return []
         k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         # Ties broken by chunk id so equal scores rank the same way every time.
