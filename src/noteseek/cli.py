@@ -146,6 +146,9 @@ class _LazyGroup(click.Group):
     lazy: ClassVar[dict[str, str]] = {
         "mcp": "noteseek.mcp_server:mcp_cmd",
         "intake": "noteseek.intake.command:intake_cmd",
+        "serve": "noteseek.daemon:serve_cmd",
+        "install-hooks": "noteseek.hooks_install:install_cmd",
+        "uninstall-hooks": "noteseek.hooks_install:uninstall_cmd",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
