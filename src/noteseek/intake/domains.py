@@ -10,6 +10,7 @@ the cosine to each domain's centroid, which keeps small folders from being outvo
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,8 @@ MIN_DOMAIN_CALIBRATION = 20
 # Near-duplicates: candidates by cosine, confirmed by shared word 5-grams.
 DUPLICATE_CANDIDATE_COSINE = 0.8
 DUPLICATE_CONTAINMENT = 0.7
+# Sibling notes (one API's many pages) can all sit at nearly the same cosine: look at several.
+DUPLICATE_CANDIDATES = 10
 MIN_SHINGLES = 10
 
 
@@ -250,20 +253,29 @@ class VaultModel:
             return None
         candidates: dict[int, float] = {}
         note_sims = self.vectors @ vector.astype(np.float32)
-        for i in np.argsort(-note_sims, kind="stable")[:3]:
+        for i in np.argsort(-note_sims, kind="stable")[:DUPLICATE_CANDIDATES]:
             if note_sims[i] >= DUPLICATE_CANDIDATE_COSINE:
                 candidates[int(i)] = float(note_sims[i])
         # An excerpt of a long note is close to one of its chunks, not to the note as a whole.
         if len(self.chunk_rows) and len(chunk_vectors):
             chunk_sims = chunk_vectors.astype(np.float32) @ self.chunk_rows.T
             for row in chunk_sims:
-                for j in np.argsort(-row, kind="stable")[:3]:
+                for j in np.argsort(-row, kind="stable")[:DUPLICATE_CANDIDATES]:
                     if row[j] >= DUPLICATE_CANDIDATE_COSINE:
                         candidates.setdefault(int(self.chunk_notes[j]), float(row[j]))
+        texts = {i: shingles(self.note_text(self.paths[i])) for i in candidates}
+        # Notes made from one template (a people page, an API property page) share most of their
+        # 5-grams with each other. What most candidates share is template, not content: leave it
+        # out, so an item only counts as a duplicate of the note its own words come from.
+        if len(texts) >= 3:
+            seen = Counter(s for grams in texts.values() for s in grams)
+            floor = max(2, -(-len(texts) // 2))
+            mine = frozenset(s for s in mine if seen[s] < floor)
+            if len(mine) < MIN_SHINGLES:
+                return None
         best: Duplicate | None = None
         for i in sorted(candidates, key=lambda c: -candidates[c]):
-            theirs = shingles(self.note_text(self.paths[i]))
-            overlap = len(mine & theirs) / len(mine)
+            overlap = len(mine & texts[i]) / len(mine)
             if overlap >= DUPLICATE_CONTAINMENT and (best is None or overlap > best.overlap):
                 best = Duplicate(self.paths[i], overlap)
         return best
