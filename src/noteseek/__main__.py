@@ -1,5 +1,5 @@
-"""`python -m noteseek` runs the CLI."""
+"""`python -m noteseek` runs the CLI (with the same hook fast path as the console script)."""
 
-from .cli import main
+from .entry import main
 
 main()

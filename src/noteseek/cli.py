@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 import click
 
 from . import __version__
+from .context import DEFAULT_CONTEXT_TOKENS
 from .errors import IndexNotFoundError, NoteseekError
 from .index import Index, IndexStatus
 from .indexer import IndexOptions, IndexStats
-from .paths import ENV_DB, default_db_path, known_indexes
+from .paths import ENV_DB, default_db_path, resolve_db
 from .scan import SHOWN_FINGERPRINT_CHARS, load_allowlist, scan_secrets
 from .search import MODES, Hit
 from .vault import DEFAULT_EXCLUDE
@@ -27,26 +28,7 @@ __all__ = ["main"]
 
 def _resolve_db(db: str | None, vault: str | None) -> Path:
     """Which index file a read command means: --db, $NOTESEEK_DB, --vault, cwd, or the only one."""
-    if db:
-        return Path(db).expanduser()
-    if os.environ.get(ENV_DB):
-        return Path(os.environ[ENV_DB]).expanduser()
-    if vault:
-        return default_db_path(vault)
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        candidate = default_db_path(folder)
-        if candidate.exists():
-            return candidate
-    indexes = known_indexes()
-    if len(indexes) == 1:
-        return indexes[0]
-    if not indexes:
-        raise IndexNotFoundError("no index yet: run 'noteseek index PATH/TO/VAULT' first")
-    names = ", ".join(p.name for p in indexes)
-    raise IndexNotFoundError(
-        f"several indexes exist ({names}): pass --vault PATH or --db FILE to choose one"
-    )
+    return resolve_db(db=db, vault=vault)
 
 
 def _open_existing(db: Path) -> Index:
@@ -299,6 +281,61 @@ def search_cmd(
         if hit.explanation is not None:
             click.echo(f"    {_explain(hit)}")
         click.echo(f"    {_snippet(hit.text)}")
+
+
+@cli.command("context")
+@click.argument("query")
+@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@click.option("--vault", type=click.Path(file_okay=False), help="Use the index of this vault.")
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_CONTEXT_TOKENS,
+    show_default=True,
+    type=click.IntRange(1, None),
+    help="Token budget for the whole block (≈ 4 characters per token).",
+)
+@click.option("--no-gate", is_flag=True, help="Show the best sections even if none seems relevant.")
+@click.option("--json", "as_json", is_flag=True, help="The block plus the gate's decision as JSON.")
+def context_cmd(
+    query: str, db: str | None, vault: str | None, max_tokens: int, no_gate: bool, as_json: bool
+) -> None:
+    """The agent context block for QUERY: what the prompt hook would inject."""
+    from .agent_context import prompt_context
+
+    with _open_existing(_resolve_db(db, vault)) as idx:
+        result = prompt_context(idx, query, max_tokens=max_tokens, gated=not no_gate)
+    if as_json:
+        doc = {
+            "text": result.text,
+            "reason": result.reason,
+            "considered": result.considered,
+            "hits": [_hit_json(h) for h in result.hits],
+        }
+        click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    if not result.text:
+        click.echo(f"no context: {result.reason}", err=True)
+        return
+    click.echo(result.text, nl=False)
+
+
+@cli.command(
+    "hook",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=True,
+)
+@click.argument("event", type=click.Choice(["prompt", "pre-tool", "post-tool"]))
+@click.pass_context
+def hook_cmd(ctx: click.Context, event: str) -> None:
+    """Claude Code hook: reads the event JSON on stdin, prints the protocol JSON.
+
+    EVENT is prompt (UserPromptSubmit), pre-tool (PreToolUse) or post-tool (PostToolUse).
+    Options: --db PATH, --max-tokens N. Always exits 0; problems go to hook.log in the data
+    folder. Installed by 'noteseek install-hooks'.
+    """
+    from .hooks import main as hook_main
+
+    sys.exit(hook_main([event, *ctx.args]))
 
 
 def _status_json(status: IndexStatus) -> dict[str, Any]:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import platformdirs
 
-__all__ = ["data_dir", "default_db_path", "known_indexes"]
+from .errors import IndexNotFoundError
+
+__all__ = ["data_dir", "default_db_path", "known_indexes", "resolve_db"]
 
 ENV_DB = "NOTESEEK_DB"
 ENV_HOME = "NOTESEEK_HOME"
@@ -37,3 +39,31 @@ def known_indexes() -> list[Path]:
     """Index files in the data directory."""
     folder = data_dir() / "indexes"
     return sorted(folder.glob("*.db")) if folder.is_dir() else []
+
+
+def resolve_db(
+    *, db: str | None = None, vault: str | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Path:
+    """Which index file a reader means: `db`, $NOTESEEK_DB, `vault`'s index, the index of a vault
+    that contains `cwd` (default: the current folder), or the only index there is."""
+    if db:
+        return Path(db).expanduser()
+    if os.environ.get(ENV_DB):
+        return Path(os.environ[ENV_DB]).expanduser()
+    if vault:
+        return default_db_path(vault)
+    here = Path(cwd if cwd is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = default_db_path(folder)
+        if candidate.exists():
+            return candidate
+    indexes = known_indexes()
+    if len(indexes) == 1:
+        return indexes[0]
+    if not indexes:
+        raise IndexNotFoundError("no index yet: run 'noteseek index PATH/TO/VAULT' first")
+    names = ", ".join(p.name for p in indexes)
+    raise IndexNotFoundError(
+        f"several indexes exist ({names}): pass --vault PATH or --db FILE to choose one"
+    )
+

@@ -1,0 +1,130 @@
+"""The context block: format, budget, whole sections first, determinism; and the relevance gate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from noteseek import Index
+from noteseek.agent_context import prompt_context
+from noteseek.budget import estimate_tokens
+from noteseek.context import (
+    CONTEXT_HEADING,
+    CONTEXT_PROVENANCE,
+    format_context,
+    note_source,
+    select_sections,
+)
+from noteseek.relevance import GateSettings, content_terms, judge
+from tests.conftest import FakeEmbedder, WriteNotes, note
+
+
+@dataclass(frozen=True)
+class FakeHit:
+    path: str
+    section: str
+    text: str
+    bm25_rank: int | None = 1
+    vec_rank: int | None = 1
+    cosine: float | None = 0.9
+
+
+def test_block_format_names_section_and_source() -> None:
+    hits = [
+        FakeHit("security/OAuth Token Rotation.md", "Rotation", "Rotate tokens on a 401."),
+        FakeHit("inbox/Untitled.md", "", "Just a line."),
+    ]
+    assert format_context(hits, max_tokens=500) == (
+        f"{CONTEXT_HEADING}\n\n{CONTEXT_PROVENANCE}\n\n"
+        "### Rotation (security/OAuth Token Rotation)\nRotate tokens on a 401.\n\n"
+        "### Untitled (inbox/Untitled)\nJust a line.\n"
+    )
+    assert note_source("a/b.MD") == "a/b"
+
+
+def test_nothing_to_show_gives_an_empty_block() -> None:
+    assert format_context([], max_tokens=500) == ""
+    # Even the header does not fit: no block rather than a header without content.
+    assert format_context([FakeHit("a.md", "S", "word " * 50)], max_tokens=20) == ""
+
+
+def test_whole_sections_are_preferred_to_fragments() -> None:
+    long = FakeHit("long.md", "Long", "long " * 600)  # ~750 tokens
+    short1 = FakeHit("s1.md", "One", "short text one")
+    short2 = FakeHit("s2.md", "Two", "short text two")
+    chosen = select_sections([short1, long, short2], max_tokens=300)
+    # The long second hit is skipped whole, not cut; the later short one still fits.
+    assert [c.path for c in chosen] == ["s1.md", "s2.md"]
+    assert not any(c.shortened for c in chosen)
+
+
+def test_only_a_too_long_first_section_is_shortened_at_a_word() -> None:
+    words = [f"w{i}" for i in range(2000)]
+    chosen = select_sections([FakeHit("a.md", "A", " ".join(words))], max_tokens=200)
+    assert len(chosen) == 1 and chosen[0].shortened
+    body = chosen[0].text.rstrip("…")
+    assert all(token in words for token in body.split())  # every word whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(min_size=0, max_size=3000), min_size=0, max_size=8),
+    budget=st.integers(min_value=1, max_value=1500),
+)
+def test_block_never_exceeds_the_budget_and_never_cuts_a_word(
+    texts: list[str], budget: int
+) -> None:
+    hits = [FakeHit(f"n{i}.md", f"S{i}", t) for i, t in enumerate(texts)]
+    block = format_context(hits, max_tokens=budget)
+    assert estimate_tokens(block) <= budget
+    for section in select_sections(hits, max_tokens=budget):
+        original = texts[int(section.path[1:-3])].strip()
+        if section.shortened:
+            kept = section.text.removesuffix("…").rstrip()
+            assert original.startswith(kept)
+            nxt = original[len(kept) : len(kept) + 1]
+            assert nxt == "" or nxt.isspace()  # cut at whitespace, not inside a word
+        else:
+            assert section.text == original
+
+
+def test_gate_silences_greetings_and_weak_hits_and_keeps_strong_ones() -> None:
+    strong = FakeHit("a.md", "A", "x", bm25_rank=1, vec_rank=2, cosine=0.62)
+    agreeing = FakeHit("b.md", "B", "x", bm25_rank=3, vec_rank=4, cosine=0.47)
+    weak_alone = FakeHit("c.md", "C", "x", bm25_rank=None, vec_rank=1, cosine=0.50)
+    assert judge("hi", [strong]).kept == ()
+    assert "content words" in judge("ok thanks", [strong]).reason or judge("ok", [strong]).kept == ()
+    assert judge("rotate the oauth tokens", [strong, agreeing, weak_alone]).kept == (0, 1)
+    none = judge("rotate the oauth tokens", [weak_alone])
+    assert none.kept == () and "0.50" in none.reason
+    # An exact note name passes even as a one-word prompt.
+    assert judge("kubernetes", [weak_alone], exact=[True]).kept == (0,)
+    stricter = GateSettings(alone_cosine=0.7, agree_cosine=0.7)
+    assert judge("rotate the oauth tokens", [strong], settings=stricter).kept == ()
+    assert content_terms("How do I do it?") == []
+
+
+def _vault(make_vault: WriteNotes) -> Path:
+    return make_vault(
+        {
+            f"notes/n{i}.md": note(f"Topic {i}", ("Body", f"Token rotation detail number {i}."))
+            for i in range(8)
+        }
+    )
+
+
+def test_prompt_context_is_byte_identical_across_openings(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = _vault(make_vault)
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        first = prompt_context(idx, "token rotation detail", gated=False).text
+    # A second, independent opening of the same file gives the same bytes.
+    with Index(tmp_path / "i.db", embedder=FakeEmbedder()) as idx:
+        second = prompt_context(idx, "token rotation detail", gated=False).text
+        assert first == second and first.startswith(CONTEXT_HEADING)
+        assert prompt_context(idx, "hello", gated=True).text == ""
