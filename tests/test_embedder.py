@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -13,6 +17,7 @@ from noteseek.embedder import (
     bundled_model_path,
     default_embedder,
 )
+from noteseek.static_model import read_safetensors_header
 
 
 def test_bundled_model_files_ship_inside_the_package() -> None:
@@ -57,3 +62,110 @@ def test_loading_needs_no_network() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "(1, 256)"
+
+
+def _model2vec_embed(texts: list[str]) -> np.ndarray:
+    """What Model2VecEmbedder.embed returned when it always went through model2vec."""
+    from model2vec import StaticModel
+
+    model = StaticModel.from_pretrained(str(bundled_model_path()))
+    vectors = np.asarray(
+        model.encode(texts, use_multiprocessing=False, show_progress_bar=False), dtype=np.float32
+    )
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
+
+
+EDGE_TEXTS = [
+    "",
+    " ",
+    "\n\t",
+    "how to center a div with flexbox",
+    "Straße über Äpfel: Kündigungsfrist nach § 622 Abs. 2 BGB",
+    "日本語のテキストと中文 и кириллица",
+    "emoji 🙂🚀 and ZWJ 👩‍💻",
+    "def f(x: int) -> int:\n    return x ** 2  # code {}[]()",
+    "[UNK] [CLS] [SEP] [PAD] [MASK]",
+    "\x00\x01\x7f control characters",
+    "word " * 700,  # > 512 tokens: token truncation
+    "supercalifragilisticexpialidocious" * 60,  # > 512 characters, few words: char truncation
+    "x" * 5000,
+]
+
+
+def test_fast_encoder_is_used_for_the_bundled_model() -> None:
+    from noteseek.static_model import StaticModel
+
+    model = default_embedder()
+    model.embed(["load"])
+    assert isinstance(model._model, StaticModel)
+
+
+def test_fast_encoder_gives_model2vecs_vectors_bit_for_bit() -> None:
+    rng = np.random.default_rng(3)
+    words = [*" ".join(EDGE_TEXTS).split(), "token", "rotation", "rebase", "Vault", "ß"]
+    random_texts = [
+        " ".join(rng.choice(words, size=int(rng.integers(0, 900))).tolist()) for _ in range(1100)
+    ]
+    texts = EDGE_TEXTS + random_texts  # > 1024 texts: model2vec's batching is mirrored too
+    ours = default_embedder().embed(texts)
+    reference = _model2vec_embed(texts)
+    assert ours.dtype == np.float32 and ours.shape == reference.shape
+    assert ours.tobytes() == reference.tobytes()
+    for text in EDGE_TEXTS:  # one at a time, as queries are embedded
+        assert default_embedder().embed([text]).tobytes() == _model2vec_embed([text]).tobytes()
+
+
+def test_models_the_fast_encoder_does_not_support_fall_back_to_model2vec(tmp_path: Path) -> None:
+    from noteseek.static_model import load_static_model
+
+    folder = tmp_path / "quantised"
+    shutil.copytree(bundled_model_path(), folder)
+    header, start = read_safetensors_header(folder / "model.safetensors")
+    # Add a `weights` tensor (as vocabulary-quantised models have): a layout we leave to model2vec.
+    rows = header["embeddings"]["shape"][0]
+    data = (folder / "model.safetensors").read_bytes()[start:]
+    header["weights"] = {
+        "dtype": "F32",
+        "shape": [rows],
+        "data_offsets": [len(data), len(data) + 4 * rows],
+    }
+    blob = json.dumps(header).encode()
+    weights = np.ones(rows, dtype=np.float32).tobytes()
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + data + weights)
+    assert load_static_model(folder) is None
+    embedder = Model2VecEmbedder(folder)
+    vector = embedder.embed(["fallback works"])
+    assert type(embedder._model).__module__.startswith("model2vec")
+    assert vector.shape == (1, 256)
+
+
+def test_safetensors_header_is_parsed_by_hand() -> None:
+    header, start = read_safetensors_header(bundled_model_path() / "model.safetensors")
+    assert header["embeddings"]["dtype"] == "F32"
+    assert header["embeddings"]["shape"] == [29528, 256]
+    assert start > 8
+
+
+def test_query_path_imports_stay_lean() -> None:
+    """A search-only process (the per-prompt hook) loads neither the indexer stack nor model2vec."""
+    code = (
+        "import sys\n"
+        "import noteseek, noteseek.index, noteseek.search, noteseek.store\n"
+        "noteseek.default_embedder().embed(['a query'])\n"
+        "heavy = ['yaml', 'model2vec', 'noteseek.indexer', 'noteseek.chunker',\n"
+        "         'noteseek.scrubber', 'noteseek.frontmatter', 'noteseek.vault']\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_public_names_resolve_lazily() -> None:
+    import noteseek
+
+    for name in noteseek.__all__:
+        assert getattr(noteseek, name) is not None, name
+    assert set(noteseek.__all__) <= set(dir(noteseek))

@@ -69,3 +69,52 @@ def test_int8_round_trip_keeps_direction() -> None:
     cos = np.sum(x * back, axis=1)
     assert cos.min() > 0.999
     assert np.allclose(np.linalg.norm(back, axis=1), 1.0, atol=1e-5)
+
+
+def _reference_matrix(index: Index) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors as the original loader built them: vec0 rows by id, then norm and divide."""
+    dim = int(index.store.get_meta("vector_dim") or 0)
+    rows = index.store.db.execute("SELECT rowid, embedding FROM chunks_vec ORDER BY rowid")
+    ids, blobs = zip(*[(int(r), bytes(b)) for r, b in rows])
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(-1, dim).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.array(ids, dtype=np.int64), np.ascontiguousarray(matrix / norms, dtype=np.float32)
+
+
+def test_loaded_matrix_is_bit_identical_to_the_reference(
+    index: Index, make_vault: WriteNotes
+) -> None:
+    # Rewrite and delete notes first, so vec0's chunks have holes (validity bits) to skip.
+    vault = make_vault(
+        {f"n{i:02}.md": note(f"Note {i}", ("Body", f"kept {i}")) for i in range(0, 40, 3)}
+    )
+    for i in range(1, 40, 4):
+        (vault / f"n{i:02}.md").unlink()
+    index.update(vault)
+    holes = index.store.scalar("SELECT sum(size) FROM chunks_vec_chunks") - index.store.scalar(
+        "SELECT count(*) FROM chunks_vec_rowids"
+    )
+    assert holes > 0
+    matrix = index.searcher.vectors.prepare()
+    assert matrix is not None
+    ref_ids, ref_rows = _reference_matrix(index)
+    order = np.argsort(matrix.ids)
+    assert np.array_equal(matrix.ids[order], ref_ids)
+    assert matrix.rows[order].tobytes() == ref_rows.tobytes()
+    files = index.store.file_ids([int(i) for i in matrix.ids])
+    assert [files[int(i)] for i in matrix.ids] == matrix.files.tolist()
+    index.close()
+
+
+def test_in_place_normalisation_matches_numpy_norm_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    for dim in (1, 3, 64, 256, 1040, 1100):  # 1100: past the exact-sum bound, reference path
+        rows = rng.integers(-127, 128, size=(300, dim), dtype=np.int8)
+        rows[5] = 0  # a zero row stays zero
+        rows[6] = 127
+        expected = rows.astype(np.float32)
+        norms = np.linalg.norm(expected, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        expected = np.ascontiguousarray(expected / norms, dtype=np.float32)
+        assert dequantize(rows).tobytes() == expected.tobytes(), dim

@@ -1,17 +1,18 @@
 """Text embedders: the bundled Model2Vec model (default), any other Model2Vec model, and a protocol.
 
 The bundled model ships inside the package and loads from disk only; the Hugging Face hub is contacted
-solely when a user names a hub model id explicitly.
+solely when a user names a hub model id explicitly. A local model in the plain Model2Vec layout is
+read by `static_model.py` (memory-mapped, no model2vec import, same vectors); other models load
+through model2vec. Indexing and every query path (one-shot and `noteseek serve`) go through
+`Model2VecEmbedder.embed`, so they always use the same encoder for the same model.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import ModelLoadError
+from .static_model import StaticModel, load_static_model
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
@@ -58,7 +60,9 @@ class Embedder(Protocol):
 
 def bundled_model_path() -> Path:
     """Folder of the model that ships inside the package."""
-    return Path(str(resources.files("noteseek") / "models" / BUNDLED_MODEL_NAME))
+    # The package is installed as files (the model is memory-mapped), so its folder is next to
+    # this module; importlib.resources would cost ~6 ms of imports per process for the same path.
+    return Path(__file__).parent / "models" / BUNDLED_MODEL_NAME
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -109,6 +113,8 @@ class Model2VecEmbedder:
     def fingerprint(self) -> str:
         """Name, vocabulary size, dimension and a digest of the weights file's identity."""
         if self._local:
+            import hashlib  # only `status` and indexing need the fingerprint
+
             weights = Path(self._source) / "model.safetensors"
             try:
                 stat = weights.stat()
@@ -118,20 +124,28 @@ class Model2VecEmbedder:
                 return f"{self._name}:{stat.st_size}:{head}:{self.dim}"
             except OSError:
                 pass
-        model = self._load()
+        model = self._load()  # a hub model: always model2vec's StaticModel
         return f"{self._name}:{len(model.tokens)}:{model.dim}"
 
     def _load(self) -> Any:
+        """The model: our memory-mapped reader for a plain local Model2Vec folder, else model2vec."""
         with self._lock:
+            if self._model is None and self._local:
+                try:
+                    self._model = load_static_model(Path(self._source))
+                except (OSError, ValueError) as exc:
+                    raise ModelLoadError(
+                        f"cannot load embedding model {self._source!r}: {exc}"
+                    ) from exc
             if self._model is None:
                 try:
-                    from model2vec import StaticModel
+                    from model2vec import StaticModel as Model2VecStaticModel
                 except ImportError as exc:  # pragma: no cover - core dependency
                     raise ModelLoadError(
                         "model2vec is not installed: pip install model2vec"
                     ) from exc
                 try:
-                    self._model = StaticModel.from_pretrained(self._source)
+                    self._model = Model2VecStaticModel.from_pretrained(self._source)
                 except Exception as exc:
                     hint = "" if self._local else " (a hub id needs the network once)"
                     raise ModelLoadError(
@@ -144,8 +158,11 @@ class Model2VecEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        # No multiprocessing: deterministic, and the indexer already batches.
-        vectors = model.encode(list(texts), use_multiprocessing=False, show_progress_bar=False)
+        if isinstance(model, StaticModel):
+            vectors = model.encode(texts)
+        else:
+            # No multiprocessing: deterministic, and the indexer already batches.
+            vectors = model.encode(list(texts), use_multiprocessing=False, show_progress_bar=False)
         vectors = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0

@@ -7,14 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .embedder import BUNDLED_MODEL_NAME, Embedder, Model2VecEmbedder, default_embedder
 from .errors import VaultNotFoundError
-from .indexer import IndexOptions, IndexStats, Progress, run_update
 from .schema import SCHEMA_VERSION
 from .search import Hit, Mode, Searcher, SearchSettings
 from .store import Store
+
+if TYPE_CHECKING:
+    # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
+    # process (the per-prompt hook) never needs them, so they load on first update().
+    from .indexer import IndexOptions, IndexStats, Progress
 
 __all__ = ["Index", "IndexStatus"]
 
@@ -60,12 +64,21 @@ class Index:
     ) -> None:
         self.db_path = Path(db_path).expanduser()
         self.store = Store(self.db_path, create=create)
-        self.options = options or IndexOptions()
+        self._options = options
         self._explicit_model = embedder is not None or model is not None
         if embedder is None:
             embedder = self._embedder_for(model)
         self.embedder = embedder
         self.searcher = Searcher(self.store, embedder, settings)
+
+    @property
+    def options(self) -> IndexOptions:
+        """What `update` indexes (default IndexOptions(), created on first use)."""
+        if self._options is None:
+            from .indexer import IndexOptions
+
+            self._options = IndexOptions()
+        return self._options
 
     def _embedder_for(self, model: str | os.PathLike[str] | None) -> Embedder:
         # Queries must be embedded by the model that embedded the index, so an index built with
@@ -98,6 +111,8 @@ class Index:
         progress: Progress | None = None,
     ) -> IndexStats:
         """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all)."""
+        from .indexer import run_update
+
         root = Path(vault).expanduser()
         if not root.is_dir():
             raise VaultNotFoundError(

@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["dequantize", "quantize"]
+__all__ = ["dequantize", "normalise_int8_rows", "quantize"]
+
+# Below this dimension a row's sum of squared int8 values (≤ dim · 127²) stays under 2**24, so every
+# partial sum is an integer that float32 holds exactly, whatever order the sum is taken in.
+_EXACT_SUM_DIM = (1 << 24) // (127 * 127)
 
 
 def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
@@ -24,7 +28,26 @@ def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
 
 def dequantize(rows: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
     """Unit-length float32 rows from int8 rows (zero rows stay zero)."""
-    matrix = rows.astype(np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = np.array(rows, dtype=np.float32)  # always a copy: normalised in place below
+    normalise_int8_rows(matrix)
+    return matrix
+
+
+def normalise_int8_rows(matrix: npt.NDArray[np.float32]) -> None:
+    """Scale float32 rows holding int8 values to unit length, in place (zero rows stay zero).
+
+    The result is bit-identical to `m / np.linalg.norm(m, axis=1, keepdims=True)`, without its two
+    matrix-sized temporaries (the squares and the quotient), which in a fresh process cost more in
+    page faults than the arithmetic: the squared norms come from einsum, exact for these integer
+    rows (see _EXACT_SUM_DIM), and float32 sqrt and division are correctly rounded, so computing
+    them in another order or in place cannot change a bit.
+    """
+    if matrix.ndim != 2 or not len(matrix):
+        return
+    if matrix.shape[1] <= _EXACT_SUM_DIM:
+        norms = np.einsum("ij,ij->i", matrix, matrix)
+        np.sqrt(norms, out=norms)
+    else:  # sums could round: take exactly the reference computation
+        norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
-    return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+    np.divide(matrix, norms[:, None], out=matrix)

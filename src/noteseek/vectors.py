@@ -11,12 +11,13 @@ the table's own row count and a sample vector; if anything disagrees we fall bac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 import numpy as np
 import numpy.typing as npt
 
-from .quantize import dequantize, quantize
+from .quantize import normalise_int8_rows, quantize
 from .store import VEC_TABLE, Store
 
 __all__ = ["VectorIndex", "VectorMatch"]
@@ -57,7 +58,6 @@ class VectorIndex:
 
     def _load_matrix(self) -> bool:
         """Read all vectors from vec0's chunk storage; False if the layout is not as expected."""
-        db = self._store.db
         try:
             dim = int(self._store.get_meta("vector_dim") or 0)
             major = self._store.scalar(
@@ -68,48 +68,90 @@ class VectorIndex:
             )
             if dim <= 0 or (major, minor) != (0, 1):
                 return False
-            id_parts: list[npt.NDArray[np.int64]] = []
-            vec_parts: list[npt.NDArray[np.int8]] = []
-            rows = db.execute(
-                f"SELECT c.size, c.validity, c.rowids, v.vectors FROM {VEC_TABLE}_chunks c "
-                f"JOIN {VEC_TABLE}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
-            )
-            for size, validity, rowids, vectors in rows:
-                valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-                valid = valid[:size].astype(bool)
-                ids = np.frombuffer(rowids, dtype=np.int64)[:size]
-                matrix = np.frombuffer(vectors, dtype=np.int8).reshape(-1, dim)[:size]
-                id_parts.append(ids[valid])
-                vec_parts.append(matrix[valid])
-            ids_all = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int64)
-            matrix_int8 = (
-                np.concatenate(vec_parts) if vec_parts else np.zeros((0, dim), dtype=np.int8)
-            )
-            expected = int(self._store.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
-            if len(ids_all) != expected:
-                return False
-            if len(ids_all):
-                probe = int(ids_all[len(ids_all) // 2])
-                blob = self._store.scalar(
-                    f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (probe,)
-                )
-                stored = np.frombuffer(blob, dtype=np.int8)
-                if not np.array_equal(stored, matrix_int8[len(ids_all) // 2]):
-                    return False
+            loaded = self._read_vec0(dim)
         except (apsw.Error, ValueError, TypeError):
             return False
-        # The note of every vector, so search needs no extra query to group hits by note.
-        pairs = np.array(
-            db.execute("SELECT id, file_id FROM chunks ORDER BY id").fetchall(), dtype=np.int64
-        )
-        pairs = pairs.reshape(-1, 2)
-        files = np.full(len(ids_all), -1, dtype=np.int64)
-        if len(pairs):
-            where = np.minimum(np.searchsorted(pairs[:, 0], ids_all), len(pairs) - 1)
-            found = pairs[where, 0] == ids_all
-            files[found] = pairs[where[found], 1]
-        self._ids, self._matrix, self._files = ids_all, dequantize(matrix_int8), files
+        if loaded is None:
+            return False
+        ids, rows = loaded
+        normalise_int8_rows(rows)  # in place: the same bits as quantize.dequantize
+        self._ids, self._matrix, self._files = ids, rows, self._file_of(ids)
         return True
+
+    def _read_vec0(self, dim: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
+        """Chunk ids and their int8 rows (as float32, not yet normalised), in storage order."""
+        db = self._store.db
+        expected = int(self._store.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
+        # The float32 matrix is allocated once and filled block by block: no int8 copy of all
+        # vectors and no concatenation, each a matrix-sized temporary in the old code.
+        rows = np.empty((expected, dim), dtype=np.float32)
+        ids = np.empty(expected, dtype=np.int64)
+        scratch: npt.NDArray[np.int8] | None = None
+        pos = 0
+        meta: list[Any] = db.execute(
+            f"SELECT chunk_id, size, validity, rowids FROM {VEC_TABLE}_chunks ORDER BY chunk_id"
+        ).fetchall()
+        for chunk_id, size, validity, rowids in meta:
+            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            valid = valid[:size].astype(bool)
+            count = int(valid.sum())
+            if pos + count > expected:
+                return None
+            # Incremental blob I/O reads the vectors straight into a reused buffer; a SELECT of
+            # the blobs joined to their chunks was ~8x slower (SQLite sorts the joined rows,
+            # blobs included, and copies each into a new bytes object).
+            blob = db.blob_open("main", f"{VEC_TABLE}_vector_chunks00", "vectors", chunk_id, False)
+            try:
+                length = blob.length()
+                if length % dim or length // dim < size:
+                    return None
+                if scratch is None or len(scratch) != length:
+                    scratch = np.empty(length, dtype=np.int8)
+                blob.read_into(scratch.data)  # the array's own buffer: no copy
+            finally:
+                blob.close()
+            block = scratch.reshape(-1, dim)[:size]
+            # int8 -> float32 is exact, so casting here equals dequantize's astype.
+            rows[pos : pos + count] = block if count == size else block[valid]
+            ids[pos : pos + count] = np.frombuffer(rowids, dtype=np.int64)[:size][valid]
+            pos += count
+        if pos != expected:
+            return None
+        if expected:
+            # The layout is sqlite-vec's private format: check one row against vec0 itself.
+            middle = expected // 2
+            blob = self._store.scalar(
+                f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (int(ids[middle]),)
+            )
+            stored = np.frombuffer(blob, dtype=np.int8)
+            if not np.array_equal(stored.astype(np.float32), rows[middle]):
+                return None
+        return ids, rows
+
+    def _file_of(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The note (file id) of every vector, so search needs no query to group hits by note."""
+        # Two group_concat strings parsed by numpy instead of 60,000 Python tuples: ~6x faster.
+        # Both aggregates see the rows in the same order (one scan of the covering index
+        # chunks_by_file), so the i-th id and the i-th file id belong together.
+        row: Any = self._store.db.execute(
+            "SELECT group_concat(id), group_concat(file_id), count(*) FROM chunks"
+        ).fetchone()
+        id_text, file_text, count = row
+        files = np.full(len(ids), -1, dtype=np.int64)
+        if not count:
+            return files
+        chunk_ids = np.fromstring(id_text, dtype=np.int64, sep=",")
+        file_ids = np.fromstring(file_text, dtype=np.int64, sep=",")
+        if len(chunk_ids) != count or len(file_ids) != count:  # never expected; be exact anyway
+            pairs = self._store.db.execute("SELECT id, file_id FROM chunks").fetchall()
+            chunk_ids = np.array([p[0] for p in pairs], dtype=np.int64)
+            file_ids = np.array([p[1] for p in pairs], dtype=np.int64)
+        order = np.argsort(chunk_ids, kind="stable")
+        chunk_ids, file_ids = chunk_ids[order], file_ids[order]
+        where = np.minimum(np.searchsorted(chunk_ids, ids), len(chunk_ids) - 1)
+        found = chunk_ids[where] == ids
+        files[found] = file_ids[where[found]]
+        return files
 
     def search(
         self, query: npt.NDArray[np.float32], limit: int, *, allowed: set[int] | None = None
