@@ -95,13 +95,18 @@ def test_gate_silences_greetings_and_weak_hits_and_keeps_strong_ones() -> None:
     strong = FakeHit("a.md", "A", "x", bm25_rank=1, vec_rank=2, cosine=0.62)
     agreeing = FakeHit("b.md", "B", "x", bm25_rank=3, vec_rank=4, cosine=0.47)
     weak_alone = FakeHit("c.md", "C", "x", bm25_rank=None, vec_rank=1, cosine=0.50)
+    words_alone = FakeHit("d.md", "D", "x", bm25_rank=9, vec_rank=None, cosine=0.56)
+    vector_only = FakeHit("e.md", "E", "x", bm25_rank=None, vec_rank=1, cosine=0.60)
     assert judge("hi", [strong]).kept == ()
     assert "content words" in judge("ok thanks", [strong]).reason or judge("ok", [strong]).kept == ()
     assert judge("rotate the oauth tokens", [strong, agreeing, weak_alone]).kept == (0, 1)
+    # Sharing words with the prompt lowers the bar: 0.56 passes with BM25, 0.60 without does not.
+    assert judge("rotate the oauth tokens", [words_alone, vector_only]).kept == (0,)
     none = judge("rotate the oauth tokens", [weak_alone])
     assert none.kept == () and "0.50" in none.reason
-    # An exact note name passes even as a one-word prompt.
-    assert judge("kubernetes", [weak_alone], exact=[True]).kept == (0,)
+    # An exact note name passes whatever its cosine, but a one-word prompt stays silent.
+    assert judge("kubernetes operators", [weak_alone], exact=[True]).kept == (0,)
+    assert judge("continue", [strong], exact=[True]).kept == ()
     stricter = GateSettings(alone_cosine=0.7, agree_cosine=0.7)
     assert judge("rotate the oauth tokens", [strong], settings=stricter).kept == ()
     assert content_terms("How do I do it?") == []

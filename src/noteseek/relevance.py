@@ -39,10 +39,13 @@ class GateSettings:
     # A hit that both lists rank within `agree_rank` needs this cosine to the prompt ...
     agree_rank: int = 5
     agree_cosine: float = 0.45
-    # ... any other hit needs this much. Prompts unrelated to a vault reach a top-hit cosine of
-    # 0.40 at the median and 0.48 at the 75th percentile (bench/gate_eval.py); relevant top hits
-    # 0.61 at the median.
+    # ... another hit that shares words with the prompt (found by BM25) needs this much. Prompts
+    # unrelated to a vault reach a top-hit cosine of 0.40 at the median and 0.48 at the 75th
+    # percentile (bench/gate_eval.py); relevant top hits 0.61 at the median.
     alone_cosine: float = 0.55
+    # A hit that shares no word with the prompt (vector list only) needs more: short prompts have
+    # noisy vectors ("passt so" is 0.61 from a page about `pass otp`).
+    vector_only_cosine: float = 0.65
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,9 @@ def _passes(hit: _Ranked, exact: bool, s: GateSettings) -> bool:
     cosine = hit.cosine
     if cosine is None:
         return False
-    both = (
-        hit.bm25_rank is not None
-        and hit.vec_rank is not None
-        and max(hit.bm25_rank, hit.vec_rank) <= s.agree_rank
-    )
+    if hit.bm25_rank is None:
+        return cosine >= s.vector_only_cosine
+    both = hit.vec_rank is not None and max(hit.bm25_rank, hit.vec_rank) <= s.agree_rank
     return cosine >= (s.agree_cosine if both else s.alone_cosine)
 
 
@@ -84,7 +85,9 @@ def judge(
     flags = list(exact) if exact is not None else [False] * len(hits)
     if not hits:
         return GateDecision((), "no hits")
-    if len(content_terms(prompt)) < s.min_terms and not any(flags):
+    # Even an exact note name does not make a one-word prompt a question: "continue", "stop" and
+    # "yes" are replies to the agent, and also page titles in developer documentation.
+    if len(content_terms(prompt)) < s.min_terms:
         return GateDecision((), f"prompt has fewer than {s.min_terms} content words")
     kept = tuple(i for i, hit in enumerate(hits) if _passes(hit, flags[i], s))
     if not kept:
