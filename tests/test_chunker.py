@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from noteseek.chunker import ChunkOptions, _scan_headings, chunk_note
+from noteseek.chunker import ChunkOptions, chunk_note, scan_headings
 
 
 def sections(text: str, **kw: object) -> list[tuple[str, str]]:
@@ -127,7 +127,7 @@ def test_crlf_bom_and_nul_are_normalised() -> None:
 
 
 def test_empty_and_closing_hash_headings() -> None:
-    heads = _scan_headings(
+    heads = scan_headings(
         ["## Title ##", "### ###", "#no", "####### seven", "   ## indented", "    ## code"]
     )
     assert [(h.level, h.text, h.line) for h in heads] == [
@@ -172,7 +172,7 @@ _md = MarkdownIt("commonmark")
 def test_headings_match_a_commonmark_parser(lines: list[str]) -> None:
     """Top-level ATX headings found by our line scanner equal markdown-it's."""
     text = "\n".join(lines)
-    ours = [(h.line, h.level) for h in _scan_headings(text.split("\n"))]
+    ours = [(h.line, h.level) for h in scan_headings(text.split("\n"))]
     theirs = [
         (tok.map[0], int(tok.tag[1]))
         for tok in _md.parse(text)

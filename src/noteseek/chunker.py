@@ -24,6 +24,7 @@ __all__ = [
     "chunk_note",
     "content_hash",
     "embedding_text",
+    "scan_headings",
 ]
 
 DEFAULT_SKIP_SECTIONS: tuple[str, ...] = (
@@ -113,7 +114,7 @@ def _heading_text(raw: str | None) -> str:
     return _CLOSING_HASHES.sub("", text).strip()
 
 
-def _scan_headings(lines: list[str]) -> list[_Heading]:
+def scan_headings(lines: list[str]) -> list[_Heading]:
     """ATX headings outside fenced code blocks."""
     found: list[_Heading] = []
     fence: str | None = None
@@ -205,7 +206,7 @@ def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None
         meta, body, warning = NoteMeta(), text, str(exc)
 
     lines = body.split("\n")
-    headings = _scan_headings(lines)
+    headings = scan_headings(lines)
     first_h1 = next((h for h in headings if h.level == 1 and h.text), None)
     title = meta.title or (first_h1.text if first_h1 else None) or file_stem
     if first_h1 is not None:

@@ -6,8 +6,13 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "ModelLoadError",
+    "NoteAccessError",
+    "NoteNotIndexedError",
+    "NoteUnreadableError",
     "NoteseekError",
     "SchemaVersionError",
+    "SectionNotFoundError",
+    "UnsafeNotePathError",
     "VaultNotFoundError",
     "VectorSupportError",
 ]
@@ -39,3 +44,27 @@ class IndexLockedError(NoteseekError):
 
 class VectorSupportError(NoteseekError):
     """The index holds vectors but sqlite-vec cannot be loaded, so it must not be written."""
+
+
+class NoteAccessError(NoteseekError):
+    """A note could not be handed out; the message says what to do instead."""
+
+
+class UnsafeNotePathError(NoteAccessError):
+    """The path is absolute, climbs out with `..`, or goes through a symlink."""
+
+
+class NoteNotIndexedError(NoteAccessError):
+    """The path is not a note the index holds (never indexed, skipped, or no such file)."""
+
+
+class NoteUnreadableError(NoteAccessError):
+    """The index lists the note but its file cannot be read now (gone, unreadable, not text)."""
+
+
+class SectionNotFoundError(NoteAccessError):
+    """The note has no section with that name; `available` lists the ones it has."""
+
+    def __init__(self, message: str, available: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.available = available

@@ -24,8 +24,14 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .chunker import SECTION_SEPARATOR, _scan_headings
-from .errors import NoteseekError
+from .chunker import SECTION_SEPARATOR, scan_headings
+from .errors import (
+    NoteAccessError,
+    NoteNotIndexedError,
+    NoteUnreadableError,
+    SectionNotFoundError,
+    UnsafeNotePathError,
+)
 from .frontmatter import FrontmatterError, parse_frontmatter
 from .scrubber import scrub
 from .store import Store
@@ -50,30 +56,6 @@ _SPACES = re.compile(r"\s+")
 _NEWLINES = re.compile(r"\r\n?")
 _SHOWN_PATH_CHARS = 200
 _SUGGESTIONS = 3
-
-
-class NoteAccessError(NoteseekError):
-    """A note could not be handed out; the message says what to do instead."""
-
-
-class UnsafeNotePathError(NoteAccessError):
-    """The path is absolute, climbs out with `..`, or goes through a symlink."""
-
-
-class NoteNotIndexedError(NoteAccessError):
-    """The path is not a note the index holds (never indexed, skipped, or no such file)."""
-
-
-class NoteUnreadableError(NoteAccessError):
-    """The index lists the note but its file cannot be read now (gone, unreadable, not text)."""
-
-
-class SectionNotFoundError(NoteAccessError):
-    """The note has no section with that name; `available` lists the ones it has."""
-
-    def __init__(self, message: str, available: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.available = available
 
 
 @dataclass(frozen=True)
@@ -169,7 +151,7 @@ def _key(name: str) -> str:
 def _sections(body: str, title: str) -> list[_Section]:
     """The note's sections with the names the chunker gives them (H2, `H2 › H3`), plus deeper headings."""
     lines = body.split("\n")
-    headings = _scan_headings(lines)
+    headings = scan_headings(lines)
     first_h1 = next((h for h in headings if h.level == 1 and h.text), None)
     out: list[_Section] = []
     first_split = next((h.line for h in headings if h.level <= 2 and h is not first_h1), len(lines))
