@@ -28,7 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from datasets import (  # noqa: E402
+import noteseek
+from datasets import (
     CACHE_DIR,
     CORPORA,
     DATA_DIR,
@@ -38,10 +39,8 @@ from datasets import (  # noqa: E402
     read_qrels,
     read_queries,
 )
-
-import noteseek  # noqa: E402
-from noteseek.agent_context import CONTEXT_CANDIDATES, MAX_PROMPT_CHARS  # noqa: E402
-from noteseek.relevance import GateSettings, judge  # noqa: E402
+from noteseek.agent_context import CONTEXT_CANDIDATES, MAX_PROMPT_CHARS
+from noteseek.relevance import GateSettings, judge
 
 SETS = ("mdn", "obsidian-hub", "obsidian-help-en", "obsidian-help-de", "tldr", "beir-scifact")
 # Query set -> vaults that know nothing about it.
@@ -186,6 +185,20 @@ def report(data: dict[str, Any]) -> dict[str, Any]:
             r = rates(data, replace(default, agree_cosine=agree, alone_cosine=alone))
             sweep.append({"agree_cosine": agree, "alone_cosine": alone, **r})
             print(f"| {agree:.2f} | {alone:.2f} | {r['noise_fire_rate']:.3f} | {r['relevant_hits_kept']:.3f} | {r['queries_with_relevant_kept']:.3f} |")
+    print("\nReal prompts per set (default gate):")
+    print("| set | prompts | block shown | with a relevant hit in the ungated top 3 | of those, kept |")
+    print("|---|---|---|---|---|")
+    per_set: dict[str, list[int]] = {}
+    for item in data["real"]:
+        top = [i for i, f in enumerate(item["hits"][:3]) if f["relevant"]]
+        passed = set(gate_kept(item["prompt"], item["hits"], default))
+        row = per_set.setdefault(item["set"], [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += bool(passed)
+        row[2] += bool(top)
+        row[3] += any(i in passed for i in top)
+    for name, (n, shown, with_rel, kept_rel) in per_set.items():
+        print(f"| {name} | {n} | {shown / n:.2f} | {with_rel} | {kept_rel / max(1, with_rel):.2f} |")
     per_noise: dict[str, list[int]] = {}
     for item in data["noise"]:
         per_noise.setdefault(item["set"].split("→")[0] if item["set"].startswith("generic") else item["set"], []).append(
