@@ -1,0 +1,220 @@
+"""`noteseek serve` and its client: same answers as the library, private socket, one daemon per
+database, change detection, idle exit, and a client that stays silent and cheap without a daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from noteseek import Index, daemon_client
+from noteseek.agent_context import prompt_context
+from noteseek.daemon import Daemon
+
+from .conftest import WriteNotes, note
+
+pytestmark = pytest.mark.skipif(not daemon_client.supported(), reason="needs Unix sockets")
+
+NOTES = {
+    "git/rebase.md": note(
+        "Undo a rebase",
+        ("Reflog", "Find the commit before the rebase with git reflog, then git reset --hard."),
+        tags="git",
+    ),
+    "git/stash.md": note("Stash", ("Usage", "git stash keeps uncommitted work aside.")),
+    "cooking/bread.md": note(
+        "Banana bread", ("Recipe", "Mash three ripe bananas, add flour and bake for an hour.")
+    ),
+    "ops/tokens.md": note(
+        "Token rotation",
+        ("Steps", "Rotate the OAuth access token every 90 days; refresh tokens expire too."),
+        tags="security",
+    ),
+}
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "run"
+    monkeypatch.setenv(daemon_client.ENV_RUNTIME_DIR, str(folder))
+    return folder
+
+
+@pytest.fixture
+def db(tmp_path: Path, make_vault: WriteNotes) -> Path:
+    """A small index built with the real bundled model (the daemon opens it as any reader would)."""
+    path = tmp_path / "notes.db"
+    with Index(path) as idx:
+        idx.update(make_vault(NOTES))
+    return path
+
+
+@pytest.fixture
+def daemon(db: Path, runtime: Path) -> Iterator[Daemon]:
+    server = Daemon(db, idle_minutes=0)
+    ready = threading.Event()
+    thread = threading.Thread(target=server.serve, kwargs={"ready": ready}, daemon=True)
+    thread.start()
+    assert ready.wait(60), "daemon did not come up"
+    yield server
+    server.stop()
+    thread.join(30)
+    assert not thread.is_alive()
+
+
+def _hits(idx: Index, query: str, **options: object) -> list[dict[str, object]]:
+    hits = idx.search(query, **options)  # type: ignore[arg-type]
+    out = []
+    for hit in hits:
+        data = asdict(hit)
+        if data["explanation"] is None:
+            del data["explanation"]
+        out.append(data)
+    return out
+
+
+CASES: list[tuple[str, dict[str, object]]] = [
+    ("how do I undo a rebase", {}),
+    ("rotate tokens", {"mode": "vector", "limit": 2}),
+    ("git", {"mode": "bm25"}),
+    ("bananas", {"max_tokens": 20}),
+    ("token", {"folders": ["ops"], "explain": True}),
+    ("git", {"tags": ["git"]}),
+    ('"; DROP TABLE chunks; -- NEAR(', {}),
+]
+
+
+@pytest.mark.parametrize(("query", "options"), CASES)
+def test_daemon_search_equals_the_library(
+    daemon: Daemon, db: Path, query: str, options: dict[str, object]
+) -> None:
+    answer = daemon_client.request(db, {"op": "search", "query": query, **options})
+    assert answer is not None and answer["ok"], answer
+    with Index(db, create=False) as idx:
+        assert answer["hits"] == _hits(idx, query, **options)
+
+
+def test_daemon_context_equals_the_library(daemon: Daemon, db: Path) -> None:
+    prompt = "How do I undo a git rebase that went wrong?"
+    answer = daemon_client.request(db, {"op": "context", "prompt": prompt, "max_tokens": 200})
+    assert answer is not None and answer["ok"], answer
+    with Index(db, create=False) as idx:
+        expected = prompt_context(idx, prompt, max_tokens=200)
+    assert answer["text"] == expected.text
+    assert answer["reason"] == expected.reason
+
+
+def test_daemon_sees_index_changes(daemon: Daemon, db: Path, make_vault: WriteNotes) -> None:
+    query = {"op": "search", "query": "sourdough starter feeding", "limit": 1}
+    before = daemon_client.request(db, query)
+    assert before is not None and before["hits"][0]["path"] != "cooking/sourdough.md"
+    vault = make_vault(
+        {"cooking/sourdough.md": note("Sourdough", ("Starter", "Feed the sourdough starter."))}
+    )
+    with Index(db) as idx:
+        idx.update(vault)
+    after = daemon_client.request(db, query)
+    assert after is not None and after["hits"][0]["path"] == "cooking/sourdough.md"
+    with Index(db, create=False) as idx:  # vectors re-read too: the vector-only answer agrees
+        vector = {"op": "search", "query": "sourdough starter", "mode": "vector"}
+        assert daemon_client.request(db, vector)["hits"] == _hits(  # type: ignore[index]
+            idx, "sourdough starter", mode="vector"
+        )
+
+
+def test_bad_requests_get_errors_and_the_daemon_carries_on(daemon: Daemon, db: Path) -> None:
+    for payload in (
+        {"op": "nope"},
+        {"op": "search"},
+        {"op": "search", "query": "x", "mode": "fuzzy"},
+        {"op": "search", "query": "x", "limit": 0},
+    ):
+        answer = daemon_client.request(db, payload)
+        assert answer is not None and answer["ok"] is False and answer["error"], payload
+    with socket.socket(socket.AF_UNIX) as sock:  # raw protocol: two lines on one connection
+        sock.connect(str(daemon.paths.socket))
+        sock.sendall(b"not json\n" + json.dumps({"op": "ping", "db": daemon.paths.db}).encode())
+        sock.sendall(b"\n")
+        reader = sock.makefile("rb")
+        first, second = json.loads(reader.readline()), json.loads(reader.readline())
+    assert first["ok"] is False and second["ok"] is True and second["pid"] == os.getpid()
+    assert daemon.handle({"op": "ping", "db": "/some/other.db"})["ok"] is False
+
+
+def test_socket_is_private(daemon: Daemon, runtime: Path) -> None:
+    assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
+    assert stat.S_IMODE(daemon.paths.socket.stat().st_mode) & 0o077 == 0
+
+
+def test_client_refuses_a_runtime_folder_others_can_enter(
+    daemon: Daemon, db: Path, runtime: Path
+) -> None:
+    runtime.chmod(0o755)
+    try:
+        assert daemon_client.request(db, {"op": "ping"}) is None
+        with pytest.raises(PermissionError):
+            daemon_client.runtime_dir()
+    finally:
+        runtime.chmod(0o700)
+
+
+def test_one_daemon_per_database(daemon: Daemon, db: Path) -> None:
+    assert Daemon(db, idle_minutes=0).serve() == 1  # the lock is held: exits at once
+    assert daemon_client.ensure_started(db) is False  # and no second one is spawned
+    assert daemon_client.request(db, {"op": "ping"}) is not None
+
+
+def test_no_daemon_means_none(db: Path, runtime: Path) -> None:
+    assert daemon_client.request(db, {"op": "ping"}) is None  # no runtime folder yet
+    paths = daemon_client.daemon_paths(db, create=True)
+    with socket.socket(socket.AF_UNIX) as sock:  # a socket file left by a killed daemon
+        sock.bind(str(paths.socket))
+    assert daemon_client.request(db, {"op": "ping"}, timeout=5) is None
+
+
+def test_idle_daemon_exits_and_cleans_up(db: Path, runtime: Path) -> None:
+    server = Daemon(db, idle_minutes=0.02)  # 1.2 s
+    assert server.serve() == 0  # returns by itself
+    assert not server.paths.socket.exists()
+    assert daemon_client.request(db, {"op": "ping"}) is None
+
+
+def test_ensure_started_spawns_a_detached_daemon(db: Path, runtime: Path) -> None:
+    assert daemon_client.ensure_started(db) is True
+    assert daemon_client.ensure_started(db) is False  # starting: not launched twice
+    answer = None
+    deadline = time.monotonic() + 90
+    while answer is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        answer = daemon_client.request(db, {"op": "ping"})
+    assert answer is not None, daemon_client.daemon_paths(db).log.read_text()
+    assert answer["pid"] != os.getpid()
+    assert daemon_client.request(db, {"op": "shutdown"}) is not None
+    deadline = time.monotonic() + 30
+    while daemon_client.daemon_paths(db).socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert daemon_client.request(db, {"op": "ping"}) is None
+
+
+def test_client_imports_only_the_standard_library(db: Path, runtime: Path) -> None:
+    code = (
+        "import sys\n"
+        "from noteseek import daemon_client\n"
+        f"assert daemon_client.request({str(db)!r}, {{'op': 'ping'}}) is None\n"
+        "print(sorted(m for m in ('numpy', 'apsw', 'click', 'noteseek.index', 'noteseek.store')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "[]"
