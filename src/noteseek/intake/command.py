@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from ..cli import _Progress
 from ..index import Index
 from ..indexer import IndexOptions
 from ..paths import ENV_DB, default_db_path
@@ -117,12 +116,8 @@ def intake_cmd(
         return
     if inbox is None:
         raise click.UsageError("give the INBOX folder (or --undo RUN)")
-    progress = _Progress(quiet=as_json)
     with Index(db_path, options=options) as idx:
-        try:
-            report = run_intake(inbox, vault=vault, index=idx, config=config, dry_run=dry_run)
-        finally:
-            progress.close()
+        report = run_intake(inbox, vault=vault, index=idx, config=config, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
