@@ -333,3 +333,24 @@ def test_allow_list_keeps_a_known_false_positive_and_rescrubs_on_change(
         stats = idx.update(vault)
         assert stats.changed == 1  # a new allow-list re-scrubs the notes
         assert idx.search("tutorialpass2024", mode="bm25")[0].path == "demo.md"
+
+
+def test_a_folder_with_an_ignore_marker_is_not_indexed(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = make_vault(
+        {
+            "keep/a.md": "# A\n\nkept note text here",
+            "private/b.md": "# B\n\nprivate note text here",
+            "private/deeper/c.md": "# C\n\nalso private text",
+            "private/.noteseekignore": "",
+        }
+    )
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        paths = {r[0] for r in idx.store.db.execute("SELECT path FROM files")}
+        assert paths == {"keep/a.md"}
+        # Adding the marker later drops the folder's notes on the next run.
+        (vault / "keep" / ".noteseekignore").touch()
+        idx.update(vault)
+        assert idx.store.scalar("SELECT count(*) FROM files") == 0

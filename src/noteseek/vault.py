@@ -14,6 +14,7 @@ from pathlib import Path
 __all__ = [
     "DEFAULT_EXCLUDE",
     "DEFAULT_MAX_FILE_BYTES",
+    "IGNORE_MARKER",
     "NoteFile",
     "RawNote",
     "ReadResult",
@@ -25,6 +26,10 @@ __all__ = [
 DEFAULT_EXCLUDE: tuple[str, ...] = (".obsidian", ".trash", ".git")
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
 NOTE_SUFFIXES = (".md",)
+# A folder holding a file of this name is not indexed (nor anything below it): a way to keep a
+# folder out that works for every command and every tool, without flags. Intake puts one in its
+# set-aside folder.
+IGNORE_MARKER = ".noteseekignore"
 
 # C0 control bytes that plain text does not contain. Tab, newlines, form feed, vertical tab and ESC
 # (ANSI colours in pasted terminal output) are left out; NUL is counted separately.
@@ -139,7 +144,7 @@ def scan_vault(
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
     """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
 
-    Dot-folders are always excluded. `include` (folders relative to the vault) limits the scan
+    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the scan
     when given. Symlinks are followed only when their target lies inside the vault.
     """
     root = root.resolve()
@@ -158,6 +163,8 @@ def scan_vault(
         for name in sorted(dirnames):
             sub = f"{rel_dir}/{name}" if rel_dir else name
             if name.startswith(".") or _matches(sub, exclude):
+                continue
+            if os.path.lexists(os.path.join(dirpath, name, IGNORE_MARKER)):
                 continue
             if not _is_utf8_name(sub):
                 passed_over.append(

@@ -12,6 +12,7 @@ from typing import Any
 from ..index import Index
 from ..indexer import IndexStats
 from ..scrubber import scrub
+from ..vault import IGNORE_MARKER
 from .assess import Assessment, assess_item
 from .config import IntakeConfig
 from .domains import VaultModel
@@ -235,6 +236,11 @@ def _file_item(
     }
     log.append(decision)
     folder = vault / _target(a, config)
+    if a.decision == "set_aside":
+        # Kept, never deleted, but out of search: the marker keeps every later `noteseek index`
+        # (with any options) away from it, not only intake's own updates.
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / IGNORE_MARKER).touch(exist_ok=True)
     name = _file_name(item)
     data, inserted, offset = None, "", 0
     if a.decision == "review":
