@@ -290,10 +290,13 @@ def test_bash_output_left_alone(tool_input: dict[str, Any], response: Any) -> No
 def test_errors_and_the_end_come_before_relevant_filler_when_the_budget_is_tight() -> None:
     # One line in three is close to the intent: enough to fill the budget on its own.
     lines = [
-        f"token refresh retry {i} scheduled for token store" if i % 3 == 0 else f"copy chunk {i}"
+        f"token refresh retry scheduled for tenant {chr(97 + i % 26)}{chr(97 + i // 26 % 26)}"
+        if i % 3 == 0
+        else f"copy chunk {i}"
         for i in range(300)
     ]
-    lines[151] = "fatal: could not lock ref refs/heads/main"
+    for n, at in enumerate((31, 91, 151, 211, 271)):
+        lines[at] = f"fatal: could not lock ref refs/heads/topic-{n} (another git process?)"
     lines.append("done in 12.3s")
     extract = focus_extract(
         "\n".join(lines),
@@ -302,8 +305,24 @@ def test_errors_and_the_end_come_before_relevant_filler_when_the_budget_is_tight
         options=ExtractOptions(min_chars=1_000, budget_chars=400, max_block_lines=1),
     )
     assert extract is not None
-    assert "fatal: could not lock ref" in extract.text and extract.text.endswith("done in 12.3s")
+    assert extract.text.count("fatal: could not lock ref") == 5
+    assert extract.text.endswith("done in 12.3s")
     assert extract.kept_lines < 12
+
+
+def test_repeated_lines_are_never_filler() -> None:
+    # Every PASSED line shares words with the intent, but they differ only in numbers.
+    cases = (f"run tests case {i} PASSED" if i % 3 == 0 else f"case {i} PASSED" for i in range(400))
+    log = "\n".join([*cases, "done: 400 passed"])
+    extract = focus_extract(
+        log,
+        "run tests",
+        rank=overlap_rank,
+        options=ExtractOptions(min_chars=1_000, max_block_lines=1),
+    )
+    assert extract is not None
+    assert extract.kept_lines == 2, "only the first and the last line"
+    assert extract.text.endswith("done: 400 passed")
 
 
 def test_a_long_stderr_is_extracted_too() -> None:

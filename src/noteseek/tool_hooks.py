@@ -20,6 +20,7 @@ prints the returned dict as JSON, and fails open. ``None`` always means "print n
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,8 @@ _VERBATIM_COMMANDS = frozenset(
 )
 _VERBATIM_GIT = frozenset({"diff", "show", "log", "blame", "format-patch"})
 _OPT_OUT = "NOTESEEK_RAW=1"
+_DIGITS = re.compile(r"\d+")
+_REPEATED = 3
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -266,8 +269,8 @@ def focus_extract(
 
     The text is cut into blocks (runs of non-blank lines, at most `max_block_lines` each). Kept
     first: the last block (a summary such as "3 failed, 97 passed" usually ends an output), the
-    first error block, the first block, the other error blocks, then blocks that `rank(intent,
-    blocks)` scores above the median, best first, each while the budget allows. Kept blocks stay in their original order; each run of omitted lines becomes one marker.
+    first error block, the first block, the other error blocks, then (within half the budget) blocks
+    that `rank(intent, blocks)` puts in the top quarter, best first, each while the budget allows. Kept blocks stay in their original order; each run of omitted lines becomes one marker.
     JSON is left alone: an extract of it would not parse.
     """
     stripped = text.strip()
@@ -326,10 +329,21 @@ def _choose(
     errors = [i for i in content if any(_ERROR_LINE.search(ln) for ln in lines[slice(*blocks[i])])]
     error_set = set(errors)
     by_score = sorted(content, key=lambda i: (-scores[i], i))
-    # Filler must rank above the middle: a block only as close to the intent as a typical one says
-    # nothing the omission marker does not, and fewer lines read faster.
-    middle = sorted(scores[i] for i in content)[len(content) // 2]
-    filler = [i for i in by_score if scores[i] > middle]
+    # Filler must stand out: top quarter and above the median, so a uniform log (every line "PASSED")
+    # gives none, and it gets at most half the budget. A block only as close to the intent as a
+    # typical one says nothing the omission marker does not, and fewer lines read faster.
+    ranked = sorted(scores[i] for i in content)
+    middle, upper = ranked[len(ranked) // 2], ranked[(3 * len(ranked)) // 4]
+    # Lines repeated with only numbers changed (test PASSED lines, progress, "copied chunk 12") are
+    # never filler however well they rank: the omission marker says as much.
+    shapes = Counter(_shape(line) for line in lines if line.strip())
+    filler = {
+        i
+        for i in by_score
+        if scores[i] > middle
+        and scores[i] >= upper
+        and any(shapes[_shape(ln)] < _REPEATED for ln in lines[slice(*blocks[i])] if ln.strip())
+    }
     # The end (a summary line), the first error (often the cause), the start (what ran), the other
     # errors by rank, then filler by rank.
     ordered = [
@@ -337,18 +351,25 @@ def _choose(
         *errors[:1],
         content[0],
         *[i for i in by_score if i in error_set],
-        *filler,
+        *[i for i in by_score if i in filler],
     ]
     keep: set[int] = set()
-    used = 0
+    used = filler_used = 0
     for i in ordered:
         if i in keep:
             continue
         cost = len(texts[i]) + 1
-        if used + cost <= budget:
-            keep.add(i)
-            used += cost
+        is_filler = i in filler and i not in error_set and i not in (content[0], content[-1])
+        if used + cost > budget or (is_filler and filler_used + cost > budget // 2):
+            continue
+        keep.add(i)
+        used += cost
+        filler_used += cost if is_filler else 0
     return keep
+
+
+def _shape(line: str) -> str:
+    return _DIGITS.sub("0", line.strip())
 
 
 def _render(lines: list[str], blocks: list[tuple[int, int]], keep: set[int]) -> str:
