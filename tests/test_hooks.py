@@ -181,3 +181,61 @@ def test_context_command_matches_the_hook(env: dict[str, str]) -> None:
     )
     doc = json.loads(quiet.stdout)
     assert doc["text"] == "" and "content words" in doc["reason"]
+
+
+def tool_hook(env: dict[str, str], event: str, body: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "noteseek", "hook", event, "--db", env["DB"]],
+        input=json.dumps(body),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+BASE = {"session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default"}
+
+
+def test_pre_tool_appends_notes_to_a_subagent_task(env: dict[str, str]) -> None:
+    task = "Find out how we rotate the refresh tokens in the auth service and write it down."
+    body = {
+        **BASE,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_input": {"description": "Token rotation", "prompt": task, "subagent_type": "general-purpose"},
+        "tool_use_id": "toolu_1",
+    }
+    result = tool_hook(env, "pre-tool", body)
+    assert result.returncode == 0
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse"
+    assert "permissionDecision" not in out  # a note search never approves tool calls
+    prompt = out["updatedInput"]["prompt"]
+    assert prompt.startswith(task) and "auth-service-token-rotation" in prompt
+    assert out["updatedInput"]["subagent_type"] == "general-purpose"
+    # A tool the hook does not handle gets no answer.
+    other = {**body, "tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}}
+    assert tool_hook(env, "pre-tool", other).stdout == ""
+
+
+def test_post_tool_shortens_long_bash_output_and_leaves_short_output(env: dict[str, str]) -> None:
+    lines = [f"tests/test_mod{i}.py::test_case_{i} PASSED" for i in range(400)]
+    lines[200] = "tests/test_mod200.py::test_case_200 FAILED"
+    lines += ["E   AssertionError: token expired", "===== 1 failed, 399 passed in 12.3s ====="]
+    body = {
+        **BASE,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q tests", "description": "Run the tests"},
+        "tool_response": {"stdout": "\n".join(lines), "stderr": "", "interrupted": False, "isImage": False},
+        "tool_use_id": "toolu_2",
+    }
+    result = tool_hook(env, "post-tool", body)
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    stdout = out["updatedToolOutput"]["stdout"]
+    assert len(stdout) < len(body["tool_response"]["stdout"]) * 0.7  # type: ignore[index]
+    assert "1 failed, 399 passed" in stdout and "AssertionError: token expired" in stdout
+    assert "omitted" in stdout
+    short = {**body, "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}}
+    assert tool_hook(env, "post-tool", short).stdout == ""

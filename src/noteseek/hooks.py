@@ -86,13 +86,24 @@ def _parse(argv: Sequence[str]) -> _Options:
 class _Backend:
     """Answers context requests: the warm daemon when one runs, otherwise the index itself."""
 
-    def __init__(self, db: Path) -> None:
-        self.db = db
-        self.path = "cold"
+    def __init__(self, db: str | None, cwd: str | None) -> None:
+        self._db_option, self._cwd = db, cwd
+        self._db: Path | None = None
+        self.path = "-"
         self._index: Any = None
         self._use_daemon = os.environ.get(ENV_NO_DAEMON, "") not in ("1", "true", "yes")
 
+    @property
+    def db(self) -> Path:
+        # Resolved on first use: a post-tool call on short output needs no index at all.
+        if self._db is None:
+            from .paths import resolve_db
+
+            self._db = resolve_db(db=self._db_option, cwd=self._cwd)
+        return self._db
+
     def _daemon(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        self.path = "cold"
         if not self._use_daemon:
             return None
         try:
@@ -125,6 +136,7 @@ class _Backend:
 
     def rank(self, query: str, segments: list[str]) -> list[float]:
         """Cosine of each segment to the query, with the index's own embedding model."""
+        self.path = "cold"
         embedder = self.index().embedder
         vectors = embedder.embed([query, *segments])
         return [float(v @ vectors[0]) for v in vectors[1:]]
@@ -132,7 +144,7 @@ class _Backend:
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
-        if self.path == "cold" and self._use_daemon:
+        if self.path == "cold" and self._use_daemon and self._db is not None:
             # Start the warm path for the next prompt; never wait for it.
             try:
                 from . import daemon_client
@@ -186,11 +198,8 @@ def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | N
         payload = json.loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("hook input is not a JSON object")
-        from .paths import resolve_db
-
         cwd = payload.get("cwd")
-        db = resolve_db(db=options.db, cwd=cwd if isinstance(cwd, str) and cwd else None)
-        backend = _Backend(db)
+        backend = _Backend(options.db, cwd if isinstance(cwd, str) and cwd else None)
         result = run_hook(
             options.event,
             payload,
