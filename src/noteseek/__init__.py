@@ -9,11 +9,15 @@ before; type checkers see the real imports through the `TYPE_CHECKING` block.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# Not `from typing import TYPE_CHECKING`: importing typing costs a hook process several ms, and
+# type checkers treat any constant named TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .chunker import ChunkedNote, ChunkOptions, NoteChunk, chunk_note
     from .embedder import Embedder, Model2VecEmbedder, bundled_model_path, default_embedder
     from .errors import (

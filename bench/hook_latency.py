@@ -1,0 +1,310 @@
+"""End-to-end latency of the per-prompt paths, as a process: spawn → stdout closed.
+
+    python bench/hook_latency.py                 # the MDN index (13,062 notes), built if missing
+    python bench/hook_latency.py --db FILE.db --runs 30
+
+Rows, measured interleaved (each round runs every row once, in a shuffled order, so load from
+other processes on a shared machine hits all rows alike):
+
+- `python -c pass`: the interpreter alone, the floor for any hook;
+- `noteseek search --json`: the one-shot CLI search;
+- hook cold: `noteseek hook prompt` with a real UserPromptSubmit JSON on stdin and no daemon
+  (NOTESEEK_NO_DAEMON=1, so it neither asks nor starts one);
+- hook warm: the same with `noteseek serve` running for the index;
+- daemon client: a bare Python process that sends the `context` request and prints the block.
+
+Prints a Markdown table of medians and p90s and their ratios to the interpreter start and to the
+one-shot search, and writes every sample to bench/results/hook_latency.json. Timings are this
+machine's, on this load; compare rows of one run, not figures across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from datasets import CACHE_DIR, CORPORA, DATA_DIR, DATASETS, ensure_corpus
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+NOTESEEK = str(BIN / "noteseek")
+RESULTS = REPO / "bench" / "results" / "hook_latency.json"
+
+CLIENT = """
+import sys, json
+from noteseek.daemon_client import request
+answer = request(sys.argv[1], {"op": "context", "prompt": sys.argv[2], "max_tokens": 500})
+if answer is None or not answer.get("ok"):
+    sys.exit(f"no answer from the daemon: {answer}")
+sys.stdout.write(answer["text"])
+"""
+
+
+@dataclass
+class Row:
+    """One measured command: argv, stdin and environment, and its samples in seconds."""
+
+    name: str
+    argv: Sequence[str]
+    env: dict[str, str]
+    stdin: bytes | None = None
+    samples: list[float] = field(default_factory=list)
+    out_bytes: list[int] = field(default_factory=list)
+
+
+def run_once(row: Row) -> tuple[float, int]:
+    """Seconds from spawn until the child closed stdout, and how many bytes it wrote."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        row.argv,
+        stdin=subprocess.PIPE if row.stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=row.env,
+    )
+    if row.stdin is not None:
+        assert proc.stdin is not None
+        proc.stdin.write(row.stdin)
+        proc.stdin.close()
+    assert proc.stdout is not None
+    out = proc.stdout.read()  # returns at EOF: the child closed stdout (normally: exited)
+    elapsed = time.perf_counter() - start
+    if proc.wait() != 0:
+        raise SystemExit(f"{row.name} failed (exit {proc.returncode}): {' '.join(row.argv)}")
+    return elapsed, len(out)
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def default_db(work: Path) -> Path:
+    """A private copy of the MDN index from the bench cache, built there first when missing."""
+    cached = CACHE_DIR / f"{DATASETS['mdn'].index}.db"
+    if not cached.exists():
+        import noteseek
+
+        vault = ensure_corpus(CORPORA["mdn-content-en"], DATA_DIR) / DATASETS["mdn"].vault
+        print(f"building {cached} from {vault} (minutes, once)", file=sys.stderr)
+        with noteseek.Index(cached) as idx:
+            idx.update(vault)
+    # A copy: readers checkpoint the WAL on close, and the cache file is shared with other runs.
+    copy = work / "mdn.db"
+    shutil.copyfile(cached, copy)
+    return copy
+
+
+def prompts(count: int) -> list[str]:
+    """Prompt-like texts around MDN's own anchor texts (known to have answers in the index)."""
+    path = DATA_DIR / DATASETS["mdn"].queries
+    texts = ["how do I center a div with flexbox?"]
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        texts = [json.loads(line)["text"] for line in lines if line.strip()]
+    rng = random.Random(7)
+    rng.shuffle(texts)
+    shapes = (
+        "How do I use {} in my page?",
+        "Explain {} with an example.",
+        "{}: what can go wrong?",
+    )
+    return [shapes[i % len(shapes)].format(texts[i % len(texts)]) for i in range(count)]
+
+
+def hook_payload(prompt: str, cwd: str) -> bytes:
+    event = {
+        "session_id": "bench-hook-latency",
+        "transcript_path": "/dev/null",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    return json.dumps(event).encode()
+
+
+def start_daemon(db: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`noteseek serve` in the foreground of a child process; returns once it answers."""
+    proc = subprocess.Popen(
+        [NOTESEEK, "serve", "--db", str(db), "--idle-minutes", "0"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ping = "from noteseek.daemon_client import request; import sys; sys.exit(request(sys.argv[1], {'op': 'ping'}) is None)"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if subprocess.run([sys.executable, "-c", ping, str(db)], env=env).returncode == 0:
+            return proc
+        if proc.poll() is not None:
+            raise SystemExit("noteseek serve exited before answering")
+        time.sleep(0.3)
+    proc.terminate()
+    raise SystemExit("noteseek serve did not answer within 120 s")
+
+
+def hook_available() -> bool:
+    return importlib.util.find_spec("noteseek.hooks") is not None
+
+
+def markdown(rows: Sequence[Row]) -> str:
+    base = next((statistics.median(r.samples) for r in rows if r.name == "python -c pass"), None)
+    search = next(
+        (statistics.median(r.samples) for r in rows if r.name.startswith("noteseek search")), None
+    )
+    lines = [
+        "| path | median ms | p90 ms | × python start | × one-shot search | output bytes (median) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        median = statistics.median(r.samples)
+        ratio_base = f"{median / base:.1f}" if base else "—"
+        ratio_search = f"{median / search:.2f}" if search else "—"
+        lines.append(
+            f"| {r.name} | {median * 1000:.0f} | {pct(r.samples, 90) * 1000:.0f} | {ratio_base} "
+            f"| {ratio_search} | {statistics.median(r.out_bytes):.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--db", type=Path, help="index file (default: a copy of the MDN index)")
+    parser.add_argument("--runs", type=int, default=25, help="measured runs per row (≥ 20)")
+    parser.add_argument("--warmup", type=int, default=2, help="unmeasured runs per row first")
+    parser.add_argument("--json", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="noteseek-hook-latency-"))
+    daemon: subprocess.Popen[bytes] | None = None
+    try:
+        db = args.db.expanduser().resolve() if args.db else default_db(work)
+        base_env = dict(os.environ)
+        # Private runtime and data folders: the daemon's socket and the hook log stay ours.
+        base_env["NOTESEEK_RUNTIME_DIR"] = str(work / "run")
+        base_env["NOTESEEK_HOME"] = str(work / "home")
+        base_env.pop("NOTESEEK_DB", None)
+        cold_env = dict(base_env, NOTESEEK_NO_DAEMON="1")
+        texts = prompts(args.warmup + args.runs)
+
+        rows = [
+            Row("python -c pass", [sys.executable, "-c", "pass"], cold_env),
+            Row(
+                "noteseek search --json (one-shot)",
+                [NOTESEEK, "search", "--json", "--db", str(db), texts[0]],
+                cold_env,
+            ),
+        ]
+        hooks = hook_available()
+        if hooks:
+            rows.append(
+                Row(
+                    "hook prompt, cold (no daemon)",
+                    [NOTESEEK, "hook", "prompt", "--db", str(db)],
+                    cold_env,
+                    stdin=hook_payload(texts[0], str(work)),
+                )
+            )
+            rows.append(
+                Row(
+                    "hook prompt, warm (daemon running)",
+                    [NOTESEEK, "hook", "prompt", "--db", str(db)],
+                    base_env,
+                    stdin=hook_payload(texts[0], str(work)),
+                )
+            )
+        else:
+            print("noteseek.hooks not found: hook rows skipped", file=sys.stderr)
+        rows.append(
+            Row(
+                "daemon client alone (context op)",
+                [sys.executable, "-c", CLIENT, str(db)],
+                base_env,
+            )
+        )
+        daemon = start_daemon(db, base_env)
+
+        rng = random.Random(11)
+        for i in range(args.warmup + args.runs):
+            prompt = texts[i]
+            for row in rows:  # same prompt for every row in a round
+                if row.name.startswith("noteseek search"):
+                    row.argv = [*row.argv[:-1], prompt]
+                elif row.name.startswith("hook"):
+                    row.stdin = hook_payload(prompt, str(work))
+                elif row.name.startswith("daemon client"):
+                    row.argv = [*row.argv[:3], str(db), prompt]
+            order = rows[:]
+            rng.shuffle(order)
+            for row in order:
+                elapsed, size = run_once(row)
+                if i >= args.warmup:
+                    row.samples.append(elapsed)
+                    row.out_bytes.append(size)
+            print(f"round {i + 1}/{args.warmup + args.runs}", file=sys.stderr, end="\r")
+        print(file=sys.stderr)
+
+        hook_log = work / "home" / "hook.log"
+        paths_taken = hook_log.read_text(encoding="utf-8") if hook_log.exists() else ""
+        table = markdown(rows)
+        print(table)
+        counts = {
+            "warm": paths_taken.count(" warm "),
+            "cold": paths_taken.count(" cold "),
+        }
+        print(f"\nhook log: {counts['warm']} warm, {counts['cold']} cold answers")
+        with open("/proc/loadavg") if Path("/proc/loadavg").exists() else open(os.devnull) as fh:
+            load = fh.read().split()[:3]
+        doc: dict[str, Any] = {
+            "machine": {
+                "cpu_count": os.cpu_count(),
+                "platform": platform.platform(),
+                "python": platform.python_version(),
+                "loadavg_at_end": load,
+            },
+            "db": str(args.db or "copy of bench/.cache/mdn.db"),
+            "runs": args.runs,
+            "hook_paths": counts,
+            "rows": {
+                r.name: {
+                    "median_ms": statistics.median(r.samples) * 1000,
+                    "p90_ms": pct(r.samples, 90) * 1000,
+                    "samples_ms": [s * 1000 for s in r.samples],
+                    "out_bytes": r.out_bytes,
+                }
+                for r in rows
+            },
+            "table": table,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}", file=sys.stderr)
+    finally:
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait(30)
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
