@@ -95,7 +95,10 @@ class Daemon:
         index = self.index()
         index.searcher.vectors.prepare()
         if index.embedder is not None:
-            index.embedder.embed(["warm up"])
+            try:
+                index.embedder.embed(["warm up"])
+            except Exception as exc:  # the searcher degrades to BM25 and says why; keep serving
+                log.warning("query encoder unavailable: %s", exc)
         with contextlib.suppress(ImportError):
             from . import agent_context  # noqa: F401
 
