@@ -155,13 +155,49 @@ def test_db_and_env_override_and_clear_errors(cli_env: dict[str, str], tmp_path:
     assert bad.returncode != 0 and "does not exist" in bad.stderr and "Traceback" not in bad.stderr
 
 
+COMMANDS = (
+    "index",
+    "search",
+    "context",
+    "status",
+    "eval",
+    "scan",
+    "hook",
+    "install-hooks",
+    "uninstall-hooks",
+    "mcp",
+    "serve",
+    "intake",
+)
+
+
 def test_help_lists_every_command(cli_env: dict[str, str]) -> None:
     out = run("--help", env=cli_env).stdout
-    for command in ("index", "search", "status", "eval"):
-        assert command in out
+    listed = {line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()}
+    assert listed == set(COMMANDS)
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    for command in ("noteseek index", "noteseek search", "noteseek status", "noteseek eval"):
-        assert command in readme, f"README does not document {command!r}"
+    headings = [line for line in readme.splitlines() if line.startswith("### ")]
+    for command in COMMANDS:
+        assert any(f"`noteseek {command} " in h or f"`noteseek {command}`" in h for h in headings), (
+            f"README has no section for {command!r}"
+        )
+        # Every command answers --help without touching an index.
+        assert run(command, "--help", env=cli_env).returncode == 0
+
+
+def test_index_allow_file_keeps_a_listed_value(cli_env: dict[str, str], tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    value = "sk-proj-kVzRCt6HxnCkWSnZpo5Aj5nIZWzMK8gdNeoNutAeKu"
+    (vault / "keys.md").write_text(f"# Keys\n\nThe documented example key is {value} here.\n")
+    db = tmp_path / "i.db"
+    run("index", str(vault), "--db", str(db), "-q", env=cli_env)
+    assert value.encode() not in db.read_bytes()
+    allow = tmp_path / "allow.txt"
+    allow.write_text("regex:sk-proj-kVzRCt6\\w+\n")
+    run("index", str(vault), "--db", str(db), "-q", "--allow-file", str(allow), env=cli_env)
+    hits = json.loads(run("search", "documented example key", "--db", str(db), "--json", env=cli_env).stdout)
+    assert value in hits["hits"][0]["text"]
 
 
 def test_eval_command_json_and_report(cli_env: dict[str, str], tmp_path: Path) -> None:

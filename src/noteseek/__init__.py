@@ -18,12 +18,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .agent_context import PromptContext, prompt_context
     from .chunker import ChunkedNote, ChunkOptions, NoteChunk, chunk_note
+    from .context import format_context
     from .embedder import Embedder, Model2VecEmbedder, bundled_model_path, default_embedder
     from .errors import (
         IndexLockedError,
         IndexNotFoundError,
         ModelLoadError,
+        NoteAccessError,
+        NoteNotIndexedError,
         NoteseekError,
         SchemaVersionError,
         VaultNotFoundError,
@@ -34,12 +38,19 @@ if TYPE_CHECKING:
     from .indexer import IndexOptions, IndexStats
     from .paths import default_db_path
     from .query import fts_query
+    from .relevance import GateSettings
     from .scan import ScanReport, scan_secrets
     from .scrubber import Allowlist, AllowlistError, ScrubResult, scrub
     from .search import Explanation, Hit, Mode, SearchSettings
 
 # Public name -> the submodule that defines it.
 _EXPORTS: dict[str, str] = {
+    "PromptContext": "agent_context",
+    "prompt_context": "agent_context",
+    "format_context": "context",
+    "GateSettings": "relevance",
+    "NoteAccessError": "errors",
+    "NoteNotIndexedError": "errors",
     "ChunkedNote": "chunker",
     "ChunkOptions": "chunker",
     "NoteChunk": "chunker",
@@ -81,6 +92,7 @@ __all__ = [
     "ChunkedNote",
     "Embedder",
     "Explanation",
+    "GateSettings",
     "Hit",
     "Index",
     "IndexLockedError",
@@ -91,8 +103,11 @@ __all__ = [
     "Mode",
     "Model2VecEmbedder",
     "ModelLoadError",
+    "NoteAccessError",
     "NoteChunk",
+    "NoteNotIndexedError",
     "NoteseekError",
+    "PromptContext",
     "ScanReport",
     "SchemaVersionError",
     "ScrubResult",
@@ -104,7 +119,9 @@ __all__ = [
     "chunk_note",
     "default_db_path",
     "default_embedder",
+    "format_context",
     "fts_query",
+    "prompt_context",
     "reciprocal_rank_fusion",
     "scan_secrets",
     "scrub",

@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 
@@ -17,11 +17,11 @@ from . import __version__
 from .context import DEFAULT_CONTEXT_TOKENS
 from .errors import IndexNotFoundError, NoteseekError
 from .index import Index, IndexStatus
-from .indexer import IndexOptions, IndexStats
 from .paths import ENV_DB, default_db_path, resolve_db
-from .scan import SHOWN_FINGERPRINT_CHARS, load_allowlist, scan_secrets
 from .search import MODES, Hit
-from .vault import DEFAULT_EXCLUDE
+
+if TYPE_CHECKING:
+    from .indexer import IndexStats
 
 __all__ = ["main"]
 
@@ -194,6 +194,11 @@ def cli(verbose: bool) -> None:
     multiple=True,
     help="Also skip these folders (repeatable); dot-folders are always skipped.",
 )
+@click.option(
+    "--allow-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Known false positives the scrubber keeps (regex:… or sha256:… lines, as for scan).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -202,13 +207,20 @@ def index_cmd(
     model: str | None,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    allow_file: Path | None,
     quiet: bool,
 ) -> None:
     """Index VAULT: new and changed notes only, unless --full."""
     db_path = (
         Path(db).expanduser() if db else Path(os.environ.get(ENV_DB) or default_db_path(vault))
     )
-    options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude)
+    # Imported here, not at the top: `noteseek search` should not pay for the indexing code.
+    from .indexer import IndexOptions
+    from .scan import load_allowlist
+    from .vault import DEFAULT_EXCLUDE
+
+    allow = load_allowlist(allow_file) if allow_file is not None else None
+    options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude, allow=allow)
     progress = _Progress(quiet)
     with Index(db_path, model=model, options=options) as idx:
         try:
@@ -461,6 +473,8 @@ def eval_cmd(
 )
 def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
     """Dry run: which notes hold secrets the index would scrub (counts and fingerprints only)."""
+    from .scan import SHOWN_FINGERPRINT_CHARS, load_allowlist, scan_secrets
+
     allow = load_allowlist(allow_file) if allow_file is not None else None
     report = scan_secrets(vault, allow=allow)
     if as_json:

@@ -15,20 +15,25 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
 
-__all__ = ["ENV_NO_DAEMON", "HookResult", "main", "run_hook"]
+# No typing or collections.abc at run time: every millisecond of import is paid on every prompt.
+# Type checkers treat a constant named TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, TextIO
+
+    HookResult = dict[str, Any] | None
+
+__all__ = ["ENV_LOG", "ENV_NO_DAEMON", "main", "run_hook"]
 
 ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # set to 1: never use or start the warm daemon
+ENV_LOG = "NOTESEEK_HOOK_LOG"  # set to "all": log every call, not only failures
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1 << 20
 EVENTS = ("prompt", "pre-tool", "post-tool")
 DEFAULT_PROMPT_TOKENS = 500
-
-HookResult = dict[str, Any] | None
-
 
 def _log_path() -> Path:
     from .paths import data_dir
@@ -95,11 +100,16 @@ class _Backend:
 
     @property
     def db(self) -> Path:
-        # Resolved on first use: a post-tool call on short output needs no index at all.
+        # Resolved on first use: a post-tool call on short output needs no index at all. An
+        # explicit path (what install-hooks --db writes) skips the data-folder lookup entirely.
         if self._db is None:
-            from .paths import resolve_db
+            explicit = self._db_option or os.environ.get("NOTESEEK_DB")
+            if explicit:
+                self._db = Path(explicit).expanduser()
+            else:
+                from .paths import resolve_db
 
-            self._db = resolve_db(db=self._db_option, cwd=self._cwd)
+                self._db = resolve_db(cwd=self._cwd)
         return self._db
 
     def _daemon(self, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -111,7 +121,7 @@ class _Backend:
         except ImportError:
             return None
         answer = daemon_client.request(self.db, payload, timeout=2.0)
-        if not isinstance(answer, dict):
+        if not isinstance(answer, dict) or not answer.get("ok"):
             return None
         self.path = "warm"
         return answer
@@ -171,7 +181,9 @@ def run_hook(
     """The protocol JSON for one event (None: print nothing). No I/O of its own."""
     if event == "prompt":
         prompt = payload.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
+        if not isinstance(prompt, str):
+            raise ValueError("UserPromptSubmit input has no 'prompt' string")
+        if not prompt.strip():
             return None
         return _prompt_output(context(prompt, max_tokens))
     from . import tool_hooks
@@ -221,7 +233,8 @@ def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | N
                 backend.close()
         except Exception as exc:
             outcome += f"; close failed: {type(exc).__name__}"
-        path = backend.path if backend is not None else "-"
-        elapsed = (time.perf_counter() - started) * 1000
-        _log(f"{event[:20]!r} {path} {elapsed:.0f}ms {outcome}", untrusted=failed)
+        if failed or os.environ.get(ENV_LOG) == "all":
+            path = backend.path if backend is not None else "-"
+            elapsed = (time.perf_counter() - started) * 1000
+            _log(f"{event[:20]!r} {path} {elapsed:.0f}ms {outcome}", untrusted=failed)
     return 0
