@@ -44,6 +44,8 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 NOTESEEK = str(BIN / "noteseek")
 RESULTS = REPO / "bench" / "results" / "hook_latency.json"
+# What `noteseek install-hooks` writes into settings.json: this interpreter with -m noteseek.
+HOOK_COMMAND = [sys.executable, "-m", "noteseek"]
 
 CLIENT = """
 import sys, json
@@ -194,6 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
 
+    # pip byte-compiles a package it installs; an editable checkout (and PYTHONDONTWRITEBYTECODE,
+    # set on some machines) would otherwise make every process compile noteseek from source.
+    import compileall
+
+    import noteseek
+
+    compileall.compile_dir(str(Path(noteseek.__file__).parent), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="noteseek-hook-latency-"))
     daemon: subprocess.Popen[bytes] | None = None
     try:
@@ -219,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(
                 Row(
                     "hook prompt, cold (no daemon)",
-                    [NOTESEEK, "hook", "prompt", "--db", str(db)],
+                    [*HOOK_COMMAND, "hook", "prompt", "--db", str(db)],
                     cold_env,
                     stdin=hook_payload(texts[0], str(work)),
                 )
@@ -227,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(
                 Row(
                     "hook prompt, warm (daemon running)",
-                    [NOTESEEK, "hook", "prompt", "--db", str(db)],
+                    [*HOOK_COMMAND, "hook", "prompt", "--db", str(db)],
                     base_env,
                     stdin=hook_payload(texts[0], str(work)),
                 )
@@ -263,15 +272,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"round {i + 1}/{args.warmup + args.runs}", file=sys.stderr, end="\r")
         print(file=sys.stderr)
 
-        hook_log = work / "home" / "hook.log"
-        paths_taken = hook_log.read_text(encoding="utf-8") if hook_log.exists() else ""
+        from noteseek.daemon_client import request
+
+        os.environ["NOTESEEK_RUNTIME_DIR"] = base_env["NOTESEEK_RUNTIME_DIR"]
         table = markdown(rows)
         print(table)
-        counts = {
-            "warm": paths_taken.count(" warm "),
-            "cold": paths_taken.count(" cold "),
-        }
-        print(f"\nhook log: {counts['warm']} warm, {counts['cold']} cold answers")
+        # Which path answered: the daemon counts what it served (warm hook runs + client runs);
+        # cold runs have NOTESEEK_NO_DAEMON set and never reach it.
+        ping = request(db, {"op": "ping"}) or {}
+        rounds = args.warmup + args.runs
+        counts = {"daemon_served": ping.get("served"), "expected_warm": 2 * rounds if hooks else rounds}
+        print(f"\ndaemon served {counts['daemon_served']} requests; warm rows sent {counts['expected_warm']}")
         with open("/proc/loadavg") if Path("/proc/loadavg").exists() else open(os.devnull) as fh:
             load = fh.read().split()[:3]
         doc: dict[str, Any] = {

@@ -485,6 +485,8 @@ def _settings(args: argparse.Namespace) -> SearchSettings | None:
         changes["alpha"] = args.alpha
     if args.no_exact_names:
         changes["exact_names"] = False
+    if args.max_term_share is not None:
+        changes["max_term_share"] = args.max_term_share
     if args.weights is not None:
         bm25_w, vec_w = (float(x) for x in args.weights.split(","))
         changes["bm25_weight"], changes["vector_weight"] = bm25_w, vec_w
@@ -518,6 +520,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--fusion", choices=["convex", "rrf"], help="default convex")
     parser.add_argument("--alpha", type=float, help="BM25 share in convex fusion (default 0.7)")
     parser.add_argument("--no-exact-names", action="store_true", help="no exact-name promotion")
+    parser.add_argument(
+        "--max-term-share",
+        type=float,
+        help="leave out query words in more than this share of chunks (default 0.5)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every indexing problem")
     args = parser.parse_args(argv)
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]

@@ -287,7 +287,7 @@ def test_sigkill_at_random_moments_leaves_a_consistent_index(tmp_path: Path) -> 
     print(f"\nkill trials: {trials}, outcomes: {outcomes}, run seconds: {duration}")
 
 
-def test_crash_before_the_run_summary_still_refreshes_ubiquitous_terms(
+def test_crash_before_the_run_summary_still_refreshes_common_terms(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run killed after its last file but before its final bookkeeping must not leave the
@@ -306,7 +306,7 @@ def test_crash_before_the_run_summary_still_refreshes_ubiquitous_terms(
     def crash(self: Store) -> None:
         raise KeyboardInterrupt  # the process dies here; nothing after it runs
 
-    monkeypatch.setattr(Store, "refresh_ubiquitous_terms", crash)
+    monkeypatch.setattr(Store, "refresh_common_terms", crash)
     with Index(db, embedder=FakeEmbedder()) as idx, pytest.raises(KeyboardInterrupt):
         idx.update(vault)
     monkeypatch.undo()

@@ -218,3 +218,70 @@ def test_client_imports_only_the_standard_library(db: Path, runtime: Path) -> No
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def _hook_process(
+    db: Path, runtime: Path, event: str, body: dict[str, object], **env_extra: str
+) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_HOME=str(runtime.parent / "home"))
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "noteseek", "hook", event, "--db", str(db)],
+        input=json.dumps(body).encode(),
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+
+
+PROMPT = {
+    "session_id": "s",
+    "transcript_path": "/tmp/t.jsonl",
+    "cwd": "/tmp",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "how do I rotate the OAuth access token and refresh tokens?",
+}
+
+
+def test_hook_fast_path_prints_the_same_bytes_as_the_one_shot_path(
+    daemon: Daemon, db: Path, runtime: Path
+) -> None:
+    served = daemon.served
+    warm = _hook_process(db, runtime, "prompt", PROMPT)
+    assert warm.returncode == 0 and warm.stderr == b""
+    assert daemon.served == served + 1  # answered by the daemon, not by the process itself
+    cold = _hook_process(db, runtime, "prompt", PROMPT, NOTESEEK_NO_DAEMON="1")
+    assert daemon.served == served + 1
+    assert warm.stdout == cold.stdout
+    assert b"ops/tokens" in warm.stdout
+    # A prompt the gate silences is silent on both paths.
+    quiet = {**PROMPT, "prompt": "thanks"}
+    assert _hook_process(db, runtime, "prompt", quiet).stdout == b""
+
+
+def test_hook_fast_path_falls_back_when_the_daemon_cannot_answer(
+    daemon: Daemon, db: Path, runtime: Path
+) -> None:
+    # Not JSON: the daemon refuses, the one-shot path runs, stays silent and logs the error.
+    served = daemon.served
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_HOME=str(runtime.parent / "home"))
+    broken = subprocess.run(
+        [sys.executable, "-m", "noteseek", "hook", "prompt", "--db", str(db)],
+        input=b"not json",
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert broken.returncode == 0 and broken.stdout == b""
+    assert daemon.served == served  # the failed request did not count as served
+    log = (runtime.parent / "home" / "hook.log").read_text()
+    assert "error" in log
+
+
+def test_hook_client_answer_without_daemon_is_none(db: Path, runtime: Path) -> None:
+    from noteseek.hook_client import answer
+
+    assert answer(["prompt", "--db", str(db)], json.dumps(PROMPT).encode()) is None
+    assert answer(["prompt"], json.dumps(PROMPT).encode()) is None  # no explicit index: one-shot

@@ -374,23 +374,10 @@ def test_settings_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert project_settings_path(tmp_path) == tmp_path / ".claude" / "settings.local.json"
 
 
-def test_the_executable_is_an_absolute_path_or_python_m(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    script = tmp_path / "bin" / "noteseek"
-    script.parent.mkdir()
-    script.write_text("#!/bin/sh\n")
-    monkeypatch.chdir(tmp_path)
-    assert noteseek_executable("bin/noteseek") == [str(script)]
-
-    monkeypatch.setattr(hooks_install.shutil, "which", lambda name: None)
-    assert noteseek_executable("/usr/lib/python3/site-packages/pytest/__main__.py") == [
-        sys.executable,
-        "-m",
-        "noteseek",
-    ]
-    monkeypatch.setattr(hooks_install.shutil, "which", lambda name: str(script))
-    assert noteseek_executable("-c") == [str(script)]
+def test_the_executable_is_this_interpreter_with_python_m() -> None:
+    exe = noteseek_executable()
+    assert exe[1:] == ["-m", "noteseek"] and Path(exe[0]).is_absolute()
+    assert Path(exe[0]).samefile(sys.executable)
 
 
 def test_entry_without_matcher_has_no_matcher_key() -> None:
@@ -473,3 +460,28 @@ def test_cli_errors(tmp_path: Path) -> None:
     os.remove(settings)
     gone = runner.invoke(uninstall_cmd, ["--project", str(tmp_path)])
     assert gone.exit_code == 0 and "does not exist" in gone.output
+
+
+def test_install_pins_the_only_index_and_leaves_it_open_when_unclear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from noteseek.paths import default_db_path
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("NOTESEEK_HOME", str(home))
+    monkeypatch.delenv("NOTESEEK_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "proj"
+    project.mkdir()
+    settings = project / ".claude" / "settings.local.json"
+    runner = CliRunner()
+    # No index yet: nothing to pin, each hook finds the index when it runs.
+    assert runner.invoke(install_cmd, ["--project", str(project)]).exit_code == 0
+    assert all("--db" not in c for _, c in ours(json.loads(settings.read_text())))
+    # Exactly one index: pinned, so the hook can ask the warm daemon without looking it up.
+    only = default_db_path(tmp_path / "vault")
+    only.parent.mkdir(parents=True, exist_ok=True)
+    only.write_bytes(b"")
+    result = runner.invoke(install_cmd, ["--project", str(project)])
+    assert result.exit_code == 0 and str(only) in result.output
+    assert all(c.endswith(f"--db {only}") for _, c in ours(json.loads(settings.read_text())))

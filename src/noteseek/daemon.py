@@ -42,6 +42,7 @@ import click
 
 from . import __version__
 from .daemon_client import PROTOCOL_VERSION, DaemonPaths, daemon_paths, request, supported
+from .hook_client import WIRE_TAG
 from .index import Index
 
 __all__ = ["Daemon", "serve_cmd"]
@@ -170,6 +171,27 @@ class Daemon:
             "hits": [_hit_json(h) for h in result.hits],
         }
 
+    def hook(self, event: str, raw: bytes, max_tokens: int) -> str:
+        """The stdout of `noteseek hook EVENT` for this raw input, as the one-shot path prints it."""
+        from .agent_context import prompt_context
+        from .hooks import DEFAULT_PROMPT_TOKENS, cosine_rank, render, run_hook
+
+        payload = json.loads(raw)
+        if not isinstance(payload, dict):
+            raise ValueError("hook input is not a JSON object")
+        with self._lock:
+            self.last_request = time.monotonic()
+            self.served += 1
+            index = self.index()
+            result = run_hook(
+                event,
+                payload,
+                context=lambda query, tokens: prompt_context(index, query, max_tokens=tokens).text,
+                rank=lambda query, segments: cosine_rank(index, query, segments),
+                max_tokens=max_tokens or DEFAULT_PROMPT_TOKENS,
+            )
+        return render(result)
+
     # -- lifetime --------------------------------------------------------------------------
 
     def serve(self, *, ready: threading.Event | None = None) -> int:
@@ -263,6 +285,9 @@ class _Handler(socketserver.StreamRequestHandler):
                 return
             if not line:
                 return
+            if line.startswith(WIRE_TAG + b" "):
+                self._hook(daemon, line)
+                return
             if len(line) > MAX_REQUEST_BYTES:
                 answer: dict[str, Any] = {"ok": False, "error": "request too large"}
             else:
@@ -276,6 +301,27 @@ class _Handler(socketserver.StreamRequestHandler):
                 self.wfile.flush()
             except OSError:
                 return
+
+
+    def _hook(self, daemon: Daemon, line: bytes) -> None:
+        """One request from the import-light hook client (wire format in hook_client.py)."""
+        try:
+            _, event, tokens, size, db = line.rstrip(b"\n").split(b" ", 4)
+            length = int(size)
+            if length > MAX_REQUEST_BYTES:
+                raise ValueError("hook input too large")
+            if db.decode("utf-8", "surrogatepass") != daemon.paths.db:
+                raise ValueError(f"this daemon serves {daemon.paths.db}")
+            raw = self.rfile.read(length)
+            if len(raw) != length:
+                raise ValueError("hook input cut short")
+            body, status = daemon.hook(event.decode(), raw, int(tokens)).encode("utf-8"), b"OK"
+        except Exception as exc:  # the client falls back to the one-shot path, which logs
+            log.warning("hook request failed: %s", type(exc).__name__)
+            body, status = f"{type(exc).__name__}".encode(), b"ERR"
+        with contextlib.suppress(OSError):
+            self.wfile.write(b"%s %d\n" % (status, len(body)) + body)
+            self.wfile.flush()
 
 
 def _text(message: dict[str, Any], key: str) -> str:

@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+from .hook_client import ENV_RUNTIME_DIR as ENV_RUNTIME_DIR  # re-exported for callers
+from .hook_client import runtime_folder, socket_key
+
 # Neither typing nor dataclasses at run time: together they cost a hook process ~5-10 ms, more
 # than the request itself. Type checkers treat a constant named TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -40,7 +43,6 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
-ENV_RUNTIME_DIR = "NOTESEEK_RUNTIME_DIR"  # overrides where sockets live (tests, unusual systems)
 SPAWN_GRACE_SECONDS = 15.0  # a start attempt younger than this is not repeated
 MAX_RESPONSE_BYTES = 64 << 20
 
@@ -62,14 +64,7 @@ def runtime_dir(*, create: bool = False) -> Path:
     Raises PermissionError when the folder exists but is not private to this user: a socket in a
     folder someone else controls could be replaced by theirs, and they would see the queries.
     """
-    override = os.environ.get(ENV_RUNTIME_DIR)
-    if override:
-        folder = Path(override)
-    elif os.environ.get("XDG_RUNTIME_DIR"):
-        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "noteseek"
-    else:
-        base = os.environ.get("TMPDIR") or "/tmp"
-        folder = Path(base) / f"noteseek-{os.getuid()}"
+    folder = Path(runtime_folder())
     if create:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = folder.lstat()
@@ -98,11 +93,8 @@ class DaemonPaths:
 
 def daemon_paths(db_path: str | os.PathLike[str], *, create: bool = False) -> DaemonPaths:
     """Socket, lock, log and spawn-marker paths for a database (the folder made with `create`)."""
-    import hashlib
-
     real = os.path.realpath(os.path.expanduser(os.fspath(db_path)))
-    key = hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:20]
-    return DaemonPaths(real, runtime_dir(create=create), key)
+    return DaemonPaths(real, runtime_dir(create=create), socket_key(real))
 
 
 def request(

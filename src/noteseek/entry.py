@@ -1,5 +1,6 @@
 """The `noteseek` console script. `noteseek hook ...` runs per prompt, so it skips the CLI framework
-(click and every command module) and goes straight to the hook; everything else is the full CLI."""
+(click and every command module): it asks a running daemon through the import-light `hook_client`,
+and only when none answers runs the hook itself; everything else is the full CLI."""
 
 from __future__ import annotations
 
@@ -12,9 +13,19 @@ def main() -> None:
     """Dispatch: the hook fast path, or the click CLI."""
     argv = sys.argv[1:]
     if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv):
+        from .hook_client import answer
+
+        raw = sys.stdin.buffer.read()
+        out = answer(argv[1:], raw)  # the warm daemon, if one serves this index
+        if out is not None:
+            sys.stdout.buffer.write(out)
+            sys.stdout.buffer.flush()
+            sys.exit(0)
+        import io
+
         from .hooks import main as hook_main
 
-        sys.exit(hook_main(argv[1:]))
+        sys.exit(hook_main(argv[1:], stdin=io.StringIO(raw.decode("utf-8", "replace"))))
     from .cli import main as cli_main
 
     cli_main()

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     HookResult = dict[str, Any] | None
 
-__all__ = ["ENV_LOG", "ENV_NO_DAEMON", "main", "run_hook"]
+__all__ = ["ENV_LOG", "ENV_NO_DAEMON", "main", "render", "run_hook"]
 
 ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # set to 1: never use or start the warm daemon
 ENV_LOG = "NOTESEEK_HOOK_LOG"  # set to "all": log every call, not only failures
@@ -145,11 +145,8 @@ class _Backend:
         return prompt_context(self.index(), prompt, max_tokens=max_tokens).text
 
     def rank(self, query: str, segments: list[str]) -> list[float]:
-        """Cosine of each segment to the query, with the index's own embedding model."""
         self.path = "cold"
-        embedder = self.index().embedder
-        vectors = embedder.embed([query, *segments])
-        return [float(v @ vectors[0]) for v in vectors[1:]]
+        return cosine_rank(self.index(), query, segments)
 
     def close(self) -> None:
         if self._index is not None:
@@ -168,6 +165,18 @@ def _prompt_output(text: str) -> HookResult:
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+
+
+def cosine_rank(index: Any, query: str, segments: list[str]) -> list[float]:
+    """Cosine of each segment to the query, with the index's own embedding model."""
+    vectors = index.embedder.embed([query, *segments])
+    return [float(v @ vectors[0]) for v in vectors[1:]]
+
+
+def render(result: HookResult) -> str:
+    """What the hook prints for a result: one JSON line, or nothing. The daemon uses it too, so
+    the warm and one-shot paths print the same bytes."""
+    return "" if result is None else json.dumps(result, ensure_ascii=False) + "\n"
 
 
 def run_hook(
@@ -219,10 +228,10 @@ def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | N
             rank=backend.rank,
             max_tokens=options.max_tokens,
         )
-        if result is not None:
-            text = json.dumps(result, ensure_ascii=False)
+        text = render(result)
+        if text:
             out = stdout or sys.stdout
-            out.write(text + "\n")
+            out.write(text)
             out.flush()
             outcome = f"context {len(text)} chars"
     except Exception as exc:

@@ -79,16 +79,15 @@ class HookEntry:
         return group
 
 
-def noteseek_executable(argv0: str | None = None) -> list[str]:
-    """The command that runs this noteseek from anywhere: its script's absolute path if known."""
-    script = Path(sys.argv[0] if argv0 is None else argv0)
-    # absolute(), not resolve(): a pipx or Homebrew symlink stays valid across upgrades.
-    if script.stem == "noteseek" and script.is_file():
-        return [str(script.absolute())]
-    found = shutil.which("noteseek")
-    if found:
-        return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "noteseek"]
+def noteseek_executable() -> list[str]:
+    """The command that runs this noteseek from anywhere: its interpreter with `-m noteseek`.
+
+    Not the `noteseek` console script: the script pip writes imports `re` before anything else,
+    ~5 ms that every hook call would pay, and the interpreter path is as stable (a venv, pipx or
+    Homebrew keeps it across upgrades of the package). absolute(), not resolve(): a venv's
+    python is a symlink whose target would bypass the venv.
+    """
+    return [str(Path(sys.executable).absolute()), "-m", "noteseek"]
 
 
 def hook_entries(
@@ -359,6 +358,22 @@ _SCOPE_HELP = (
 )
 
 
+def _default_index() -> Path | None:
+    """The index a plain `noteseek search` here would use, to pin in the hooks; None if unclear.
+
+    A pinned path lets each hook skip finding the index and ask the warm daemon straight away;
+    without one (several indexes, none yet) the hooks find it per call, as `search` does.
+    """
+    from .errors import IndexNotFoundError
+    from .paths import resolve_db
+
+    try:
+        found = resolve_db()
+    except IndexNotFoundError:
+        return None
+    return found.absolute() if found.exists() else None
+
+
 @click.command("install-hooks", epilog=_SCOPE_HELP)
 @click.option("--user", "user", is_flag=True, help="Write the user settings (the default).")
 @click.option(
@@ -369,7 +384,7 @@ _SCOPE_HELP = (
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Pin the index the hooks search (default: resolved when each hook runs).",
+    help="The index the hooks search (default: the one 'noteseek search' here would use).",
 )
 @click.option("--no-tool-hooks", is_flag=True, help="Install only the prompt hook.")
 @click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
@@ -378,7 +393,9 @@ def install_cmd(
 ) -> None:
     """Add noteseek's Claude Code hooks to a settings file, leaving everything else as it is."""
     path = _target(user, project)
-    pinned = db.expanduser().absolute() if db is not None else None
+    pinned = db.expanduser().absolute() if db is not None else _default_index()
+    if pinned is not None and db is None:
+        click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
     if pinned is not None and not pinned.exists():
         click.echo(
             f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True

@@ -373,8 +373,8 @@ def run_update(
         problems=tuple(problems),
     )
     with store.write():
-        if stats.added or stats.changed or stats.removed or not store.get_meta("ubiquitous_terms"):
-            store.refresh_ubiquitous_terms()
+        if stats.added or stats.changed or stats.removed or store.common_terms_outdated():
+            store.refresh_common_terms()
         if not stats.interrupted:
             # Only a finished run proves every note went through this pipeline; an interrupted
             # one leaves the old fingerprint so the next run re-processes the rest.

@@ -50,6 +50,9 @@ class SearchSettings:
     column_weights: tuple[float, float, float, float] = (1.0, 2.0, 4.0, 2.0)
     # In hybrid mode, notes whose title, alias or file name equals the query come first.
     exact_names: bool = True
+    # Query words whose stem is in more than this share of all chunks are left out of the BM25
+    # query (unless nothing else is left): low IDF, longest posting lists (docs/ranking.md).
+    max_term_share: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ class Searcher:
         self, query: str, limit: int, allowed: set[int] | None = None
     ) -> list[tuple[int, float, int]]:
         """(chunk id, BM25 score, file id), best first; only notes in `allowed` when given."""
-        match = fts_query(query, drop=self.store.ubiquitous_terms())
+        match = fts_query(query, drop=self.store.common_terms(self.settings.max_term_share))
         if match is None or limit <= 0:
             return []
         w = self.settings.column_weights

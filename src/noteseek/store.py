@@ -34,6 +34,8 @@ VEC_TABLE = "chunks_vec"
 # Where the ubiquitous-term list moves while the chunks no longer match it (see _chunks_changed).
 _UBIQUITOUS = "ubiquitous_terms"
 _UBIQUITOUS_STALE = "ubiquitous_terms_stale"
+# Stems in more than this share of chunks get their document count recorded (common_terms).
+COMMON_TERM_FLOOR = 0.01
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,10 @@ class Store:
             raise
         self.vector_error = _load_sqlite_vec(self.db)
         self._tokenizer: Any = None
-        self._ubiquitous_raw: str | None = None
-        self._ubiquitous_stems: frozenset[str] = frozenset()
+        self._common_raw: str | None = None
+        self._common_shares: dict[str, float] = {}
+        self._common_key: tuple[str | None, float] | None = None
+        self._common: frozenset[str] = frozenset()
         # Chunk rows are 0.5-2.5 KB; 4 KB pages leave ~15% of the chunks table empty, 8 KB ~5%.
         # Only takes effect on a new, empty file.
         self.db.execute("PRAGMA page_size=8192")
@@ -464,20 +468,34 @@ class Store:
         )
         return None if value is None else int(value)
 
-    def ubiquitous_terms(self) -> Callable[[str], bool] | None:
-        """A test for query words whose stem is in more than half of all chunks, or None.
-
-        FTS5's BM25 gives such a term an IDF of ~0 (clamped), so it cannot change a ranking, yet
-        it is the most expensive part of an OR query (its posting list is the longest). The set
-        is computed at the end of each update and stored in meta.
-        """
+    def _term_shares(self) -> dict[str, float]:
+        """Share of chunks containing each recorded stem (only stems above COMMON_TERM_FLOOR)."""
         raw = self.get_meta(_UBIQUITOUS) or self.get_meta(_UBIQUITOUS_STALE)
         # Parsed once per stored value, not once per query: this runs on every search.
-        if raw != self._ubiquitous_raw:
-            self._ubiquitous_raw = raw
-            self._ubiquitous_stems = frozenset(json.loads(raw)) if raw else frozenset()
-        stems = self._ubiquitous_stems
-        if not stems:
+        if raw != self._common_raw:
+            self._common_raw = raw
+            data = json.loads(raw) if raw else {}
+            if isinstance(data, list):  # written before 0.2: only the stems in > 50 % of chunks
+                self._common_shares = dict.fromkeys(data, 1.0)
+            else:
+                total = max(int(data.get("chunks", 0)), 1)
+                self._common_shares = {t: d / total for t, d in data.get("terms", {}).items()}
+        return self._common_shares
+
+    def common_terms(self, max_share: float) -> Callable[[str], bool] | None:
+        """A test for query words whose stem is in more than `max_share` of all chunks, or None.
+
+        Such a word has a low IDF, so it moves a BM25 ranking little (above half of all chunks,
+        FTS5 clamps its IDF to ~0 and it moves it not at all), yet its posting list is the longest
+        and costs the most in an OR query. The document counts are computed at the end of each
+        update and stored in meta.
+        """
+        shares = self._term_shares()
+        if self._common_key != (self._common_raw, max_share):
+            self._common_key = (self._common_raw, max_share)
+            self._common = frozenset(t for t, share in shares.items() if share > max_share)
+        common = self._common
+        if not common:
             return None
         if self._tokenizer is None:
             self._tokenizer = self.db.fts5_tokenizer(
@@ -485,21 +503,31 @@ class Store:
             )
         tokenizer = self._tokenizer
 
-        def ubiquitous(term: str) -> bool:
+        def is_common(term: str) -> bool:
             tokens = tokenizer(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
-            return bool(tokens) and all(token[2] in stems for token in tokens)
+            return bool(tokens) and all(token[2] in common for token in tokens)
 
-        return ubiquitous
+        return is_common
 
-    def refresh_ubiquitous_terms(self) -> None:
-        """Recompute the stems found in more than half of all chunks (call inside `write()`)."""
+    def common_terms_outdated(self) -> bool:
+        """True when the stored term counts are missing or in the pre-0.2 format."""
+        raw = self.get_meta(_UBIQUITOUS)
+        return raw is None or not raw.startswith("{")
+
+    def refresh_common_terms(self) -> None:
+        """Recompute the document counts of stems in more than COMMON_TERM_FLOOR of all chunks
+        (call inside `write()`)."""
         total = int(self.scalar("SELECT count(*) FROM chunks"))
         self.db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
             "USING fts5vocab(main, chunks_fts, 'row')"
         )
-        rows = self.db.execute("SELECT term FROM temp.chunks_vocab WHERE doc > ?", (total // 2,))
-        self.set_meta(_UBIQUITOUS, json.dumps(sorted(r[0] for r in rows)))
+        rows = self.db.execute(
+            "SELECT term, doc FROM temp.chunks_vocab WHERE doc > ?",
+            (int(total * COMMON_TERM_FLOOR),),
+        )
+        terms = {str(term): int(doc) for term, doc in rows}
+        self.set_meta(_UBIQUITOUS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True))
         self.db.execute("DELETE FROM meta WHERE key = ?", (_UBIQUITOUS_STALE,))
 
     def files_named(self, name: str) -> list[int]:
