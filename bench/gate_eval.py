@@ -39,8 +39,10 @@ from datasets import (
     read_qrels,
     read_queries,
 )
-from noteseek.agent_context import CONTEXT_CANDIDATES, MAX_PROMPT_CHARS
+from noteseek.agent_context import CONTEXT_CANDIDATES, CONTEXT_TERM_SHARE, MAX_PROMPT_CHARS
 from noteseek.relevance import GateSettings, judge
+
+SETTINGS: noteseek.SearchSettings | None = None  # --max-term-share changes it
 
 SETS = ("mdn", "obsidian-hub", "obsidian-help-en", "obsidian-help-de", "tldr", "beir-scifact")
 # Query set -> vaults that know nothing about it.
@@ -87,7 +89,8 @@ def sample_queries(name: str, n: int, seed: int) -> list[tuple[str, str]]:
 
 def features(idx: noteseek.Index, prompt: str) -> list[dict[str, Any]]:
     query = prompt[:MAX_PROMPT_CHARS]
-    hits = idx.search(query, limit=CONTEXT_CANDIDATES, explain=True)
+    share = SETTINGS.max_term_share if SETTINGS is not None else CONTEXT_TERM_SHARE
+    hits = idx.search(query, limit=CONTEXT_CANDIDATES, explain=True, max_term_share=share)
     return [
         {
             "path": h.path,
@@ -118,7 +121,7 @@ def collect(per_set: int, seed: int) -> dict[str, Any]:
         db, matcher = indexes[name]
         qrels, _ = matcher.map_qrels(read_qrels(DATA_DIR / DATASETS[name].qrels))
         queries = sample_queries(name, per_set, seed)
-        with noteseek.Index(db, create=False) as idx:
+        with noteseek.Index(db, create=False, settings=SETTINGS) as idx:
             for qid, text in queries:
                 feats = features(idx, text)
                 for f in feats:
@@ -130,7 +133,7 @@ def collect(per_set: int, seed: int) -> dict[str, Any]:
     for name, others in UNRELATED.items():
         queries = sample_queries(name, per_set // 2, seed + 1)
         for other in others:
-            with noteseek.Index(indexes[other][0], create=False) as idx:
+            with noteseek.Index(indexes[other][0], create=False, settings=SETTINGS) as idx:
                 for _, text in queries:
                     noise.append({"set": f"{name}→{other}", "prompt": text, "hits": features(idx, text)})
         print(f"[{name}] noise against {', '.join(others)}", file=sys.stderr, flush=True)
@@ -216,10 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, help="reuse collected features from this JSON file")
+    parser.add_argument("--max-term-share", type=float, help="SearchSettings.max_term_share")
     args = parser.parse_args(argv)
     if not DATA_DIR.is_dir():
         print(f"needs the shared data at {DATA_DIR}", file=sys.stderr)
         return 2
+    global SETTINGS
+    if args.max_term_share is not None:
+        SETTINGS = noteseek.SearchSettings(max_term_share=args.max_term_share)
     if args.cache and args.cache.is_file():
         data = json.loads(args.cache.read_text())
     else:

@@ -354,3 +354,23 @@ def test_a_folder_with_an_ignore_marker_is_not_indexed(
         (vault / "keep" / ".noteseekignore").touch()
         idx.update(vault)
         assert idx.store.scalar("SELECT count(*) FROM files") == 0
+
+
+def test_max_term_share_leaves_common_words_out_of_bm25(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    # 'widget' is in 4 of 10 notes (40 %), 'sprocket' in one.
+    files: dict[str, str | bytes] = {
+        f"n{i}.md": f"# Note {i}\n\n{'widget ' * 5 if i < 4 else 'filler '}text number {i}."
+        for i in range(10)
+    }
+    files["n9.md"] = "# Note 9\n\nthe sprocket text lives here."
+    vault = make_vault(files)
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        full = [h.path for h in idx.search("widget sprocket", mode="bm25", limit=10)]
+        pruned = [h.path for h in idx.search("widget sprocket", mode="bm25", limit=10, max_term_share=0.2)]
+        assert set(full) == {"n0.md", "n1.md", "n2.md", "n3.md", "n9.md"}
+        assert pruned == ["n9.md"]  # 'widget' (40 % > 20 %) was left out
+        # A query made only of common words keeps them rather than matching nothing.
+        assert len(idx.search("widget", mode="bm25", limit=10, max_term_share=0.2)) == 4

@@ -20,6 +20,11 @@ __all__ = ["MAX_PROMPT_CHARS", "PromptContext", "prompt_context"]
 
 # Hits considered for a block: a 500-token block holds two to four sections.
 CONTEXT_CANDIDATES = 6
+# Query words in more than this share of chunks are left out of the prompt's BM25 query. A prompt
+# runs on every message, so its latency counts more than for a search; on the development sets this
+# changed which prompts got a relevant section by 1 in 476 (388 vs 387, bench/gate_eval.py
+# --max-term-share 0.2) and cut BM25 time by about a third (docs/agents.md).
+CONTEXT_TERM_SHARE = 0.2
 # Long prompts (pasted logs, files) are cut before searching: the first part states the task, and
 # embedding or matching 100 KB of paste would cost more than the whole hook may take.
 MAX_PROMPT_CHARS = 2000
@@ -46,7 +51,9 @@ def prompt_context(
     """The context block for `prompt`; `gated=False` skips the relevance gate (`noteseek context
     --no-gate`), so the best hits are shown whatever their scores."""
     query = prompt[:MAX_PROMPT_CHARS]
-    hits = index.search(query, limit=CONTEXT_CANDIDATES, explain=True)
+    hits = index.search(
+        query, limit=CONTEXT_CANDIDATES, explain=True, max_term_share=CONTEXT_TERM_SHARE
+    )
     if gated:
         exact = [h.explanation is not None and h.explanation.exact_name for h in hits]
         decision = judge(query, hits, exact=exact, settings=gate)

@@ -149,12 +149,14 @@ class Index:
         explain: bool = False,
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        max_term_share: float | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
         Never raises on the query text. `explain=True` fills `Hit.explanation` with the fusion terms.
         `folders` (vault-relative) and `tags` narrow the notes searched: a note must be under one of
         the folders and carry every tag (nested tags count: `project` matches `project/alpha`).
+        `max_term_share` overrides the settings' share above which query words are left out of BM25.
         """
         return self.searcher.search(
             query,
@@ -164,6 +166,7 @@ class Index:
             explain=explain,
             folders=folders,
             tags=tags,
+            max_term_share=max_term_share,
         )
 
     def check(self) -> list[str]:

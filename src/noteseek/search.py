@@ -176,10 +176,15 @@ class Searcher:
         return [(cid, score) for cid, score, _ in self._bm25(query, limit)]
 
     def _bm25(
-        self, query: str, limit: int, allowed: set[int] | None = None
+        self,
+        query: str,
+        limit: int,
+        allowed: set[int] | None = None,
+        term_share: float | None = None,
     ) -> list[tuple[int, float, int]]:
         """(chunk id, BM25 score, file id), best first; only notes in `allowed` when given."""
-        match = fts_query(query, drop=self.store.common_terms(self.settings.max_term_share))
+        share = self.settings.max_term_share if term_share is None else term_share
+        match = fts_query(query, drop=self.store.common_terms(share))
         if match is None or limit <= 0:
             return []
         w = self.settings.column_weights
@@ -239,11 +244,13 @@ class Searcher:
         explain: bool = False,
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        max_term_share: float | None = None,
     ) -> list[Hit]:
         """The best `limit` notes for a query, each with its best section; never raises on the text.
 
         `folders` keeps notes under any of these vault-relative folders; `tags` keeps notes that
         carry every one of these tags (a tag also matches its nested tags: `project` → `project/a`).
+        `max_term_share` overrides `SearchSettings.max_term_share` for this query.
         """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -268,6 +275,7 @@ class Searcher:
                 max_tokens=max_tokens,
                 explain=explain,
                 allowed=allowed,
+                term_share=max_term_share,
             )
 
     def _search(
@@ -279,14 +287,17 @@ class Searcher:
         max_tokens: int | None,
         explain: bool,
         allowed: set[int] | None,
+        term_share: float | None,
     ) -> list[Hit]:
         s = self.settings
         notes = max(s.candidates, limit)
         depth = max(s.chunk_depth, notes * 3)
-        kw_rows = self._bm25(query, depth, allowed) if mode in ("hybrid", "bm25") else []
+        keyword_list = mode in ("hybrid", "bm25")
+        kw_rows = self._bm25(query, depth, allowed, term_share) if keyword_list else []
         vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
         if mode == "vector" and self.vector_problem:
-            kw_rows = self._bm25(query, depth, allowed)  # degrade to BM25, don't answer nothing
+            # Degrade to BM25 rather than answer nothing.
+            kw_rows = self._bm25(query, depth, allowed, term_share)
         file_of = {cid: fid for cid, _, fid in kw_rows}
         file_of.update({m.chunk_id: m.file_id for m in vec_rows if m.file_id is not None})
         missing = [m.chunk_id for m in vec_rows if m.file_id is None]
