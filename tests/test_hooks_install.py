@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from noteseek import hooks_install
+from noteseek import hook_settings
 from noteseek.hooks_install import (
     HookEntry,
     SettingsFileError,
@@ -228,7 +228,7 @@ def test_uninstall_drops_only_the_containers_it_emptied() -> None:
     ],
 )
 def test_which_handlers_are_ours(command: str, kind: str | None) -> None:
-    assert hooks_install._kind({"type": "command", "command": command}) == kind
+    assert hook_settings._kind({"type": "command", "command": command}) == kind
 
 
 def test_a_quoted_executable_path_is_still_recognised_as_ours() -> None:
