@@ -374,3 +374,30 @@ def test_max_term_share_leaves_common_words_out_of_bm25(
         assert pruned == ["n9.md"]  # 'widget' (40 % > 20 %) was left out
         # A query made only of common words keeps them rather than matching nothing.
         assert len(idx.search("widget", mode="bm25", limit=10, max_term_share=0.2)) == 4
+
+
+def test_rewriting_most_notes_leaves_a_text_index_as_small_as_a_fresh_one(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = make_vault(
+        {
+            f"n{i}.md": note(f"Note {i}", ("Body", f"word{i} shared text " * 30), ("More", "x " * 40))
+            for i in range(60)
+        }
+    )
+
+    def fts_bytes(idx: Index) -> int:
+        return int(idx.store.scalar("SELECT sum(length(block)) FROM chunks_fts_data"))
+
+    with Index(tmp_path / "fresh.db", embedder=fake_embedder) as fresh:
+        fresh.update(vault)
+        fresh_size = fts_bytes(fresh)
+        # A first build deletes nothing, so it does not merge (which would leave free pages).
+        assert fresh.store.scalar("PRAGMA freelist_count") == 0
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        for _ in range(3):
+            idx.update(vault, full=True)  # every note deleted and written again
+        # Without a merge FTS5 keeps the deleted rows' terms until segments happen to merge.
+        assert fts_bytes(idx) <= fresh_size * 1.1
+        assert [h.path for h in idx.search("word7 shared", mode="bm25", limit=3)][0] == "n7.md"

@@ -123,6 +123,8 @@ class Store:
             raise
         self.vector_error = _load_sqlite_vec(self.db)
         self._tokenizer: Any = None
+        # Chunks this connection deleted (or replaced), for the indexer's decision to merge FTS5.
+        self.chunks_deleted = 0
         self._common_raw: str | None = None
         self._common_shares: dict[str, float] = {}
         self._common_key: tuple[str | None, float] | None = None
@@ -334,6 +336,7 @@ class Store:
             for chunk_id in ids:
                 self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.chunks_deleted += len(ids)
 
     def replace_file(
         self,
@@ -427,6 +430,7 @@ class Store:
     def clear(self) -> None:
         """Remove every file and chunk (call inside `write()`); used by a full rebuild."""
         self._chunks_changed()
+        self.chunks_deleted += int(self.scalar("SELECT count(*) FROM chunks"))
         if self.vectors_available and self.has_vector_table():
             self.db.execute(f"DELETE FROM {VEC_TABLE}")
         self.db.execute("DELETE FROM chunks")
@@ -513,6 +517,10 @@ class Store:
         """True when the stored term counts are missing or in the pre-0.2 format."""
         raw = self.get_meta(_UBIQUITOUS)
         return raw is None or not raw.startswith("{")
+
+    def optimize_text_index(self) -> None:
+        """Merge the FTS5 index into one segment, dropping deleted rows' terms (inside `write()`)."""
+        self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
 
     def refresh_common_terms(self) -> None:
         """Recompute the document counts of stems in more than COMMON_TERM_FLOOR of all chunks
