@@ -128,6 +128,8 @@ class _LazyGroup(click.Group):
     lazy: ClassVar[dict[str, str]] = {
         "mcp": "noteseek.mcp_server:mcp_cmd",
         "intake": "noteseek.intake.command:intake_cmd",
+        "eval": "noteseek.eval_command:eval_cmd",
+        "scan": "noteseek.scan_command:scan_cmd",
         "serve": "noteseek.daemon:serve_cmd",
         "install-hooks": "noteseek.hooks_install:install_cmd",
         "uninstall-hooks": "noteseek.hooks_install:uninstall_cmd",
@@ -399,106 +401,6 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
         click.echo("problems:")
         for path, state, problem in status.problems:
             click.echo(f"  [{state}] {path}: {problem}")
-
-
-@cli.command("eval")
-@click.option(
-    "--queries",
-    "queries_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="BEIR queries.jsonl (_id, text, optional metadata.category).",
-)
-@click.option(
-    "--qrels",
-    "qrels_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="TSV: query-id, corpus-id, score (header line).",
-)
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
-@click.option("--vault", type=click.Path(file_okay=False), help="Evaluate the index of this vault.")
-@click.option(
-    "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Modes to run (default: all)."
-)
-@click.option(
-    "--depth",
-    default=100,
-    show_default=True,
-    type=click.IntRange(10, 1000),
-    help="Chunks retrieved per query.",
-)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-@click.option(
-    "--report",
-    "report_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write report.md and a plot here.",
-)
-def eval_cmd(
-    queries_file: str,
-    qrels_file: str,
-    db: str | None,
-    vault: str | None,
-    modes: tuple[str, ...],
-    depth: int,
-    as_json: bool,
-    report_dir: Path | None,
-) -> None:
-    """Score the index against judged queries: nDCG@10, R@10, R@100, MRR@10, Hit@1 per mode."""
-    from .eval_report import render_table, write_report
-    from .evaluation import evaluate, load_qrels, load_queries
-
-    queries = load_queries(queries_file)
-    qrels = load_qrels(qrels_file)
-    with _open_existing(_resolve_db(db, vault)) as idx:
-        report = evaluate(idx, queries, qrels, modes=modes or MODES, depth=depth)
-    if report_dir is not None:
-        details = f"Queries: `{queries_file}`; judgments: `{qrels_file}`; {depth} chunks per query."
-        path = write_report(report, report_dir, title="noteseek evaluation", details=details)
-        click.echo(f"report written to {path}", err=True)
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-    else:
-        click.echo(render_table(report))
-
-
-@cli.command("scan")
-@click.argument("vault", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-@click.option(
-    "--allow-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Known false positives: 'regex:<pattern>' or 'sha256:<prefix>' per line.",
-)
-def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
-    """Dry run: which notes hold secrets the index would scrub (counts and fingerprints only)."""
-    from .scan import SHOWN_FINGERPRINT_CHARS, load_allowlist, scan_secrets
-
-    allow = load_allowlist(allow_file) if allow_file is not None else None
-    report = scan_secrets(vault, allow=allow)
-    if as_json:
-        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
-        return
-    for file in report.files:
-        counts = ", ".join(f"{name} x{n}" for name, n in file.counts.items())
-        click.echo(click.style(file.path, bold=True) + f"  ({counts})")
-        for finding in file.findings:
-            where = "file name" if finding.line == 0 else f"line {finding.line}"
-            sha = finding.fingerprint[:SHOWN_FINGERPRINT_CHARS]
-            click.echo(f"    {where:<10} {finding.pattern:<28} sha256:{sha}")
-    for path, reason in report.skipped:
-        click.echo(f"skipped {path}: {reason}", err=True)
-    totals = ", ".join(f"{name} x{n}" for name, n in report.totals.items()) or "none"
-    click.echo(
-        f"{report.findings} secret(s) in {len(report.files)} of {report.files_scanned} notes "
-        f"would be scrubbed: {totals}"
-    )
-    if report.files:
-        click.echo(
-            "to keep a false positive, add its 'sha256:<prefix>' line to a file and pass "
-            "--allow-file FILE"
-        )
 
 
 def main() -> None:
