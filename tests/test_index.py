@@ -401,3 +401,19 @@ def test_rewriting_most_notes_leaves_a_text_index_as_small_as_a_fresh_one(
         # Without a merge FTS5 keeps the deleted rows' terms until segments happen to merge.
         assert fts_bytes(idx) <= fresh_size * 1.1
         assert [h.path for h in idx.search("word7 shared", mode="bm25", limit=3)][0] == "n7.md"
+
+
+def test_an_index_opened_without_options_keeps_the_folders_it_was_built_with(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = make_vault({"work/a.md": "# A\n\nwork note text", "private/b.md": "# B\n\ndiary text"})
+    options = IndexOptions(exclude=(*IndexOptions().exclude, "private"))
+    with Index(tmp_path / "i.db", embedder=fake_embedder, options=options) as idx:
+        idx.update(vault)
+    (vault / "private" / "c.md").write_text("# C\n\nmore diary text")
+    # What a background refresh (MCP --refresh) does: open the file, update, no options given.
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        assert "private" in idx.options.exclude
+        idx.update(vault)
+        paths = {r[0] for r in idx.store.db.execute("SELECT path FROM files")}
+    assert paths == {"work/a.md"}

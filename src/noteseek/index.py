@@ -73,11 +73,12 @@ class Index:
 
     @property
     def options(self) -> IndexOptions:
-        """What `update` indexes (default IndexOptions(), created on first use)."""
+        """What `update` indexes: the options given, else the folders the last finished run used
+        (so a background refresh never indexes a folder the user excluded), else the defaults."""
         if self._options is None:
             from .indexer import IndexOptions
 
-            self._options = IndexOptions()
+            self._options = IndexOptions.from_scope(self.store.get_meta("scope"))
         return self._options
 
     def _embedder_for(self, model: str | os.PathLike[str] | None) -> Embedder:

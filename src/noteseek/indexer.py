@@ -55,6 +55,21 @@ class IndexOptions:
     # Known false positives the scrubber must leave alone (`noteseek scan` shows fingerprints).
     allow: Allowlist | None = None
 
+    def scope(self) -> str:
+        """The folders indexed, as stored in the index's meta (JSON)."""
+        return json.dumps({"include": list(self.include), "exclude": list(self.exclude)})
+
+    @classmethod
+    def from_scope(cls, stored: str | None) -> IndexOptions:
+        """Options with the folders of a stored `scope()` (defaults for everything else)."""
+        try:
+            data = json.loads(stored) if stored else {}
+            include = tuple(str(f) for f in data.get("include", ()))
+            exclude = tuple(str(f) for f in data.get("exclude", DEFAULT_EXCLUDE))
+        except (ValueError, TypeError, AttributeError):
+            return cls()
+        return cls(include=include, exclude=exclude)
+
     def fingerprint(self) -> str:
         """Changes when re-chunking (and re-scrubbing) every note is needed."""
         c = self.chunking
@@ -382,6 +397,7 @@ def run_update(
             # Only a finished run proves every note went through this pipeline; an interrupted
             # one leaves the old fingerprint so the next run re-processes the rest.
             store.set_meta("pipeline", pipeline)
+            store.set_meta("scope", opts.scope())
         store.set_meta("last_run", json.dumps({**_public(stats), "finished_at": time.time()}))
     store.checkpoint()
     return stats
