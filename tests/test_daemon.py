@@ -285,3 +285,35 @@ def test_hook_client_answer_without_daemon_is_none(db: Path, runtime: Path) -> N
 
     assert answer(["prompt", "--db", str(db)], json.dumps(PROMPT).encode()) is None
     assert answer(["prompt"], json.dumps(PROMPT).encode()) is None  # no explicit index: one-shot
+
+
+def test_tool_hooks_take_the_fast_path_with_the_same_output(
+    daemon: Daemon, db: Path, runtime: Path
+) -> None:
+    lines = [f"tests/test_m{i}.py::test_{i} PASSED" for i in range(400)]
+    lines += ["E   AssertionError: token expired", "===== 1 failed, 399 passed ====="]
+    post = {
+        "session_id": "s",
+        "transcript_path": "/t",
+        "cwd": "/tmp",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q", "description": "Run the tests"},
+        "tool_response": {"stdout": "\n".join(lines), "stderr": "", "interrupted": False},
+    }
+    served = daemon.served
+    warm = _hook_process(db, runtime, "post-tool", post)
+    cold = _hook_process(db, runtime, "post-tool", post, NOTESEEK_NO_DAEMON="1")
+    assert daemon.served == served + 1
+    assert warm.stdout == cold.stdout and b"updatedToolOutput" in warm.stdout
+    pre = {
+        "session_id": "s",
+        "transcript_path": "/t",
+        "cwd": "/tmp",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_input": {"description": "tokens", "prompt": "How do we rotate the OAuth access token?"},
+    }
+    warm = _hook_process(db, runtime, "pre-tool", pre)
+    cold = _hook_process(db, runtime, "pre-tool", pre, NOTESEEK_NO_DAEMON="1")
+    assert warm.stdout == cold.stdout and b"ops/tokens" in warm.stdout

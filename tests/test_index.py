@@ -400,7 +400,7 @@ def test_rewriting_most_notes_leaves_a_text_index_as_small_as_a_fresh_one(
             idx.update(vault, full=True)  # every note deleted and written again
         # Without a merge FTS5 keeps the deleted rows' terms until segments happen to merge.
         assert fts_bytes(idx) <= fresh_size * 1.1
-        assert [h.path for h in idx.search("word7 shared", mode="bm25", limit=3)][0] == "n7.md"
+        assert idx.search("word7 shared", mode="bm25", limit=3)[0].path == "n7.md"
 
 
 def test_an_index_opened_without_options_keeps_the_folders_it_was_built_with(
