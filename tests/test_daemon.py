@@ -317,3 +317,26 @@ def test_tool_hooks_take_the_fast_path_with_the_same_output(
     warm = _hook_process(db, runtime, "pre-tool", pre)
     cold = _hook_process(db, runtime, "pre-tool", pre, NOTESEEK_NO_DAEMON="1")
     assert warm.stdout == cold.stdout and b"ops/tokens" in warm.stdout
+
+
+def test_a_client_of_another_version_makes_the_daemon_step_down(
+    db: Path, runtime: Path
+) -> None:
+    from noteseek.hook_client import socket_key
+
+    server = Daemon(db, idle_minutes=0)
+    ready = threading.Event()
+    thread = threading.Thread(target=server.serve, kwargs={"ready": ready}, daemon=True)
+    thread.start()
+    assert ready.wait(60)
+    real = os.path.realpath(db)
+    raw = json.dumps(PROMPT).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(runtime / f"{socket_key(real)}.sock"))
+        sock.sendall(b"HOOK1 0.0.0-old prompt 0 %d %s\n" % (len(raw), real.encode()) + raw)
+        answer = sock.recv(65536)
+    assert answer.startswith(b"ERR ")
+    # It stops, so the caller's one-shot path can start a daemon of its own version.
+    thread.join(30)
+    assert not thread.is_alive()

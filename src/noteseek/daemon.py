@@ -306,7 +306,12 @@ class _Handler(socketserver.StreamRequestHandler):
     def _hook(self, daemon: Daemon, line: bytes) -> None:
         """One request from the import-light hook client (wire format in hook_client.py)."""
         try:
-            _, event, tokens, size, db = line.rstrip(b"\n").split(b" ", 4)
+            _, version, event, tokens, size, db = line.rstrip(b"\n").split(b" ", 5)
+            if version.decode() != __version__:
+                # A noteseek upgrade while this daemon ran: make way, so the caller's one-shot path
+                # starts a daemon of the new version; answering with old code could differ.
+                daemon.stop()
+                raise ValueError(f"daemon {__version__} is stopping for client {version.decode()}")
             length = int(size)
             if length > MAX_REQUEST_BYTES:
                 raise ValueError("hook input too large")

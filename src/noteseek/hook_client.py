@@ -11,13 +11,15 @@ answer, a timeout — `answer` returns None and the caller takes the one-shot pa
 already read; that path also starts the daemon for the next call.
 
 Wire format (one request per connection):
-    request:  b"HOOK1 <event> <max_tokens> <payload bytes> <db real path>\\n" + payload
+    request:  b"HOOK1 <version> <event> <max_tokens> <payload bytes> <db real path>\\n" + payload
     response: b"OK <n>\\n" + n bytes to print   |   b"ERR <n>\\n" + n bytes of message
 """
 
 from __future__ import annotations
 
 import os
+
+from . import __version__
 
 __all__ = ["WIRE_TAG", "answer", "runtime_folder", "socket_key"]
 
@@ -98,7 +100,13 @@ def answer(argv: list[str], raw: bytes) -> bytes | None:
         if not _private(folder):
             return None
         path = os.path.join(folder, socket_key(real) + ".sock")
-        header = b"%s %s %d %d " % (WIRE_TAG, event.encode(), _max_tokens(argv), len(raw))
+        header = b"%s %s %s %d %d " % (
+            WIRE_TAG,
+            __version__.encode(),
+            event.encode(),
+            _max_tokens(argv),
+            len(raw),
+        )
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(TIMEOUT_SECONDS)
