@@ -34,6 +34,7 @@ import socketserver
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,14 @@ class Daemon:
 
     # -- requests --------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _serving(self) -> Iterator[None]:
+        """One request at a time (the Index is not shared between threads), counted for idle exit."""
+        with self._lock:
+            self.last_request = time.monotonic()
+            self.served += 1
+            yield
+
     def handle(self, message: Any) -> dict[str, Any]:
         """The answer to one decoded request line."""
         if not isinstance(message, dict):
@@ -113,9 +122,7 @@ class Daemon:
             return {"ok": False, "error": f"this daemon serves {self.paths.db}"}
         op = message.get("op")
         try:
-            with self._lock:
-                self.last_request = time.monotonic()
-                self.served += 1
+            with self._serving():
                 answer = self._dispatch(op, message)
         except Exception as exc:  # one bad request must not end the daemon
             log.exception("request %r failed", op)
@@ -179,9 +186,7 @@ class Daemon:
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise ValueError("hook input is not a JSON object")
-        with self._lock:
-            self.last_request = time.monotonic()
-            self.served += 1
+        with self._serving():
             index = self.index()
             result = run_hook(
                 event,

@@ -32,8 +32,9 @@ BUSY_TIMEOUT_MS = 10_000
 CHECKPOINT_WAIT_MS = 500
 VEC_TABLE = "chunks_vec"
 # Where the ubiquitous-term list moves while the chunks no longer match it (see _chunks_changed).
-_UBIQUITOUS = "ubiquitous_terms"
-_UBIQUITOUS_STALE = "ubiquitous_terms_stale"
+# Meta keys keep their first name, so older index files are read as they are.
+_COMMON_TERMS = "ubiquitous_terms"
+_COMMON_TERMS_STALE = "ubiquitous_terms_stale"
 # Stems in more than this share of chunks get their document count recorded (common_terms).
 COMMON_TERM_FLOOR = 0.01
 
@@ -314,7 +315,7 @@ class Store:
         # recompute it. So the first chunk write moves the list aside: the indexer recomputes a
         # missing list at the end of every run, and search keeps using the moved list meanwhile.
         self.db.execute(
-            "UPDATE OR REPLACE meta SET key = ? WHERE key = ?", (_UBIQUITOUS_STALE, _UBIQUITOUS)
+            "UPDATE OR REPLACE meta SET key = ? WHERE key = ?", (_COMMON_TERMS_STALE, _COMMON_TERMS)
         )
 
     def delete_file(self, path: str) -> None:
@@ -474,7 +475,7 @@ class Store:
 
     def _term_shares(self) -> dict[str, float]:
         """Share of chunks containing each recorded stem (only stems above COMMON_TERM_FLOOR)."""
-        raw = self.get_meta(_UBIQUITOUS) or self.get_meta(_UBIQUITOUS_STALE)
+        raw = self.get_meta(_COMMON_TERMS) or self.get_meta(_COMMON_TERMS_STALE)
         # Parsed once per stored value, not once per query: this runs on every search.
         if raw != self._common_raw:
             self._common_raw = raw
@@ -515,7 +516,7 @@ class Store:
 
     def common_terms_outdated(self) -> bool:
         """True when the stored term counts are missing or in the pre-0.2 format."""
-        raw = self.get_meta(_UBIQUITOUS)
+        raw = self.get_meta(_COMMON_TERMS)
         return raw is None or not raw.startswith("{")
 
     def optimize_text_index(self) -> None:
@@ -535,8 +536,8 @@ class Store:
             (int(total * COMMON_TERM_FLOOR),),
         )
         terms = {str(term): int(doc) for term, doc in rows}
-        self.set_meta(_UBIQUITOUS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True))
-        self.db.execute("DELETE FROM meta WHERE key = ?", (_UBIQUITOUS_STALE,))
+        self.set_meta(_COMMON_TERMS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True))
+        self.db.execute("DELETE FROM meta WHERE key = ?", (_COMMON_TERMS_STALE,))
 
     def files_named(self, name: str) -> list[int]:
         """Files whose title, alias or file name has this name_key()."""
