@@ -31,8 +31,8 @@ __all__ = ["ChunkRecord", "ChunkRow", "FileRecord", "FileState", "Store"]
 BUSY_TIMEOUT_MS = 10_000
 CHECKPOINT_WAIT_MS = 500
 VEC_TABLE = "chunks_vec"
-# Where the ubiquitous-term list moves while the chunks no longer match it (see _chunks_changed).
-# Meta keys keep their first name, so older index files are read as they are.
+# The common-term document counts, and where they move while the chunks no longer match them (see
+# _chunks_changed). The meta keys keep their first names, so older index files are read as they are.
 _COMMON_TERMS = "ubiquitous_terms"
 _COMMON_TERMS_STALE = "ubiquitous_terms_stale"
 # Stems in more than this share of chunks get their document count recorded (common_terms).
