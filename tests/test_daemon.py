@@ -220,6 +220,33 @@ def test_client_imports_only_the_standard_library(db: Path, runtime: Path) -> No
     assert out.stdout.strip() == "[]"
 
 
+def test_a_one_shot_hook_never_imports_numpy(db: Path, runtime: Path) -> None:
+    """numpy's import alone (~65 ms) was a third of the cold hook; the query path works without."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['noteseek', 'hook', 'prompt', '--db', {str(db)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('noteseek', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stdout.flush()\n"
+        "sys.stderr.write(repr(sorted(m for m in ('numpy', 'tokenizers', 'sqlite_vec', 'model2vec')"
+        " if m in sys.modules)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_NO_DAEMON="1")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(PROMPT).encode(),
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    # The gate passes a hit only with its cosine, so a block in stdout means vectors were searched.
+    assert b"ops/tokens" in out.stdout
+    assert out.stderr.decode().strip().splitlines()[-1] == "[]"
+
+
 def _hook_process(
     db: Path, runtime: Path, event: str, body: dict[str, object], **env_extra: str
 ) -> subprocess.CompletedProcess[bytes]:

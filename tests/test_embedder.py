@@ -169,3 +169,45 @@ def test_public_names_resolve_lazily() -> None:
     for name in noteseek.__all__:
         assert getattr(noteseek, name) is not None, name
     assert set(noteseek.__all__) <= set(dir(noteseek))
+
+
+QUERY_TEXTS = [
+    "how do I rotate the OAuth access token?",
+    "Zwillingsprimzahlen und Turbinen",
+    "grid-template-areas: 'header header' \"main aside\";",
+    "[MASK] special [CLS] tokens",
+    "x" * 5000,
+    " ".join(["token"] * 2000),  # past max_length: only the first 512 tokens count
+]
+
+
+def test_query_vectors_are_the_same_with_either_tokenizer() -> None:
+    from noteseek.query_encoder import load_query_encoder
+
+    pure = load_query_encoder(bundled_model_path(), bert_uncased=True)
+    library = load_query_encoder(bundled_model_path(), bert_uncased=False)
+    assert pure is not None and library is not None
+    for text in QUERY_TEXTS:
+        assert pure.encode(text) == library.encode(text), text[:40]
+    assert len(pure.token_ids(" ".join(["token"] * 2000))) == 512
+
+
+def test_query_vector_points_where_the_document_vector_does() -> None:
+    from noteseek.quantize import quantize
+
+    model = default_embedder()
+    for text in QUERY_TEXTS[:4]:
+        query = model.query_vector(text)
+        assert query is not None
+        q = np.frombuffer(query, dtype=np.int8).astype(np.float64)
+        doc = model.embed([text])[0].astype(np.float64)
+        assert q @ doc / np.linalg.norm(q) > 0.999, text
+        # the same quantisation as a stored row, up to float rounding of the mean
+        stored = quantize(model.embed([text]))[0].astype(np.int64)
+        assert np.abs(stored - q.astype(np.int64)).max() <= 1
+
+
+def test_text_without_known_tokens_has_no_query_vector() -> None:
+    model = default_embedder()
+    for text in ("", "   ", "\x00\x01", "[UNK]"):
+        assert model.query_vector(text) is None, repr(text)

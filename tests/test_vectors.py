@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from noteseek import Index
-from noteseek.quantize import dequantize, quantize
+from noteseek.embedder import query_vector
+from noteseek.quantize import dequantize, quantize, quantize_query
+from noteseek.vectors import _best_numpy, _best_python
 
 from .conftest import FakeEmbedder, WriteNotes, note
 
@@ -29,7 +31,8 @@ def index(tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder) -
 
 def test_matrix_and_vec0_agree(index: Index, fake_embedder: FakeEmbedder) -> None:
     vectors = index.searcher.vectors
-    query = fake_embedder.embed(["alpha gamma zeta"])[0]
+    query = query_vector(fake_embedder, "alpha gamma zeta")
+    assert query is not None
     from_matrix = vectors.search(query, 15)
     assert vectors.uses_matrix
     from_vec0 = vectors._vec0_search(query, 15)
@@ -41,8 +44,6 @@ def test_matrix_and_vec0_agree(index: Index, fake_embedder: FakeEmbedder) -> Non
         m.chunk_id for m in from_vec0 if m.cosine > cut
     }
     assert from_matrix == sorted(from_matrix, key=lambda m: (-m.cosine, m.chunk_id))
-    file_ids = index.store.file_ids([m.chunk_id for m in from_matrix])
-    assert all(file_ids[m.chunk_id] == m.file_id for m in from_matrix)
     index.close()
 
 
@@ -50,7 +51,8 @@ def test_matrix_is_refreshed_after_an_update(
     index: Index, make_vault: WriteNotes, fake_embedder: FakeEmbedder
 ) -> None:
     text = "New › Body\n\nomega unique omega words here"
-    query = fake_embedder.embed([text])[0]
+    query = query_vector(fake_embedder, text)
+    assert query is not None
     before = index.searcher.vectors.search(query, 1)[0]
     assert before.cosine < 0.99
     vault = make_vault({"new.md": "# New\n\n## Body\n\nomega unique omega words here\n"})
@@ -72,14 +74,12 @@ def test_int8_round_trip_keeps_direction() -> None:
 
 
 def _reference_matrix(index: Index) -> tuple[np.ndarray, np.ndarray]:
-    """The vectors as the original loader built them: vec0 rows by id, then norm and divide."""
+    """The vectors as vec0 itself returns them, by id."""
     dim = int(index.store.get_meta("vector_dim") or 0)
     rows = index.store.db.execute("SELECT rowid, embedding FROM chunks_vec ORDER BY rowid")
     ids, blobs = zip(*[(int(r), bytes(b)) for r, b in rows])
-    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(-1, dim).astype(np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.array(ids, dtype=np.int64), np.ascontiguousarray(matrix / norms, dtype=np.float32)
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(-1, dim)
+    return np.array(ids, dtype=np.int64), matrix
 
 
 def test_loaded_matrix_is_bit_identical_to_the_reference(
@@ -99,11 +99,17 @@ def test_loaded_matrix_is_bit_identical_to_the_reference(
     matrix = index.searcher.vectors.prepare()
     assert matrix is not None
     ref_ids, ref_rows = _reference_matrix(index)
-    order = np.argsort(matrix.ids)
-    assert np.array_equal(matrix.ids[order], ref_ids)
-    assert matrix.rows[order].tobytes() == ref_rows.tobytes()
-    files = index.store.file_ids([int(i) for i in matrix.ids])
-    assert [files[int(i)] for i in matrix.ids] == matrix.files.tolist()
+    ids = np.frombuffer(matrix.ids, dtype=np.int64)
+    rows = np.frombuffer(matrix.rows, dtype=np.int8).reshape(len(ids), -1)
+    order = np.argsort(ids)
+    assert np.array_equal(ids[order], ref_ids)
+    assert rows[order].tobytes() == ref_rows.tobytes()
+    # intake's float view: unit rows of the same vectors, each with its note
+    floats = index.searcher.vectors.float_matrix()
+    assert floats is not None
+    assert floats.rows.tobytes() == dequantize(rows).tobytes()
+    files = index.store.file_ids([int(i) for i in ids])
+    assert [files[int(i)] for i in ids] == floats.files.tolist()
     index.close()
 
 
@@ -118,3 +124,51 @@ def test_in_place_normalisation_matches_numpy_norm_bit_for_bit() -> None:
         norms[norms == 0] = 1.0
         expected = np.ascontiguousarray(expected / norms, dtype=np.float32)
         assert dequantize(rows).tobytes() == expected.tobytes(), dim
+
+
+def test_query_quantisation_matches_stored_rows() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 256)).astype(np.float32)
+    for row in x:
+        q = quantize_query(row.tolist())
+        assert q is not None
+        stored = quantize(row.reshape(1, -1))[0].astype(np.int64)
+        ours = np.frombuffer(q, dtype=np.int8).astype(np.int64)
+        assert np.abs(stored - ours).max() <= 1  # float64 here, float32 there: rounding only
+    assert quantize_query([0.0] * 8) is None
+    assert quantize_query([float("nan"), 1.0]) is None
+    assert quantize_query([]) is None
+
+
+@pytest.mark.parametrize("k", [1, 5, 37, 200, 1000])
+def test_both_selections_pick_the_same_positions_in_the_same_order(k: int) -> None:
+    """Heavy ties (few distinct values) are where a partition-based pick could differ."""
+    rng = np.random.default_rng(k)
+    values = rng.integers(0, 12, size=700).astype(np.float64) / 7.0
+    ids_np = rng.permutation(5000)[:700].astype(np.int64)
+    from array import array
+
+    ids = array("q", ids_np.tolist())
+    expected = sorted(range(700), key=lambda i: (values[i], ids[i]))[:k]
+    flat = memoryview(values.tobytes()).cast("d")
+    assert _best_python(values.tolist(), ids, k, None) == expected
+    assert _best_numpy(flat, ids, k, None) == expected
+    subset = [i for i in range(700) if i % 3]
+    want = sorted(subset, key=lambda i: (values[i], ids[i]))[:k]
+    assert _best_python(values.tolist(), ids, k, list(subset)) == want
+    assert _best_numpy(flat, ids, k, list(subset)) == want
+
+
+def test_numpy_and_pure_selection_give_identical_hits(index: Index, fake_embedder: FakeEmbedder) -> None:
+    matrix = index.searcher.vectors.prepare()
+    assert matrix is not None
+    for text in ("alpha gamma zeta", "unique7 theta", "kappa kappa kappa"):
+        query = query_vector(fake_embedder, text)
+        assert query is not None
+        for keep in (None, set(list(matrix.ids)[::2])):
+            a = matrix.search(query, 12, keep=keep, use_numpy=False)
+            b = matrix.search(query, 12, keep=keep, use_numpy=True)
+            assert a == b and len(a) == 12
+            if keep is not None:
+                assert all(m.chunk_id in keep for m in a)
+    index.close()

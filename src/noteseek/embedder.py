@@ -3,8 +3,9 @@
 The bundled model ships inside the package and loads from disk only; the Hugging Face hub is contacted
 solely when a user names a hub model id explicitly. A local model in the plain Model2Vec layout is
 read by `static_model.py` (memory-mapped, no model2vec import, same vectors); other models load
-through model2vec. Indexing and every query path (one-shot and `noteseek serve`) go through
-`Model2VecEmbedder.embed`, so they always use the same encoder for the same model.
+through model2vec. Indexing goes through `Model2VecEmbedder.embed`. Every query path (one-shot and
+`noteseek serve`) goes through `query_vector`, so the same query gives the same bytes everywhere; for
+a plain local model that is `query_encoder.py`, which needs no numpy.
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import ModelLoadError
-from .static_model import StaticModel, load_static_model
+from .quantize import quantize_query
+
+if TYPE_CHECKING:  # numpy and the numpy reader load only when texts are embedded for the index
+    import numpy as np
+    import numpy.typing as npt
+
+    from .query_encoder import QueryEncoder
+
+    Vectors = npt.NDArray[np.float32]
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
@@ -28,10 +34,10 @@ __all__ = [
     "Model2VecEmbedder",
     "bundled_model_path",
     "default_embedder",
+    "query_vector",
 ]
 
 BUNDLED_MODEL_NAME = "potion-base-8M"
-Vectors = npt.NDArray[np.float32]
 
 
 @runtime_checkable
@@ -84,6 +90,8 @@ class Model2VecEmbedder:
         self._source = str(model) if model is not None else str(bundled_model_path())
         self._local = Path(self._source).is_dir()
         self._model: Any = None
+        self._query_encoder: QueryEncoder | None = None
+        self._query_encoder_checked = False
         self._lock = threading.Lock()
         config = _read_config(Path(self._source)) if self._local else {}
         self._declared_dim = int(config.get("hidden_dim", 0) or 0)
@@ -131,6 +139,8 @@ class Model2VecEmbedder:
         """The model: our memory-mapped reader for a plain local Model2Vec folder, else model2vec."""
         with self._lock:
             if self._model is None and self._local:
+                from .static_model import load_static_model
+
                 try:
                     self._model = load_static_model(Path(self._source))
                 except (OSError, ValueError) as exc:
@@ -153,8 +163,37 @@ class Model2VecEmbedder:
                     ) from exc
             return self._model
 
+    def _encoder(self) -> QueryEncoder | None:
+        """The pure-Python query encoder, for a plain local model; None otherwise."""
+        with self._lock:
+            if not self._query_encoder_checked and self._local:
+                from .query_encoder import load_query_encoder
+
+                folder = Path(self._source)
+                try:
+                    self._query_encoder = load_query_encoder(
+                        folder, bert_uncased=folder == bundled_model_path()
+                    )
+                except (OSError, ValueError) as exc:
+                    raise ModelLoadError(
+                        f"cannot load embedding model {self._source!r}: {exc}"
+                    ) from exc
+            self._query_encoder_checked = True
+            return self._query_encoder
+
+    def query_vector(self, text: str) -> bytes | None:
+        """The int8 query vector of a text (None when it has no known token)."""
+        encoder = self._encoder()
+        if encoder is not None:
+            return encoder.encode(text)
+        return quantize_query(self.embed([text])[0].tolist())
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts into unit-length float32 rows."""
+        import numpy as np
+
+        from .static_model import StaticModel
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
@@ -172,3 +211,10 @@ class Model2VecEmbedder:
 def default_embedder() -> Model2VecEmbedder:
     """The bundled potion-base-8M model."""
     return Model2VecEmbedder()
+
+
+def query_vector(embedder: Embedder, text: str) -> bytes | None:
+    """The int8 query vector of a text with any embedder (None when it has nothing to embed)."""
+    if isinstance(embedder, Model2VecEmbedder):
+        return embedder.query_vector(text)
+    return quantize_query(embedder.embed([text])[0].tolist())

@@ -4,14 +4,22 @@ Each unit vector is scaled so its largest component is ±127 and rounded. Cosine
 not depend on a vector's length, so no per-vector scale needs to be stored: the stored int8 row,
 re-normalised, is the original direction to within ~0.4% per component. This cuts the vectors to
 a quarter of their float32 size (the bulk of the index file).
+
+A query is quantised the same way (`quantize_query`, pure Python): int8 query against int8 rows is
+what the SIMD kernel in vectors.py computes, and pure Python keeps numpy out of a one-shot search.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-__all__ = ["dequantize", "normalise_int8_rows", "quantize"]
+if TYPE_CHECKING:  # imported where used: quantize_query must not pull numpy in (~65 ms)
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["dequantize", "normalise_int8_rows", "quantize", "quantize_query"]
 
 # Below this dimension a row's sum of squared int8 values (≤ dim · 127²) stays under 2**24, so every
 # partial sum is an integer that float32 holds exactly, whatever order the sum is taken in.
@@ -20,6 +28,8 @@ _EXACT_SUM_DIM = (1 << 24) // (127 * 127)
 
 def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
     """Rows scaled to ±127 and rounded to int8."""
+    import numpy as np
+
     matrix = np.asarray(vectors, dtype=np.float32)
     peak = np.abs(matrix).max(axis=1, keepdims=True) if matrix.size else np.ones((len(matrix), 1))
     peak[peak == 0] = 1.0
@@ -28,6 +38,8 @@ def quantize(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
 
 def dequantize(rows: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
     """Unit-length float32 rows from int8 rows (zero rows stay zero)."""
+    import numpy as np
+
     matrix = np.array(rows, dtype=np.float32)  # always a copy: normalised in place below
     normalise_int8_rows(matrix)
     return matrix
@@ -42,6 +54,8 @@ def normalise_int8_rows(matrix: npt.NDArray[np.float32]) -> None:
     rows (see _EXACT_SUM_DIM), and float32 sqrt and division are correctly rounded, so computing
     them in another order or in place cannot change a bit.
     """
+    import numpy as np
+
     if matrix.ndim != 2 or not len(matrix):
         return
     if matrix.shape[1] <= _EXACT_SUM_DIM:
@@ -51,3 +65,17 @@ def normalise_int8_rows(matrix: npt.NDArray[np.float32]) -> None:
         norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
     np.divide(matrix, norms[:, None], out=matrix)
+
+
+def quantize_query(values: Iterable[float]) -> bytes | None:
+    """A query vector as int8 bytes, scaled like a stored row; None for a zero or non-finite one.
+
+    Plain Python floats throughout, so every process that quantises the same values gets the same
+    bytes (round() is round-half-to-even, like np.rint).
+    """
+    floats = [float(v) for v in values]
+    peak = max((abs(v) for v in floats), default=0.0)
+    if peak == 0.0 or not math.isfinite(peak):
+        return None
+    scale = 127.0 / peak
+    return bytes((max(-127, min(127, round(v * scale))) & 0xFF) for v in floats)

@@ -9,11 +9,9 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 
 from .budget import fit_to_budget
-from .embedder import Embedder
+from .embedder import Embedder, query_vector
 from .errors import ModelLoadError
 from .fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from .query import folder_key, fts_query, name_key, tag_key
@@ -213,13 +211,13 @@ class Searcher:
             log.warning("keyword search failed for a query, returning no keyword hits: %s", exc)
             return []
 
-    def _query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
+    def _query_vector(self, query: str) -> bytes | None:
         if self.vector_problem or self.embedder is None or not query.strip():
             if self.vector_problem:
                 self._degrade(self.vector_problem)
             return None
         try:
-            return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+            return query_vector(self.embedder, query)
         except ModelLoadError as exc:
             self._degrade(str(exc))
             return None

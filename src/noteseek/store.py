@@ -10,6 +10,7 @@ agree with each other (row counts, integrity checks) run in one `snapshot()`.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import time
@@ -17,14 +18,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 
 from .errors import IndexLockedError, IndexNotFoundError, SchemaVersionError
 from .schema import MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["ChunkRecord", "ChunkRow", "FileRecord", "FileState", "Store"]
 
@@ -88,14 +91,27 @@ class ChunkRow:
     heading_context: str
 
 
+def sqlite_vec_path() -> str:
+    """The sqlite-vec loadable extension that the `sqlite-vec` package ships.
+
+    Found without importing the package: its __init__ imports numpy.typing and sqlite3 (~80 ms),
+    which a one-shot search would pay for one file name. `sqlite_vec.loadable_path()` is this
+    same path (the package folder + "vec0"; SQLite adds the platform's suffix).
+    """
+    spec = importlib.util.find_spec("sqlite_vec")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    if not folders:
+        raise ImportError("the sqlite-vec package is not installed: pip install sqlite-vec")
+    return os.path.join(folders[0], "vec0")
+
+
 def _load_sqlite_vec(db: apsw.Connection) -> str | None:
     """Load sqlite-vec into the connection; return why not, or None on success."""
     try:
-        import sqlite_vec
-
+        path = sqlite_vec_path()
         db.enable_load_extension(True)
         try:
-            db.load_extension(sqlite_vec.loadable_path())
+            db.load_extension(path)
         finally:
             db.enable_load_extension(False)
         return None
@@ -133,11 +149,30 @@ class Store:
         # Chunk rows are 0.5-2.5 KB; 4 KB pages leave ~15% of the chunks table empty, 8 KB ~5%.
         # Only takes effect on a new, empty file.
         self.db.execute("PRAGMA page_size=8192")
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self._switch_to_wal()
         # NORMAL is durable across application crashes in WAL mode; only power loss can drop the
         # last commits, and never corrupts the file.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
+
+    def _switch_to_wal(self) -> None:
+        """Set WAL mode, retrying while another connection holds the lock it needs.
+
+        Switching needs an exclusive lock; when a second process creates the same new file at the
+        same moment, SQLite can answer SQLITE_BUSY at once instead of calling the busy handler
+        (it would deadlock otherwise). So wait here, up to the same timeout as every other write.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.005
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except apsw.BusyError:
+                if time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
 
     @property
     def vectors_available(self) -> bool:
@@ -465,6 +500,14 @@ class Store:
             ):
                 out[int(chunk_id)] = int(file_id)
         return out
+
+    def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
+        """The ids of every chunk of these files."""
+        rows = self.db.execute(
+            "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(file_ids))),),
+        )
+        return {int(r[0]) for r in rows}
 
     def first_chunk(self, file_id: int) -> int | None:
         """The id of a file's first chunk."""

@@ -1,26 +1,42 @@
 """Nearest-neighbour search over the vectors stored in sqlite-vec's vec0 table.
 
-Vectors are stored as int8 (see quantize.py). sqlite-vec's brute-force KNN costs ~18 ms per query at 60,000 × 256 floats on this class of
-machine, more than our whole latency budget. A numpy matrix product over the same vectors takes
-~3 ms. So the vectors live in vec0 (the one file stays the single source of truth), and a
-searcher reads them once into memory, straight from vec0's chunk storage, which takes about as long
-as one vec0 query. The read relies on sqlite-vec 0.1's storage layout, so it is validated against
-the table's own row count and a sample vector; if anything disagrees we fall back to vec0's KNN.
+Vectors are stored as int8 (see quantize.py). sqlite-vec's brute-force KNN costs ~35 ms per query
+at 60,000 × 256 int8 on this class of machine, more than our whole latency budget. So the vectors
+live in vec0 (the one file stays the single source of truth), and a searcher reads them once into
+memory, straight from vec0's chunk storage. The read relies on sqlite-vec 0.1's storage layout, so
+it is validated against the table's own row count and a sample vector; if anything disagrees we
+fall back to vec0's KNN.
+
+Scoring is one call of simsimd's int8 cosine kernel (SIMD, ~1 ms for 60,000 rows) with an int8
+query, and neither it nor the load needs numpy: a one-shot hook process never pays numpy's ~65 ms
+import. Choosing the best k of the scores is exact, by (distance, chunk id), whichever way it is
+done — numpy's argpartition in a process that already has numpy or has searched before, pure
+Python otherwise — so every process returns the same hits with the same cosines, bit for bit.
 """
 
 from __future__ import annotations
 
+import heapq
+import sys
+from array import array
 from dataclasses import dataclass
-from typing import Any
+from itertools import compress
+from typing import TYPE_CHECKING, Any
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 
-from .quantize import normalise_int8_rows, quantize
 from .store import VEC_TABLE, Store
 
-__all__ = ["VectorIndex", "VectorMatch"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+try:
+    import simsimd
+except ImportError:  # pragma: no cover - a core dependency; without it vec0's KNN answers
+    simsimd = None  # type: ignore[assignment]
+
+__all__ = ["FloatMatrix", "VectorIndex", "VectorMatch"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +45,16 @@ class VectorMatch:
 
     chunk_id: int
     cosine: float
-    file_id: int | None = None  # known when answered from the in-memory matrix
+    file_id: int | None = None
+
+
+@dataclass(frozen=True)
+class FloatMatrix:
+    """Every vector as a unit float32 row, with its chunk and note (for intake's note centroids)."""
+
+    ids: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.float32]
+    files: npt.NDArray[np.int64]  # file id of each row, -1 if unknown
 
 
 class VectorIndex:
@@ -37,16 +62,14 @@ class VectorIndex:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._ids: npt.NDArray[np.int64] | None = None
-        self._matrix: npt.NDArray[np.float32] | None = None
+        self._matrix: _Matrix | None = None
         self._version: tuple[int, int] | None = None
-        self._files: npt.NDArray[np.int64] | None = None
-        self.uses_matrix = True
+        self.uses_matrix = simsimd is not None
+        self._searches = 0
 
     def invalidate(self) -> None:
         """Forget the cached matrix (after this process wrote to the index)."""
         self._matrix = None
-        self._ids = None
         self._version = None
 
     def _state(self) -> tuple[int, int]:
@@ -56,8 +79,8 @@ class VectorIndex:
             int(self._store.db.total_changes()),
         )
 
-    def _load_matrix(self) -> bool:
-        """Read all vectors from vec0's chunk storage; False if the layout is not as expected."""
+    def _load_matrix(self) -> _Matrix | None:
+        """Read all vectors from vec0's chunk storage; None if the layout is not as expected."""
         try:
             dim = int(self._store.get_meta("vector_dim") or 0)
             major = self._store.scalar(
@@ -67,102 +90,82 @@ class VectorIndex:
                 f"SELECT value FROM {VEC_TABLE}_info WHERE key='CREATE_VERSION_MINOR'"
             )
             if dim <= 0 or (major, minor) != (0, 1):
-                return False
-            loaded = self._read_vec0(dim)
+                return None
+            return self._read_vec0(dim)
         except (apsw.Error, ValueError, TypeError):
-            return False
-        if loaded is None:
-            return False
-        ids, rows = loaded
-        normalise_int8_rows(rows)  # in place: the same bits as quantize.dequantize
-        self._ids, self._matrix, self._files = ids, rows, self._file_of(ids)
-        return True
+            return None
 
-    def _read_vec0(self, dim: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
-        """Chunk ids and their int8 rows (as float32, not yet normalised), in storage order."""
+    def _read_vec0(self, dim: int) -> _Matrix | None:
+        """Chunk ids and their int8 rows, in storage order."""
         db = self._store.db
         expected = int(self._store.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
-        # The float32 matrix is allocated once and filled block by block: no int8 copy of all
-        # vectors and no concatenation, each a matrix-sized temporary in the old code.
-        rows = np.empty((expected, dim), dtype=np.float32)
-        ids = np.empty(expected, dtype=np.int64)
-        scratch: npt.NDArray[np.int8] | None = None
+        rows = bytearray(expected * dim)
+        ids = array("q")
+        scratch = bytearray()
         pos = 0
         meta: list[Any] = db.execute(
             f"SELECT chunk_id, size, validity, rowids FROM {VEC_TABLE}_chunks ORDER BY chunk_id"
         ).fetchall()
         for chunk_id, size, validity, rowids in meta:
-            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-            valid = valid[:size].astype(bool)
-            count = int(valid.sum())
+            bits = int.from_bytes(validity, "little")
+            full = (1 << size) - 1
+            dense = bits & full == full  # the common case: no deleted rows in this block
+            count = size if dense else (bits & full).bit_count()
             if pos + count > expected:
                 return None
-            # Incremental blob I/O reads the vectors straight into a reused buffer; a SELECT of
-            # the blobs joined to their chunks was ~8x slower (SQLite sorts the joined rows,
-            # blobs included, and copies each into a new bytes object).
+            # Incremental blob I/O reads the vectors straight into the matrix (or, for a block
+            # with holes, a reused buffer); a SELECT of the blobs joined to their chunks was ~8x
+            # slower (SQLite sorts the joined rows, blobs included, and copies each into a new
+            # bytes object).
             blob = db.blob_open("main", f"{VEC_TABLE}_vector_chunks00", "vectors", chunk_id, False)
             try:
-                length = blob.length()
-                if length % dim or length // dim < size:
+                if blob.length() % dim or blob.length() // dim < size:
                     return None
-                if scratch is None or len(scratch) != length:
-                    scratch = np.empty(length, dtype=np.int8)
-                blob.read_into(scratch.data)  # the array's own buffer: no copy
+                if dense:
+                    blob.read_into(rows, pos * dim, size * dim)
+                else:
+                    if len(scratch) != size * dim:
+                        scratch = bytearray(size * dim)
+                    blob.read_into(scratch, 0, size * dim)
             finally:
                 blob.close()
-            block = scratch.reshape(-1, dim)[:size]
-            # int8 -> float32 is exact, so casting here equals dequantize's astype.
-            rows[pos : pos + count] = block if count == size else block[valid]
-            ids[pos : pos + count] = np.frombuffer(rowids, dtype=np.int64)[:size][valid]
+            block_ids = array("q")
+            block_ids.frombytes(rowids[: size * 8])
+            if dense:
+                ids.extend(block_ids)
+            else:
+                valid = [j for j in range(size) if bits >> j & 1]
+                for n, j in enumerate(valid, start=pos):
+                    rows[n * dim : (n + 1) * dim] = scratch[j * dim : (j + 1) * dim]
+                ids.extend(block_ids[j] for j in valid)
             pos += count
         if pos != expected:
             return None
         if expected:
             # The layout is sqlite-vec's private format: check one row against vec0 itself.
             middle = expected // 2
-            blob = self._store.scalar(
-                f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (int(ids[middle]),)
+            stored = self._store.scalar(
+                f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (ids[middle],)
             )
-            stored = np.frombuffer(blob, dtype=np.int8)
-            if not np.array_equal(stored.astype(np.float32), rows[middle]):
+            if bytes(stored) != bytes(rows[middle * dim : (middle + 1) * dim]):
                 return None
-        return ids, rows
-
-    def _file_of(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """The note (file id) of every vector, so search needs no query to group hits by note."""
-        # Two group_concat strings parsed by numpy instead of 60,000 Python tuples: ~6x faster.
-        # Both aggregates see the rows in the same order (one scan of the covering index
-        # chunks_by_file), so the i-th id and the i-th file id belong together.
-        row: Any = self._store.db.execute(
-            "SELECT group_concat(id), group_concat(file_id), count(*) FROM chunks"
-        ).fetchone()
-        id_text, file_text, count = row
-        files = np.full(len(ids), -1, dtype=np.int64)
-        if not count:
-            return files
-        chunk_ids = np.fromstring(id_text, dtype=np.int64, sep=",")
-        file_ids = np.fromstring(file_text, dtype=np.int64, sep=",")
-        if len(chunk_ids) != count or len(file_ids) != count:  # never expected; be exact anyway
-            pairs = self._store.db.execute("SELECT id, file_id FROM chunks").fetchall()
-            chunk_ids = np.array([p[0] for p in pairs], dtype=np.int64)
-            file_ids = np.array([p[1] for p in pairs], dtype=np.int64)
-        order = np.argsort(chunk_ids, kind="stable")
-        chunk_ids, file_ids = chunk_ids[order], file_ids[order]
-        where = np.minimum(np.searchsorted(chunk_ids, ids), len(chunk_ids) - 1)
-        found = chunk_ids[where] == ids
-        files[found] = file_ids[where[found]]
-        return files
+        return _Matrix(ids, rows, dim)
 
     def search(
-        self, query: npt.NDArray[np.float32], limit: int, *, allowed: set[int] | None = None
+        self, query: bytes, limit: int, *, allowed: set[int] | None = None
     ) -> list[VectorMatch]:
-        """The `limit` chunks closest to a unit-length query vector, best first; only chunks of
-        the files in `allowed` when given."""
+        """The `limit` chunks closest to an int8 query vector, best first; only chunks of the
+        files in `allowed` when given."""
         if limit <= 0:
             return []
         matrix = self.prepare()
+        self._searches += 1
         if matrix is not None:
-            return matrix.search(query, limit, allowed=allowed)
+            keep = None if allowed is None else self._store.chunks_of_files(allowed)
+            # A process that searches a second time is a long-lived one: numpy's import then pays
+            # for itself (faster selection, same result). A one-shot search never imports it.
+            use_numpy = "numpy" in sys.modules or self._searches > 1
+            return matrix.search(query, limit, keep=keep, use_numpy=use_numpy)
         if not self._store.vectors_available or not self._store.has_vector_table():
             return []
         if allowed is None:
@@ -179,11 +182,7 @@ class VectorIndex:
         return kept[:limit]
 
     def prepare(self) -> _Matrix | None:
-        """The in-memory vectors, re-read if the index changed; None when only vec0 KNN works.
-
-        Uses the database, so call it on the thread that owns the connection; the returned
-        matrix can then be searched on any thread (numpy releases the GIL).
-        """
+        """The in-memory vectors, re-read if the index changed; None when only vec0 KNN works."""
         if not self.uses_matrix:
             return None
         if not self._store.vectors_available or not self._store.has_vector_table():
@@ -193,51 +192,93 @@ class VectorIndex:
         with self._store.snapshot():
             state = self._state()
             if self._matrix is None or state != self._version:
-                self.uses_matrix = self._load_matrix()
+                self._matrix = self._load_matrix()
+                self.uses_matrix = self._matrix is not None
                 self._version = state
-        if not self.uses_matrix or self._matrix is None or self._ids is None or self._files is None:
-            return None
-        return _Matrix(self._ids, self._matrix, self._files)
+        return self._matrix
 
-    def _vec0_search(self, query: npt.NDArray[np.float32], limit: int) -> list[VectorMatch]:
+    def float_matrix(self) -> FloatMatrix | None:
+        """Every vector as a unit float32 row (numpy), with its note; None without a matrix."""
+        matrix = self.prepare()
+        if matrix is None:
+            return None
+        import numpy as np
+
+        from .quantize import dequantize
+
+        ids = np.frombuffer(matrix.ids, dtype=np.int64).copy()
+        rows = dequantize(np.frombuffer(matrix.rows, dtype=np.int8).reshape(-1, matrix.dim))
+        files = self._store.file_ids(ids.tolist())
+        return FloatMatrix(
+            ids, rows, np.array([files.get(int(i), -1) for i in ids], dtype=np.int64)
+        )
+
+    def _vec0_search(self, query: bytes, limit: int) -> list[VectorMatch]:
         rows = self._store.db.execute(
             f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH vec_int8(?) AND k = ? "
             "ORDER BY distance",
-            (quantize(query.reshape(1, -1))[0].tobytes(), int(limit)),
+            (query, int(limit)),
         )
         return [VectorMatch(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
 
 @dataclass(frozen=True)
 class _Matrix:
-    """A snapshot of the vectors: chunk ids and their unit rows. Immutable, so thread-safe."""
+    """A snapshot of the vectors: chunk ids and their int8 rows. Immutable."""
 
-    ids: npt.NDArray[np.int64]
-    rows: npt.NDArray[np.float32]
-    files: npt.NDArray[np.int64]  # file id of each row, -1 if unknown
+    ids: array[int]
+    rows: bytearray  # len(ids) × dim int8 values, row-major; never written after the load
+    dim: int
 
     def search(
-        self, query: npt.NDArray[np.float32], limit: int, *, allowed: set[int] | None = None
+        self, query: bytes, limit: int, *, keep: set[int] | None = None, use_numpy: bool = False
     ) -> list[VectorMatch]:
-        """Exact cosine top-`limit` by one matrix-vector product (rows of `allowed` files only)."""
-        if not len(self.ids) or limit <= 0:
+        """Cosine top-`limit` by one SIMD pass (rows of chunks in `keep` only, when given)."""
+        if not self.ids or limit <= 0 or len(query) != self.dim or simsimd is None:
             return []
-        scores = self.rows @ query.astype(np.float32)
-        if allowed is not None:
-            keep = np.isin(self.files, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-            scores = np.where(keep, scores, -np.inf)
-            limit = min(limit, int(keep.sum()))
-            if limit <= 0:
-                return []
-        k = min(limit, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        # Ties broken by chunk id so equal scores rank the same way every time.
-        order = top[np.lexsort((self.ids[top], -scores[top]))]
-        return [
-            VectorMatch(
-                int(self.ids[i]),
-                float(scores[i]),
-                int(self.files[i]) if self.files[i] >= 0 else None,
-            )
-            for i in order
-        ]
+        n = len(self.ids)
+        table = memoryview(self.rows).cast("b", (n, self.dim))
+        probe = memoryview(query).cast("b", (1, self.dim))
+        distances: Any = simsimd.cdist(probe, table, metric="cosine", dtype="int8")
+        flat: Any = memoryview(distances).cast("B").cast("d")  # float64 distances, one per row
+        positions = (
+            None if keep is None else list(compress(range(n), map(keep.__contains__, self.ids)))
+        )
+        if use_numpy:
+            best = _best_numpy(flat, self.ids, limit, positions)
+        else:
+            best = _best_python(flat.tolist(), self.ids, limit, positions)
+        return [VectorMatch(self.ids[i], 1.0 - flat[i]) for i in best]
+
+
+def _best_python(
+    values: list[float], ids: array[int], k: int, positions: list[int] | None
+) -> list[int]:
+    """Positions of the k smallest values, ordered by (value, id): exact, ties included."""
+    if positions is None:
+        if k >= len(values):
+            positions = list(range(len(values)))
+        else:
+            # Every position at or below the k-th smallest value, then the exact order among them.
+            cut = heapq.nsmallest(k, values)[-1]
+            positions = list(compress(range(len(values)), map(cut.__ge__, values)))
+    positions.sort(key=lambda i: (values[i], ids[i]))
+    return positions[:k]
+
+
+def _best_numpy(
+    values: memoryview, ids: array[int], k: int, positions: list[int] | None
+) -> list[int]:
+    """The same positions as _best_python, by numpy."""
+    import numpy as np
+
+    scores = np.frombuffer(values, dtype=np.float64)
+    chunk_ids = np.frombuffer(ids, dtype=np.int64)
+    where = np.arange(len(scores)) if positions is None else np.array(positions, dtype=np.int64)
+    if k < len(where):
+        part = np.argpartition(scores[where], k - 1)[:k]
+        # Keep every row tied with the k-th value, so ties are broken by id, not by partition.
+        cut = scores[where[part]].max()
+        where = where[scores[where] <= cut]
+    order = np.lexsort((chunk_ids[where], scores[where]))
+    return [int(i) for i in where[order][:k]]

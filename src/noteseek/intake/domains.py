@@ -112,7 +112,7 @@ class VaultModel:
         neighbours: int = 10,
     ) -> VaultModel:
         """Build from the index's stored vectors; notes under `ignore` folders are left out."""
-        matrix = index.searcher.vectors.prepare()
+        matrix = index.searcher.vectors.float_matrix()
         if matrix is None:
             problem = index.searcher.vector_problem or "the index holds no readable vectors"
             raise IntakeError(
