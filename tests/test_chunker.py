@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from noteseek.chunker import ChunkOptions, chunk_note, scan_headings
+from noteseek.chunker import ChunkOptions, chunk_note, embedding_text, prose_text, scan_headings
 
 
 def sections(text: str, **kw: object) -> list[tuple[str, str]]:
@@ -209,3 +209,38 @@ def test_no_text_is_lost_when_packing(paragraphs: list[str]) -> None:
     ).chunks
     joined = " ".join(c.text for c in chunks).split()
     assert joined == body.split()
+
+
+def test_prose_text_leaves_out_code_blocks_and_code_lines() -> None:
+    text = (
+        "Disk usage of a folder:\n"
+        "\n"
+        "`du -sh {{path/to/folder}}`\n"
+        "\n"
+        "```bash\n"
+        "du -a | sort -n\n"
+        "```\n"
+        "\n"
+        "Use `du -h` for sizes people can read.\n"
+        "~~~\n"
+        "no closing fence: the rest is code\n"
+    )
+    assert prose_text(text) == (
+        "Disk usage of a folder:\n\n\n\nUse `du -h` for sizes people can read."
+    )
+
+
+def test_embedding_text_keeps_code_only_when_there_is_nothing_else() -> None:
+    assert embedding_text("du", "du", "- Sizes:\n\n`du -sh .`") == "du\n\n- Sizes:"
+    only_code = "```\nls -la\n```"
+    assert embedding_text("ls", "Example", only_code) == f"ls › Example\n\n{only_code}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab `~\n#-")), max_size=200))
+def test_prose_text_only_removes_lines(text: str) -> None:
+    kept = prose_text(text).split("\n")
+    lines = text.split("\n")
+    # every kept line is an original line, in the original order
+    it = iter(lines)
+    assert all(any(line == other for other in it) for line in kept if line)

@@ -84,3 +84,26 @@ def test_convex_fusion_handles_empty_and_constant_lists() -> None:
     assert [f.score for f in only] == [pytest.approx(0.7), pytest.approx(0.7)]
     with pytest.raises(ValueError):
         convex_fusion([[("a", 1.0)]], weights=(0.5, 0.5))
+
+
+def test_convex_heads_make_the_first_items_independent_of_list_length() -> None:
+    from noteseek.fusion import convex_fusion
+
+    a = [(f"a{i}", 10.0 - i) for i in range(40)]
+    b = [(f"a{i}" if i % 3 else f"b{i}", 5.0 - i / 10) for i in range(40)]
+    short = convex_fusion([a[:20], b[:15]], weights=(0.7, 0.3))
+    long = convex_fusion([a, b], weights=(0.7, 0.3), heads=(20, 15))
+    assert [x.key for x in long[: len(short)]] == [x.key for x in short]
+    assert [x.score for x in long[: len(short)]] == [x.score for x in short]
+    assert {x.key for x in long} == {k for k, _ in a} | {k for k, _ in b}
+    with pytest.raises(ValueError):
+        convex_fusion([a, b], weights=(0.7, 0.3), heads=(3,))
+
+
+def test_rrf_heads_make_the_first_items_independent_of_list_length() -> None:
+    a = [f"n{i}" for i in range(50)]
+    b = [f"n{(i * 7) % 50}" for i in range(50)]
+    short = reciprocal_rank_fusion([a[:10], b[:12]])
+    long = reciprocal_rank_fusion([a, b], heads=(10, 12))
+    assert [x.key for x in long[: len(short)]] == [x.key for x in short]
+    assert len(long) == 50

@@ -417,3 +417,37 @@ def test_an_index_opened_without_options_keeps_the_folders_it_was_built_with(
         idx.update(vault)
         paths = {r[0] for r in idx.store.db.execute("SELECT path FROM files")}
     assert paths == {"work/a.md"}
+
+
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_the_first_hits_do_not_depend_on_limit(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder, fusion: str
+) -> None:
+    """Asking for 100 hits must not reshuffle the first 10 (the lists are read further, but
+    only their heads decide the ranking)."""
+    import random
+
+    from noteseek import SearchSettings
+
+    rng = random.Random(11)
+    words = [f"w{i}" for i in range(60)]
+    notes = {
+        f"d{n // 40}/n{n:03}.md": note(
+            f"Note {n}",
+            *[(f"Part {p}", " ".join(rng.choices(words, k=rng.randint(3, 30)))) for p in range(3)],
+        )
+        for n in range(160)
+    }
+    settings = SearchSettings(fusion=fusion)  # type: ignore[arg-type]
+    with Index(tmp_path / "i.db", embedder=fake_embedder, settings=settings) as idx:
+        idx.update(make_vault(notes))
+        for query in ("w1 w2", "w3 w17 w40 w59", "w5", "Note 7 Part 1"):
+            for mode in ("hybrid", "bm25", "vector"):
+                first = [(h.path, h.chunk_id, h.score) for h in idx.search(query, mode=mode)]
+                for limit in (31, 100):
+                    more = idx.search(query, mode=mode, limit=limit)
+                    assert [(h.path, h.chunk_id, h.score) for h in more[:10]] == first, (
+                        query,
+                        mode,
+                        limit,
+                    )

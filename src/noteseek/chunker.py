@@ -24,6 +24,7 @@ __all__ = [
     "chunk_note",
     "content_hash",
     "embedding_text",
+    "prose_text",
     "scan_headings",
 ]
 
@@ -41,6 +42,8 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _NEWLINES = re.compile(r"\r\n?")
 _SKIP_NORMALISE = re.compile(r"[\s:#*_`]+")
+# A line that is nothing but one inline code span: `du -sh {{path}}`.
+_CODE_LINE = re.compile(r"^\s*`[^`\n]*`\s*$")
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,35 @@ class NoteChunk:
     heading_context: str
 
 
+def prose_text(text: str) -> str:
+    """A chunk's text without its code: fenced code blocks and lines that are one inline code span.
+
+    The embedding model is a static model of natural language: a chunk vector is the mean of its
+    token vectors, and code tokens (flags, placeholders, identifiers) pull that mean away from what
+    the prose says (docs/ranking.md). Code stays in the keyword index, where identifiers match exactly.
+    """
+    kept: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        if fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+            continue
+        opened = _opens_fence(line)
+        if opened is not None:
+            fence = opened
+            continue
+        if not _CODE_LINE.match(line):
+            kept.append(line)
+    return "\n".join(kept).strip("\n")
+
+
 def embedding_text(title: str, section: str, text: str) -> str:
-    """The text that is embedded: title and section give an isolated chunk its context."""
+    """The text that is embedded: title and section give an isolated chunk its context, and the
+    chunk's prose its meaning (its code is left out unless the chunk is nothing but code)."""
     head = title if section == title else f"{title}{SECTION_SEPARATOR}{section}"
-    return f"{head}\n\n{text}"
+    body = prose_text(text)
+    return f"{head}\n\n{body if body.strip() else text}"
 
 
 def content_hash(text: str) -> int:

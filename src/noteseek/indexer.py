@@ -38,7 +38,8 @@ __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 log = logging.getLogger("noteseek.indexer")
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "3"  # 2: title/tags fields and note names (m002); 3: note_tags (m003)
+PIPELINE_VERSION = "4"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
+# 4: code left out of the embedded text (chunker.prose_text)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]

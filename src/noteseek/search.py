@@ -98,12 +98,16 @@ class _NoteList:
         return {fid: i for i, (fid, _) in enumerate(self.scores, start=1)}
 
 
-def _normalise(chunks: list[tuple[int, float]]) -> dict[int, float]:
+def _normalise(chunks: list[tuple[int, float]], head: int) -> dict[int, float]:
+    """Min-max over the first `head` chunks; deeper ones (below that minimum) count 0."""
     if not chunks:
         return {}
-    values = [score for _, score in chunks]
+    values = [score for _, score in chunks[:head]] or [score for _, score in chunks]
     low, span = min(values), max(values) - min(values)
-    return {cid: (score - low) / span if span > 0 else 1.0 for cid, score in chunks}
+    return {
+        cid: (score - low) / span if span > 0 and position < head else float(position < head)
+        for position, (cid, score) in enumerate(chunks)
+    }
 
 
 def _best_chunks(
@@ -111,13 +115,15 @@ def _best_chunks(
     semantic: list[tuple[int, float]],
     file_of: dict[int, int],
     share: float,
+    head: int,
 ) -> dict[int, int]:
     """The section shown for each note: its chunk with the best convex score over both lists.
 
     Chosen per chunk, not per note: every chunk of a note carries the same title field, so the
     note-level BM25 winner is often a short chunk rather than the section that answers the query.
+    Only the first `head` chunks of each list count, so the choice does not depend on `limit`.
     """
-    kw, vec = _normalise(keyword), _normalise(semantic)
+    kw, vec = _normalise(keyword, head), _normalise(semantic, head)
     best: dict[int, tuple[float, int]] = {}
     for cid in {*kw, *vec}:
         fid = file_of.get(cid)
@@ -288,8 +294,12 @@ class Searcher:
         term_share: float | None,
     ) -> list[Hit]:
         s = self.settings
+        # The ranking is decided by the head of each list: `candidates` notes from the first
+        # `chunk_depth` chunks. A larger `limit` reads the lists further, but what lies past the
+        # head only fills the places after it, so the first hits never depend on `limit`.
+        head_depth = max(s.chunk_depth, s.candidates * 3)
         notes = max(s.candidates, limit)
-        depth = max(s.chunk_depth, notes * 3)
+        depth = max(head_depth, notes * 3)
         keyword_list = mode in ("hybrid", "bm25")
         kw_rows = self._bm25(query, depth, allowed, term_share) if keyword_list else []
         vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
@@ -305,12 +315,16 @@ class Searcher:
         semantic = [(m.chunk_id, m.cosine) for m in vec_rows]
         kw = _group(keyword, file_of, notes)
         vec = _group(semantic, file_of, notes)
+        heads = (
+            len(_group(keyword[:head_depth], file_of, s.candidates).scores),
+            len(_group(semantic[:head_depth], file_of, s.candidates).scores),
+        )
         exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
-        ranked = self._fuse(kw, vec, exact)[:limit]
+        ranked = self._fuse(kw, vec, exact, heads)[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, s.alpha)
-        best = _best_chunks(keyword, semantic, file_of, share)
+        best = _best_chunks(keyword, semantic, file_of, share, head_depth)
         chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
         rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
         kw_rank, vec_rank = kw.rank, vec.rank
@@ -343,7 +357,7 @@ class Searcher:
         return self.store.files_named(key)[:EXACT_NAME_LIMIT] if key else []
 
     def _fuse(
-        self, kw: _NoteList, vec: _NoteList, exact: list[int]
+        self, kw: _NoteList, vec: _NoteList, exact: list[int], heads: tuple[int, int]
     ) -> list[tuple[int, float, Explanation]]:
         """(file id, score, explanation), best first."""
         s = self.settings
@@ -351,12 +365,21 @@ class Searcher:
         if s.fusion == "rrf":
             weights = (s.bm25_weight, s.vector_weight)
             for item in reciprocal_rank_fusion(
-                [[f for f, _ in kw.scores], [f for f, _ in vec.scores]], weights=weights, k=s.rrf_k
+                [[f for f, _ in kw.scores], [f for f, _ in vec.scores]],
+                weights=weights,
+                k=s.rrf_k,
+                heads=heads,
             ):
-                b, v = (w / (s.rrf_k + r) if r else 0.0 for w, r in zip(weights, item.ranks))
+                b, v = (
+                    w / (s.rrf_k + r) if r and r <= h else 0.0
+                    for w, r, h in zip(weights, item.ranks, heads)
+                )
                 out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
         else:
-            for scored in convex_fusion([kw.scores, vec.scores], weights=(s.alpha, 1 - s.alpha)):
+            fused = convex_fusion(
+                [kw.scores, vec.scores], weights=(s.alpha, 1 - s.alpha), heads=heads
+            )
+            for scored in fused:
                 b, v = scored.normalised
                 explanation = Explanation(
                     "convex",

@@ -274,11 +274,16 @@ def _best_numpy(
 
     scores = np.frombuffer(values, dtype=np.float64)
     chunk_ids = np.frombuffer(ids, dtype=np.int64)
-    where = np.arange(len(scores)) if positions is None else np.array(positions, dtype=np.int64)
-    if k < len(where):
-        part = np.argpartition(scores[where], k - 1)[:k]
-        # Keep every row tied with the k-th value, so ties are broken by id, not by partition.
-        cut = scores[where[part]].max()
-        where = where[scores[where] <= cut]
+    if positions is None:
+        where = np.arange(len(scores))
+        if k < len(scores):
+            # Every row at or below the k-th value, so ties are broken by id, not by partition.
+            cut = scores[np.argpartition(scores, k - 1)[:k]].max()
+            where = np.flatnonzero(scores <= cut)
+    else:
+        where = np.array(positions, dtype=np.int64)
+        if k < len(where):
+            cut = scores[where[np.argpartition(scores[where], k - 1)[:k]]].max()
+            where = where[scores[where] <= cut]
     order = np.lexsort((chunk_ids[where], scores[where]))
     return [int(i) for i in where[order][:k]]
