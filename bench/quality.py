@@ -9,8 +9,10 @@ Usage (from the repo root, with the ``bench`` extra installed: ``pip install -e 
 Each set's vault is unpacked once into ``bench/.cache/<corpus>/`` and indexed once into
 ``bench/.cache/<index>.db``; later runs re-use both (``Index.update`` is incremental, so a run
 only re-reads notes whose size or mtime changed; ``--reindex`` rebuilds from scratch). Every
-query is run with ``limit=100`` in each mode; the chunk hits are mapped to notes (a note keeps the
-rank of its first chunk), and nDCG@10, R@10, R@100 and RR@10 (MRR@10) are computed against the
+query is run with ``limit=100`` in each mode (its first 10 hits are exactly what ``limit=10``, the
+default, returns: only each list's head decides the ranking; before session 3 a larger limit also
+widened the fusion's scale, so figures measured here then flattered the default slightly); the hits
+are mapped to notes (a note keeps the rank of its first chunk), and nDCG@10, R@10, R@100 and RR@10 (MRR@10) are computed against the
 qrels by ir-measures (trec_eval through pytrec-eval-terrier). Queries with no hit score 0.
 Hybrid is compared to BM25 and to vector search per set with a two-sided paired t-test on
 per-query nDCG@10 (scipy.stats.ttest_rel; the JSON also has the Wilcoxon signed-rank p-value).
