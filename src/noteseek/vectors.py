@@ -275,11 +275,12 @@ def _best_numpy(
     scores = np.frombuffer(values, dtype=np.float64)
     chunk_ids = np.frombuffer(ids, dtype=np.int64)
     if positions is None:
-        where = np.arange(len(scores))
         if k < len(scores):
             # Every row at or below the k-th value, so ties are broken by id, not by partition.
             cut = scores[np.argpartition(scores, k - 1)[:k]].max()
             where = np.flatnonzero(scores <= cut)
+        else:
+            where = np.arange(len(scores))
     else:
         where = np.array(positions, dtype=np.int64)
         if k < len(where):
