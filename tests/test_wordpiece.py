@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from noteseek.embedder import bundled_model_path
+from noteseek.embedder import Model2VecEmbedder, bundled_model_path, default_embedder
 from noteseek.query_encoder import _read_vocab
 from noteseek.wordpiece import WordPiece
 
@@ -107,3 +107,18 @@ _SETTLED = st.one_of(
 @given(st.lists(_SETTLED, max_size=40).map("".join))
 def test_random_text_tokenises_identically(text: str) -> None:
     assert _ours().ids(text) == _library().encode(text, add_special_tokens=False).ids
+
+
+@functools.cache
+def _embedder() -> Model2VecEmbedder:
+    return default_embedder()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=300))
+def test_any_text_gives_a_query_vector_or_none(text: str) -> None:
+    """Lone surrogates, controls, private use, unassigned code points: never an exception."""
+    ids = _ours().ids(text)
+    assert all(0 <= i < 29528 for i in ids)
+    vector = _embedder().query_vector(text)
+    assert vector is None or len(vector) == 256
