@@ -20,6 +20,7 @@ import numpy.typing as npt
 from .chunker import ChunkOptions, chunk_note, content_hash, embedding_text
 from .embedder import Embedder
 from .errors import VectorSupportError
+from .language import note_language
 from .quantize import quantize
 from .query import name_key, tag_key
 from .scrubber import RULES_FINGERPRINT, Allowlist, ScrubResult, scrub
@@ -38,8 +39,8 @@ __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 log = logging.getLogger("noteseek.indexer")
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "4"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
-# 4: code left out of the embedded text (chunker.prose_text)
+PIPELINE_VERSION = "5"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
+# 4: code left out of the embedded text (chunker.prose_text); 5: German stems (m004)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]
@@ -218,6 +219,7 @@ def _prepare(
         tags_field=clean(" ".join([meta.type or "", *meta.tags]).strip()).text,
         names=tuple(k for k in (name_key(n) for n in names) if k),
         tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
+        lang=note_language(scrubbed.text),
     )
     return _Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
 
@@ -394,6 +396,7 @@ def run_update(
             store.optimize_text_index()
         if stats.added or stats.changed or stats.removed or store.common_terms_outdated():
             store.refresh_common_terms()
+            store.refresh_languages()
         if not stats.interrupted:
             # Only a finished run proves every note went through this pipeline; an interrupted
             # one leaves the old fingerprint so the next run re-processes the rest.

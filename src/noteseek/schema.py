@@ -131,9 +131,54 @@ def m003_note_tags(db: Connection) -> None:
     )
 
 
+def m004_german_stemming(db: Connection) -> None:
+    """Each chunk's language (`lang`, NULL = default stemming) reaches the FTS5 tokenizer as its
+    locale, so German notes get German stems (stemming.py; the connection must have registered
+    the `noteseek` tokenizer, as every Store does).
+
+    The FTS5 table's content is a view that hands each column to FTS5 with its chunk's locale, so
+    whatever FTS5 re-reads (`rebuild`, `integrity-check`) is tokenized as it was indexed. The table
+    is rebuilt with every chunk's language still NULL, which indexes exactly the Porter tokens of
+    before; the pipeline version bump that comes with this migration makes the next update
+    re-process every note and fill in `lang` (vectors are reused by content hash).
+    """
+    columns = ("chunk_text", "section", "title", "tags")
+    names = ", ".join(columns)
+    new = ", ".join(f"fts5_locale(new.lang, new.{c})" for c in columns)
+    old = ", ".join(f"fts5_locale(old.lang, old.{c})" for c in columns)
+    db.execute(
+        f"""
+        ALTER TABLE chunks ADD COLUMN lang TEXT;
+        DROP TRIGGER chunks_ai;
+        DROP TRIGGER chunks_ad;
+        DROP TRIGGER chunks_au;
+        DROP TABLE chunks_fts;
+        CREATE VIEW chunks_fts_content(id, {names}) AS
+            SELECT id, {", ".join(f"fts5_locale(lang, {c})" for c in columns)} FROM chunks;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            {names},
+            content='chunks_fts_content', content_rowid='id',
+            tokenize='noteseek', locale=1
+        );
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, {names}) VALUES (new.id, {new});
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, {names}) VALUES ('delete', old.id, {old});
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF {names}, lang ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, {names}) VALUES ('delete', old.id, {old});
+            INSERT INTO chunks_fts(rowid, {names}) VALUES (new.id, {new});
+        END;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
     m003_note_tags,
+    m004_german_stemming,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

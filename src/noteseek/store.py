@@ -24,6 +24,8 @@ import apsw
 
 from .errors import IndexLockedError, IndexNotFoundError, SchemaVersionError
 from .schema import MIGRATIONS, SCHEMA_VERSION
+from .stemming import StemOptions
+from .stemming import register as register_tokenizer
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
     import numpy as np
@@ -38,6 +40,8 @@ VEC_TABLE = "chunks_vec"
 # _chunks_changed). The meta keys keep their first names, so older index files are read as they are.
 _COMMON_TERMS = "ubiquitous_terms"
 _COMMON_TERMS_STALE = "ubiquitous_terms_stale"
+# "1" when some chunk is German: queries then also look words up under their German stems.
+_GERMAN_NOTES = "german_notes"
 # Stems in more than this share of chunks get their document count recorded (common_terms).
 COMMON_TERM_FLOOR = 0.01
 
@@ -67,6 +71,7 @@ class FileRecord:
     tags_field: str = ""  # type and tags: a BM25 field of every chunk
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
     tags: tuple[str, ...] = ()  # tag_key()s for tag filters
+    lang: str | None = None  # language.note_language(): the stemmer its chunks get
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,10 @@ class Store:
             self.db.close()
             raise
         self.vector_error = _load_sqlite_vec(self.db)
+        # Before any statement touches the chunks: their triggers feed the FTS5 table, which
+        # tokenizes with it (stemming.py).
+        self.stem_options = StemOptions()
+        register_tokenizer(self.db, self.stem_options)
         self._tokenizer: Any = None
         # Chunks this connection deleted (or replaced), for the indexer's decision to merge FTS5.
         self.chunks_deleted = 0
@@ -154,6 +163,7 @@ class Store:
         # last commits, and never corrupts the file.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
+        self.stem_options.german_queries = self.get_meta(_GERMAN_NOTES) == "1"
 
     def _switch_to_wal(self) -> None:
         """Set WAL mode, retrying while another connection holds the lock it needs.
@@ -418,7 +428,7 @@ class Store:
         for i, chunk in enumerate(chunks):
             self.db.execute(
                 "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
-                "mtime_ns, content_hash, embedded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "mtime_ns, content_hash, embedded_at, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
@@ -430,6 +440,7 @@ class Store:
                     record.mtime_ns,
                     chunk.content_hash,
                     now if store_vectors else None,
+                    record.lang,
                 ),
             )
             if store_vectors:
@@ -581,6 +592,12 @@ class Store:
         terms = {str(term): int(doc) for term, doc in rows}
         self.set_meta(_COMMON_TERMS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True))
         self.db.execute("DELETE FROM meta WHERE key = ?", (_COMMON_TERMS_STALE,))
+
+    def refresh_languages(self) -> None:
+        """Record whether any chunk is German, for the query tokenizer (call inside `write()`)."""
+        german = self.scalar("SELECT EXISTS(SELECT 1 FROM chunks WHERE lang = 'de')")
+        self.set_meta(_GERMAN_NOTES, "1" if german else "0")
+        self.stem_options.german_queries = bool(german)
 
     def files_named(self, name: str) -> list[int]:
         """Files whose title, alias or file name has this name_key()."""
