@@ -86,3 +86,15 @@ def note(title: str, *sections: tuple[str, str], tags: str = "", fm: str = "") -
         head = "---\n" + (f"tags: [{tags}]\n" if tags else "") + fm + "---\n"
     body = "\n\n".join(f"## {h}\n\n{t}" for h, t in sections)
     return f"{head}# {title}\n\nIntro paragraph about {title.lower()} for context.\n\n{body}\n"
+
+
+# PostgreSQL server fixtures (skip locally without a server, fail in CI): tests/postgres_fixtures.py
+from .postgres_fixtures import (  # noqa: E402
+    _pg_servers,
+    pg_schema,
+    pg_standby_url,
+    pg_target,
+    pg_url,
+)
+
+__all__ = ["_pg_servers", "pg_schema", "pg_standby_url", "pg_target", "pg_url"]

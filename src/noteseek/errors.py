@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "DatabaseConnectionError",
     "IndexLockedError",
     "IndexNotFoundError",
     "ModelLoadError",
@@ -32,6 +33,18 @@ class IndexNotFoundError(NoteseekError):
 
 class SchemaVersionError(NoteseekError):
     """The index file was written by a newer noteseek than this one."""
+
+
+class DatabaseConnectionError(NoteseekError):
+    """A database server could not be reached, or refused the connection or the login.
+
+    The message names host, port, user and database, says what to check, and never holds a
+    password; `reason` is a short machine-readable category (`refused`, `login`, ...).
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ModelLoadError(NoteseekError):
