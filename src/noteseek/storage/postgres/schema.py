@@ -1,0 +1,143 @@
+"""The PostgreSQL schema, as append-only migrations. Never edit a released one; add one at the end.
+
+Design (docs/postgres-design.md has the measurements behind each choice):
+
+- One database holds every vault; a vault is a row of `collections` and every other table
+  carries `collection_id`, so a search names one, several or all collections.
+- `collections` also holds BM25's collection statistics (chunks, tokens over the four fields);
+  `term_stats` the document frequency of each stem; `postings` one row per (stem, chunk) with the
+  term frequency per field and the chunk's length, covered by its primary key so a BM25 query is
+  an index-only scan of the query's stems (bm25.py). The indexer keeps all three in step with
+  `chunks` in the same transaction as the file it writes.
+- Vectors are `halfvec` (the int8 vectors of the SQLite backend are exact in float16, so cosine
+  is unchanged) without a fixed dimension, because each collection may use its own model; each
+  collection gets its own partial HNSW index over `embedding::halfvec(<dim>)` when it is
+  embedded (`hnsw_index_sql`), which also keeps one vault's search from wading through another's
+  graph.
+- `noteseek_schema` records the migrations applied; a database from a newer noteseek is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "hnsw_index_name", "hnsw_index_sql"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: its version (1, 2, ...), a name and the SQL that performs it."""
+
+    version: int
+    name: str
+    sql: str
+
+
+M001_INITIAL = """
+CREATE TABLE noteseek_schema(
+    version int PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE collections(
+    id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL UNIQUE,                 -- the vault's name, or --collection
+    created_at timestamptz NOT NULL DEFAULT now(),
+    chunk_count bigint NOT NULL DEFAULT 0,     -- BM25: N
+    token_count bigint NOT NULL DEFAULT 0      -- BM25: avgdl = token_count / chunk_count
+);
+CREATE TABLE meta(
+    collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+    key text NOT NULL,
+    value text NOT NULL,
+    PRIMARY KEY (collection_id, key)
+);
+CREATE TABLE files(
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+    path text NOT NULL,                        -- relative to the vault, '/'-separated
+    mtime_ns bigint NOT NULL,
+    size bigint NOT NULL,
+    content_hash text,
+    title text,
+    status text NOT NULL CHECK (status IN ('ok', 'warning', 'skipped')),
+    problem text,
+    chunk_count int NOT NULL DEFAULT 0,
+    indexed_at double precision NOT NULL,
+    UNIQUE (collection_id, path)
+);
+CREATE TABLE note_names(
+    collection_id int NOT NULL,
+    name text NOT NULL,                        -- query.name_key() of title, aliases, file name
+    file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    PRIMARY KEY (collection_id, name, file_id)
+);
+CREATE INDEX note_names_by_file ON note_names(file_id);
+CREATE TABLE note_tags(
+    collection_id int NOT NULL,
+    tag text NOT NULL,                         -- query.tag_key()
+    file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    PRIMARY KEY (collection_id, tag, file_id)
+);
+CREATE INDEX note_tags_by_file ON note_tags(file_id);
+CREATE TABLE chunks(
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+    file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    seq int NOT NULL,
+    section text NOT NULL,
+    chunk_text text NOT NULL,
+    heading_context text NOT NULL,
+    title text NOT NULL,                       -- BM25 field: title, aliases, file name
+    tags text NOT NULL,                        -- BM25 field: type and tags
+    lang text,                                 -- the stemmer of its note (NULL = default)
+    mtime_ns bigint NOT NULL,
+    content_hash bigint NOT NULL,              -- first 64 bits of sha256(embedded text)
+    doc_len int NOT NULL,                      -- tokens over the four BM25 fields
+    embedding halfvec,                         -- NULL until embedded; dim per collection (meta)
+    embedded_at double precision
+);
+CREATE INDEX chunks_by_file ON chunks(file_id, seq);
+CREATE INDEX chunks_by_hash ON chunks(collection_id, content_hash);
+CREATE TABLE term_stats(
+    collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+    term text NOT NULL,
+    df int NOT NULL CHECK (df >= 0),           -- chunks of the collection that hold the stem
+    PRIMARY KEY (collection_id, term)
+);
+CREATE TABLE postings(
+    collection_id int NOT NULL,
+    term text NOT NULL,
+    chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    doc_len int NOT NULL,                      -- the chunk's, copied: no join while scoring
+    tf_text smallint NOT NULL,
+    tf_section smallint NOT NULL,
+    tf_title smallint NOT NULL,
+    tf_tags smallint NOT NULL,
+    PRIMARY KEY (collection_id, term, chunk_id)
+        INCLUDE (doc_len, tf_text, tf_section, tf_title, tf_tags)
+);
+CREATE INDEX postings_by_chunk ON postings(chunk_id);  -- deletes (and the FK's cascade)
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", M001_INITIAL),)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+def hnsw_index_name(collection_id: int) -> str:
+    """The name of a collection's HNSW index."""
+    return f"chunks_hnsw_c{int(collection_id)}"
+
+
+def hnsw_index_sql(collection_id: int, dim: int, *, m: int = 16, ef_construction: int = 64) -> str:
+    """DDL of a collection's partial HNSW index (cosine over halfvec(dim)).
+
+    Numbers, not user text, are interpolated: DDL cannot take parameters, and the planner can
+    only use a partial index when the collection id in the query is a constant too (bm25.py).
+    """
+    cid, dim = int(collection_id), int(dim)
+    return (
+        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(cid)} ON chunks USING hnsw "
+        f"((embedding::halfvec({dim})) halfvec_cosine_ops) WITH (m = {int(m)}, "
+        f"ef_construction = {int(ef_construction)}) WHERE collection_id = {cid}"
+    )
