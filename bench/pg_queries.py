@@ -14,10 +14,10 @@ from typing import Any
 
 import pg_load
 from noteseek.storage.postgres.bm25 import (
-    BM25_HITS_SQL,
     COMMON_TERMS_SQL,
     Bm25Query,
     bm25_params,
+    bm25_sql,
     prepare_query,
 )
 from noteseek.storage.postgres.schema import hnsw_index_name, hnsw_index_sql
@@ -126,7 +126,7 @@ class PgLists:
             query, collection=self.cid, weights=self.settings.column_weights, limit=limit
         )
         if store == "postings":
-            rows = self.conn.execute(BM25_HITS_SQL, params).fetchall()
+            rows = self.conn.execute(bm25_sql(query), params).fetchall()
             return [(r[0] - self.base, float(r[1]), r[2] - self.base) for r in rows]
         if store == "arrays":
             rows = self.conn.execute(ARRAYS_SQL, params).fetchall()
@@ -221,5 +221,5 @@ class PgLists:
         params = bm25_params(
             query, collection=self.cid, weights=self.settings.column_weights, limit=100
         )
-        rows = self.conn.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + BM25_HITS_SQL, params)
+        rows = self.conn.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + bm25_sql(query), params)
         return "\n".join(r[0] for r in rows)

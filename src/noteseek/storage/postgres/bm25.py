@@ -27,62 +27,87 @@ from ...query import fts_query
 from .terms import Tokenizer
 
 __all__ = [
-    "BM25_HITS_SQL",
+    "BM25_COLOCATED_SQL",
     "BM25_SQL",
     "COMMON_TERMS_SQL",
     "K1",
     "B",
     "Bm25Query",
     "bm25_params",
+    "bm25_sql",
     "prepare_query",
 ]
 
 K1 = 1.2
 B = 0.75
 
-# One row of (phrase, term) per stem of the query. Scoring touches only the postings index
-# (index-only scan on (collection_id, term)); n(p) of a one-stem phrase is term_stats.df, of a
-# colocated phrase the distinct chunks of its postings.
-BM25_SQL = """
-WITH q(phrase, term) AS (
-    SELECT * FROM unnest(%(phrases)s::int[], %(terms)s::text[])
-), stats AS (
-    SELECT chunk_count::float8 AS n,
-           token_count::float8 / greatest(chunk_count, 1) AS avgdl
+# The shared head: the collection's N and avgdl, and each query stem with its phrase number.
+_HEAD = """
+WITH stats AS (
+    SELECT chunk_count::float8 AS n, token_count::float8 / greatest(chunk_count, 1) AS avgdl
     FROM collections WHERE id = %(collection)s
-), hits AS (
-    SELECT p.chunk_id, q.phrase, min(p.doc_len) AS doc_len,
-           sum(p.tf_text * %(w_text)s::float8 + p.tf_section * %(w_section)s::float8
-               + p.tf_title * %(w_title)s::float8 + p.tf_tags * %(w_tags)s::float8) AS f
+), q AS (
+    SELECT u.phrase, u.term, t.df::float8 AS df
+    FROM unnest(%(phrases)s::int[], %(terms)s::text[]) AS u(phrase, term)
+    JOIN term_stats t ON t.collection_id = %(collection)s AND t.term = u.term
+)"""
+
+# FTS5's arithmetic, in FTS5's order (fts5_aux.c): the scores come out bit for bit the same, so
+# ties fall the same way too; sum(... ORDER BY phrase) adds the phrases in FTS5's order.
+_TERM = "idf * ((f * (%(k1)s + 1.0)) / (f + %(k1)s * (1 - %(b)s + %(b)s * doc_len / stats.avgdl)))"
+_IDF = "greatest(ln((stats.n - {df} + 0.5) / ({df} + 0.5)), 1e-6)"
+_F = (
+    "p.tf_text * %(w_text)s::float8 + p.tf_section * %(w_section)s::float8"
+    " + p.tf_title * %(w_title)s::float8 + p.tf_tags * %(w_tags)s::float8"
+)
+
+# One stem per phrase (every English query): one pass over the stems' postings, an index-only
+# scan of postings_pkey per stem, one aggregate per chunk.
+BM25_SQL = f"""{_HEAD}
+SELECT chunk_id, sum({_TERM} ORDER BY phrase) AS score
+FROM (
+    SELECT p.chunk_id, w.phrase, p.doc_len, w.idf, {_F} AS f
+    FROM (SELECT q.phrase, q.term, {_IDF.format(df="q.df")} AS idf FROM q, stats) w
+    JOIN postings p ON p.collection_id = %(collection)s AND p.term = w.term
+) x CROSS JOIN stats
+GROUP BY chunk_id
+ORDER BY score DESC, chunk_id
+LIMIT %(limit)s
+"""
+
+# Colocated alternatives (Porter and German stems of one word, in a vault with German notes):
+# their frequencies add up per chunk before BM25's saturation, and n(p) counts the chunks that
+# hold any of them.
+BM25_COLOCATED_SQL = f"""{_HEAD}, hits AS (
+    SELECT p.chunk_id, q.phrase, min(p.doc_len) AS doc_len, sum({_F}) AS f
     FROM q JOIN postings p ON p.collection_id = %(collection)s AND p.term = q.term
     GROUP BY p.chunk_id, q.phrase
-), df AS (
-    SELECT q.phrase,
-           CASE WHEN count(*) = 1 THEN max(t.df)
-                ELSE (SELECT count(DISTINCT h.chunk_id) FROM hits h WHERE h.phrase = q.phrase)
-           END AS n_p
-    FROM q JOIN term_stats t ON t.collection_id = %(collection)s AND t.term = q.term
-    GROUP BY q.phrase
-), idf AS (
-    SELECT df.phrase, greatest(ln((stats.n - df.n_p + 0.5) / (df.n_p + 0.5)), 1e-6) AS idf
-    FROM df, stats
+), n_p AS (
+    SELECT phrase, count(*)::float8 AS df FROM hits GROUP BY phrase
 )
-SELECT h.chunk_id,
-       sum(idf.idf * h.f * (%(k1)s + 1) /
-           (h.f + %(k1)s * (1 - %(b)s + %(b)s * h.doc_len / stats.avgdl))) AS score
-FROM hits h JOIN idf USING (phrase) CROSS JOIN stats
-GROUP BY h.chunk_id
-ORDER BY score DESC, h.chunk_id
+SELECT chunk_id, sum({_TERM} ORDER BY phrase) AS score
+FROM (
+    SELECT h.chunk_id, h.phrase, h.doc_len, h.f, {_IDF.format(df="n_p.df")} AS idf
+    FROM hits h JOIN n_p USING (phrase) CROSS JOIN stats
+) x CROSS JOIN stats
+GROUP BY chunk_id
+ORDER BY score DESC, chunk_id
 LIMIT %(limit)s
 """
 
 
-# The search's form: each winner with its note, joined only for the `limit` rows that won.
-BM25_HITS_SQL = f"""
-SELECT x.chunk_id, x.score, c.file_id FROM ({BM25_SQL}) x
-JOIN chunks c ON c.id = x.chunk_id
-ORDER BY x.score DESC, x.chunk_id
-"""
+def bm25_sql(query: Bm25Query, *, with_files: bool = True) -> str:
+    """The BM25 statement for a query; `with_files` adds each winner's file id (the search's form,
+    joined only for the `limit` rows that won)."""
+    colocated = any(len(alternatives) > 1 for alternatives in query.phrases)
+    sql = BM25_COLOCATED_SQL if colocated else BM25_SQL
+    if not with_files:
+        return sql
+    return (
+        f"SELECT x.chunk_id, x.score, c.file_id FROM ({sql}) x "
+        "JOIN chunks c ON c.id = x.chunk_id ORDER BY x.score DESC, x.chunk_id"
+    )
+
 
 # Stems in more than a share of the collection's chunks: left out of the query (query.fts_query's
 # `drop`, SearchSettings.max_term_share), as the SQLite backend does with its stored counts.
