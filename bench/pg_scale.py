@@ -78,6 +78,8 @@ def main() -> int:
     parser.add_argument("--sigma", type=float, default=0.5)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--ef", default="40,100,200,400")
+    parser.add_argument("--m", type=int, default=16)
+    parser.add_argument("--ef-construction", type=int, default=64)
     parser.add_argument("--keep", action="store_true", help="keep the table afterwards")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -106,6 +108,8 @@ def main() -> int:
         exact=exact,
         ef_values=tuple(int(e) for e in args.ef.split(",")),
         seq_scan_queries=10,
+        m=args.m,
+        ef_construction=args.ef_construction,
     )
     if not args.keep:
         conn.execute(f"DROP TABLE {table}")
