@@ -39,8 +39,8 @@ from datasets import (
     read_qrels,
     read_queries,
 )
-from noteseek.agent_context import CONTEXT_CANDIDATES, CONTEXT_TERM_SHARE, MAX_PROMPT_CHARS
-from noteseek.relevance import GateSettings, judge
+from noteseek.agents.prompt_context import CONTEXT_CANDIDATES, CONTEXT_TERM_SHARE, MAX_PROMPT_CHARS
+from noteseek.core.relevance import GateSettings, judge
 
 SETTINGS: noteseek.SearchSettings | None = None  # --max-term-share changes it
 

@@ -49,7 +49,7 @@ HOOK_COMMAND = [sys.executable, "-m", "noteseek"]
 
 CLIENT = """
 import sys, json
-from noteseek.daemon_client import request
+from noteseek.daemon.client import request
 answer = request(sys.argv[1], {"op": "context", "prompt": sys.argv[2], "max_tokens": 500})
 if answer is None or not answer.get("ok"):
     sys.exit(f"no answer from the daemon: {answer}")
@@ -150,7 +150,7 @@ def start_daemon(db: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    ping = "from noteseek.daemon_client import request; import sys; sys.exit(request(sys.argv[1], {'op': 'ping'}) is None)"
+    ping = "from noteseek.daemon.client import request; import sys; sys.exit(request(sys.argv[1], {'op': 'ping'}) is None)"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if subprocess.run([sys.executable, "-c", ping, str(db)], env=env).returncode == 0:
@@ -163,7 +163,7 @@ def start_daemon(db: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def hook_available() -> bool:
-    return importlib.util.find_spec("noteseek.hooks") is not None
+    return importlib.util.find_spec("noteseek.hooks.command") is not None
 
 
 def markdown(rows: Sequence[Row]) -> str:
@@ -242,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             )
         else:
-            print("noteseek.hooks not found: hook rows skipped", file=sys.stderr)
+            print("noteseek.hooks.command not found: hook rows skipped", file=sys.stderr)
         rows.append(
             Row(
                 "daemon client alone (context op)",
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"round {i + 1}/{args.warmup + args.runs}", file=sys.stderr, end="\r")
         print(file=sys.stderr)
 
-        from noteseek.daemon_client import request
+        from noteseek.daemon.client import request
 
         os.environ["NOTESEEK_RUNTIME_DIR"] = base_env["NOTESEEK_RUNTIME_DIR"]
         table = markdown(rows)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.query import folder_key, tag_key
+from noteseek.core.query import folder_key, tag_key
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
 

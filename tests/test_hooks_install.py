@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from noteseek import hook_settings
-from noteseek.hooks_install import (
+from noteseek.hooks import settings_json as hook_settings
+from noteseek.hooks.install import (
     HookEntry,
     SettingsFileError,
     apply_change,
@@ -465,7 +465,7 @@ def test_cli_errors(tmp_path: Path) -> None:
 def test_install_pins_the_only_index_and_leaves_it_open_when_unclear(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from noteseek.paths import default_db_path
+    from noteseek.engine.locations import default_db_path
 
     home = tmp_path / "home"
     monkeypatch.setenv("NOTESEEK_HOME", str(home))

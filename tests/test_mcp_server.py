@@ -15,17 +15,17 @@ import click
 import pytest
 
 from noteseek import Index
-from noteseek.budget import estimate_tokens
-from noteseek.note_access import NoteText
-from noteseek.search import Hit
+from noteseek.core.budget import estimate_tokens
+from noteseek.engine.note_access import NoteText
+from noteseek.engine.search import Hit
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, WriteNotes, note
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from noteseek import mcp_server  # noqa: E402
-from noteseek.mcp_server import (  # noqa: E402
+from noteseek.mcp import server as mcp_server  # noqa: E402
+from noteseek.mcp.server import (  # noqa: E402
     VaultService,
     build_server,
     format_hits,

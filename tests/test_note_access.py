@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.note_access import (
+from noteseek.engine.note_access import (
     NoteNotIndexedError,
     NoteUnreadableError,
     SectionNotFoundError,

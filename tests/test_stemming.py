@@ -8,8 +8,8 @@ import apsw
 import pytest
 
 from noteseek import Index
-from noteseek.language import GERMAN, note_language
-from noteseek.stemming import StemOptions, register
+from noteseek.core.language import GERMAN, note_language
+from noteseek.storage.sqlite.tokenizer import StemOptions, register
 
 from .conftest import FakeEmbedder, WriteNotes, note
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from noteseek import Index
-from noteseek.embedder import query_vector
-from noteseek.quantize import dequantize, quantize, quantize_query
-from noteseek.vectors import _best_numpy, _best_python
+from noteseek.embedding.embedder import query_vector
+from noteseek.embedding.quantize import dequantize, quantize, quantize_query
+from noteseek.engine.vectors import _best_numpy, _best_python
 
 from .conftest import FakeEmbedder, WriteNotes, note
 

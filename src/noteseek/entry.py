@@ -23,9 +23,9 @@ def main() -> None:
             sys.exit(0)
         import io
 
-        from .hooks import main as hook_main
+        from .hooks.command import main as hook_main
 
         sys.exit(hook_main(argv[1:], stdin=io.StringIO(raw.decode("utf-8", "replace"))))
-    from .cli import main as cli_main
+    from .cli.main import main as cli_main
 
     cli_main()

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..chunker import ChunkOptions, chunk_note, embedding_text
-from ..embedder import Embedder
-from ..scrubber import scrub
+from ..core.chunker import ChunkOptions, chunk_note, embedding_text
+from ..embedding.embedder import Embedder
+from ..secrets.scrubber import scrub
 from .config import IntakeConfig
 from .domains import VaultModel
 from .features import text_features

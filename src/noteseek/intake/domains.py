@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..index import Index
+from ..engine.index import Index
 from .errors import IntakeError
 from .features import shingles
 from .scoring import Duplicate

@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..index import Index
-from ..indexer import IndexStats
-from ..scrubber import scrub
-from ..vault import IGNORE_MARKER
+from ..engine.index import Index
+from ..engine.update.run import IndexStats
+from ..engine.vault_walk import IGNORE_MARKER
+from ..secrets.scrubber import scrub
 from .assess import Assessment, assess_item
 from .config import IntakeConfig
 from .domains import VaultModel

@@ -1,0 +1,75 @@
+"""`noteseek eval`: score an index against judged queries. A thin adapter over `noteseek.evaluation`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..engine.search import MODES
+from .main import _open_existing, _resolve_db
+
+__all__ = ["eval_cmd"]
+
+
+@click.command("eval")
+@click.option(
+    "--queries",
+    "queries_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="BEIR queries.jsonl (_id, text, optional metadata.category).",
+)
+@click.option(
+    "--qrels",
+    "qrels_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="TSV: query-id, corpus-id, score (header line).",
+)
+@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@click.option("--vault", type=click.Path(file_okay=False), help="Evaluate the index of this vault.")
+@click.option(
+    "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Modes to run (default: all)."
+)
+@click.option(
+    "--depth",
+    default=100,
+    show_default=True,
+    type=click.IntRange(10, 1000),
+    help="Chunks retrieved per query.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write report.md and a plot here.",
+)
+def eval_cmd(
+    queries_file: str,
+    qrels_file: str,
+    db: str | None,
+    vault: str | None,
+    modes: tuple[str, ...],
+    depth: int,
+    as_json: bool,
+    report_dir: Path | None,
+) -> None:
+    """Score the index against judged queries: nDCG@10, R@10, R@100, MRR@10, Hit@1 per mode."""
+    from ..evaluation.evaluate import evaluate, load_qrels, load_queries
+    from ..evaluation.report import render_table, write_report
+
+    queries = load_queries(queries_file)
+    qrels = load_qrels(qrels_file)
+    with _open_existing(_resolve_db(db, vault)) as idx:
+        report = evaluate(idx, queries, qrels, modes=modes or MODES, depth=depth)
+    if report_dir is not None:
+        details = f"Queries: `{queries_file}`; judgments: `{qrels_file}`; {depth} chunks per query."
+        path = write_report(report, report_dir, title="noteseek evaluation", details=details)
+        click.echo(f"report written to {path}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(render_table(report))

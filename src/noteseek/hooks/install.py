@@ -1,0 +1,268 @@
+"""`noteseek install-hooks` / `uninstall-hooks`: noteseek's entries in a Claude Code settings file.
+
+The merge itself is pure and lives in `hook_settings` (`merge_hooks`, `remove_hooks`); this module
+reads the file, plans the change, shows it as a diff and writes it atomically.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .settings_json import (
+    HOOK_TIMEOUT_SECONDS,
+    HookEntry,
+    SettingsFileError,
+    hook_entries,
+    merge_hooks,
+    noteseek_executable,
+    remove_hooks,
+)
+
+__all__ = [
+    "HOOK_TIMEOUT_SECONDS",
+    "HookEntry",
+    "SettingsChange",
+    "SettingsFileError",
+    "apply_change",
+    "hook_entries",
+    "install_cmd",
+    "merge_hooks",
+    "noteseek_executable",
+    "plan_install",
+    "plan_uninstall",
+    "project_settings_path",
+    "remove_hooks",
+    "uninstall_cmd",
+    "user_settings_path",
+]
+
+def user_settings_path() -> Path:
+    """The user's settings file: `$CLAUDE_CONFIG_DIR/settings.json`, else ~/.claude/settings.json."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
+
+
+def project_settings_path(project: Path) -> Path:
+    """A project's local settings file, `.claude/settings.local.json`.
+
+    Local, not the shared `.claude/settings.json`: the entries hold this machine's absolute path to
+    noteseek (and maybe a personal --db), which would break the hook for every teammate.
+    """
+    return project / ".claude" / "settings.local.json"
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    """A settings file before and after an edit; `before` is None when the file does not exist."""
+
+    path: Path
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        """Whether applying the change would write anything."""
+        return self.after is not None and self.after != self.before
+
+    def diff(self) -> str:
+        """The change as a unified diff ('' when nothing changes)."""
+        if not self.changed:
+            return ""
+        old = (self.before or "").splitlines(keepends=True)
+        new = (self.after or "").splitlines(keepends=True)
+        source = str(self.path) if self.before is not None else "/dev/null"
+        return "".join(difflib.unified_diff(old, new, fromfile=source, tofile=str(self.path)))
+
+
+def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsFileError(f"cannot read {path}: {exc}") from exc
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        # `//` after a space or bracket, not inside "https://…"; or any `/*`.
+        if re.search(r"(?:^|[\s,{\[])//|/\*", text):
+            hint = " It contains comments, which JSON does not allow."
+        raise SettingsFileError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).{hint} "
+            "It was left untouched: fix it, or add the hooks by hand (see 'noteseek install-hooks -h')"
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsFileError(f"{path} does not hold a JSON object; it was left untouched")
+    return text, data
+
+
+def _render(data: dict[str, Any], like: str | None) -> str:
+    """`data` as JSON indented the way `like` (the file's old text) was, two spaces by default."""
+    indent: str | int = 2
+    found = re.search(r"^([ \t]+)\"", like or "", re.MULTILINE)
+    if found:
+        indent = found.group(1)
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+
+
+def _plan(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> SettingsChange:
+    before, data = _read(path)
+    updated = edit(data)
+    # Equal content is not rewritten, so a file formatted by hand keeps its formatting.
+    after = before if updated == data else _render(updated, before)
+    return SettingsChange(path, before, after)
+
+
+def plan_install(path: Path, entries: Iterable[HookEntry]) -> SettingsChange:
+    """The change `install-hooks` would make to the settings file at `path`."""
+    entries = tuple(entries)
+    return _plan(path, lambda data: merge_hooks(data, entries))
+
+
+def plan_uninstall(path: Path) -> SettingsChange:
+    """The change `uninstall-hooks` would make; no change when the file does not exist."""
+    if not path.exists():
+        return SettingsChange(path, None, None)
+    return _plan(path, remove_hooks)
+
+
+def apply_change(change: SettingsChange) -> Path | None:
+    """Write `change` atomically; return the backup it made of the original, if it made one now.
+
+    The first write keeps the original file as `<name>.bak`; later writes never replace that copy.
+    """
+    if not change.changed or change.after is None:
+        return None
+    # A dotfiles symlink stays a symlink: write through it to its target.
+    target = change.path.resolve() if change.path.is_symlink() else change.path
+    current, _ = _read(target)
+    if current != change.before:  # Claude Code writes this file too (e.g. "always allow")
+        raise SettingsFileError(f"{change.path} changed while it was being edited; run again")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    backup = target.with_name(target.name + ".bak")
+    made_backup = change.before is not None and not backup.exists()
+    if made_backup:
+        shutil.copy2(target, backup)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(change.after)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if change.before is not None:
+            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return backup if made_backup else None
+
+
+def _target(user: bool, project: Path | None) -> Path:
+    if user and project is not None:
+        raise click.UsageError("choose one of --user and --project")
+    return project_settings_path(project) if project is not None else user_settings_path()
+
+
+def _report(change: SettingsChange, *, dry_run: bool, done: str) -> None:
+    if change.before is None and change.after is None:
+        click.echo(f"no change: {change.path} does not exist")
+    elif not change.changed:
+        click.echo(f"no change: {change.path} is already as it should be")
+    elif dry_run:
+        click.echo(change.diff(), nl=False)
+        click.echo(f"(dry run: {change.path} was not written)")
+    else:
+        backup = apply_change(change)
+        click.echo(f"{done} {change.path}" + (f" (original kept in {backup})" if backup else ""))
+
+
+_SCOPE_HELP = (
+    "Default --user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR if set), for every project. "
+    "--project DIR: DIR/.claude/settings.local.json, this machine only."
+)
+
+
+def _default_index() -> Path | None:
+    """The index a plain `noteseek search` here would use, to pin in the hooks; None if unclear.
+
+    A pinned path lets each hook skip finding the index and ask the warm daemon straight away;
+    without one (several indexes, none yet) the hooks find it per call, as `search` does.
+    """
+    from ..engine.locations import resolve_db
+    from ..errors import IndexNotFoundError
+
+    try:
+        found = resolve_db()
+    except IndexNotFoundError:
+        return None
+    return found.absolute() if found.exists() else None
+
+
+@click.command("install-hooks", epilog=_SCOPE_HELP)
+@click.option("--user", "user", is_flag=True, help="Write the user settings (the default).")
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Write DIR/.claude/settings.local.json instead.",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The index the hooks search (default: the one 'noteseek search' here would use).",
+)
+@click.option("--no-tool-hooks", is_flag=True, help="Install only the prompt hook.")
+@click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
+def install_cmd(
+    user: bool, project: Path | None, db: Path | None, no_tool_hooks: bool, dry_run: bool
+) -> None:
+    """Add noteseek's Claude Code hooks to a settings file, leaving everything else as it is."""
+    path = _target(user, project)
+    pinned = db.expanduser().absolute() if db is not None else _default_index()
+    if pinned is not None and db is None:
+        click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
+    if pinned is not None and not pinned.exists():
+        click.echo(
+            f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True
+        )
+    entries = hook_entries(executable=noteseek_executable(), db=pinned, tools=not no_tool_hooks)
+    try:
+        _report(plan_install(path, entries), dry_run=dry_run, done="installed noteseek hooks in")
+    except SettingsFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not dry_run:
+        for entry in entries:
+            where = f" ({entry.matcher})" if entry.matcher else ""
+            click.echo(f"  {entry.event}{where}: {entry.command}")
+
+
+@click.command("uninstall-hooks", epilog=_SCOPE_HELP)
+@click.option("--user", "user", is_flag=True, help="Edit the user settings (the default).")
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Edit DIR/.claude/settings.local.json instead.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
+def uninstall_cmd(user: bool, project: Path | None, dry_run: bool) -> None:
+    """Remove noteseek's Claude Code hooks from a settings file, and nothing else."""
+    path = _target(user, project)
+    try:
+        _report(plan_uninstall(path), dry_run=dry_run, done="removed noteseek hooks from")
+    except SettingsFileError as exc:
+        raise click.ClickException(str(exc)) from exc
