@@ -2,6 +2,7 @@
 
     python bench/hook_latency.py                 # the MDN index (13,062 notes), built if missing
     python bench/hook_latency.py --db FILE.db --runs 30
+    python bench/hook_latency.py --old-src /tmp/old/src   # also another checkout's hook, alternating
 
 Rows, measured interleaved (each round runs every row once, in a shuffled order, so load from
 other processes on a shared machine hits all rows alike):
@@ -12,6 +13,11 @@ other processes on a shared machine hits all rows alike):
   (NOTESEEK_NO_DAEMON=1, so it neither asks nor starts one);
 - hook warm: the same with `noteseek serve` running for the index;
 - daemon client: a bare Python process that sends the `context` request and prints the block.
+
+With `--old-src DIR` (the `src` folder of another checkout, e.g. `git archive <commit> src`), the
+one-shot search and both hook rows run a second time with that code (`PYTHONPATH=DIR`, its own copy
+of the index and its own daemon), in the same shuffled rounds, and a second table gives the ratio
+of each row's median to the old code's.
 
 Prints a Markdown table of medians and p90s and their ratios to the interpreter start and to the
 one-shot search, and writes every sample to bench/results/hook_latency.json. Timings are this
@@ -47,14 +53,23 @@ RESULTS = REPO / "bench" / "results" / "hook_latency.json"
 # What `noteseek install-hooks` writes into settings.json: this interpreter with -m noteseek.
 HOOK_COMMAND = [sys.executable, "-m", "noteseek"]
 
-CLIENT = """
+# The daemon client's module, in this checkout or in an older one (before the package split).
+IMPORT_REQUEST = """
+try:
+    from noteseek.daemon.client import request
+except ImportError:
+    from noteseek.daemon_client import request
+"""
+CLIENT = (
+    IMPORT_REQUEST
+    + """
 import sys, json
-from noteseek.daemon.client import request
 answer = request(sys.argv[1], {"op": "context", "prompt": sys.argv[2], "max_tokens": 500})
 if answer is None or not answer.get("ok"):
     sys.exit(f"no answer from the daemon: {answer}")
 sys.stdout.write(answer["text"])
 """
+)
 
 
 @dataclass
@@ -150,7 +165,7 @@ def start_daemon(db: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    ping = "from noteseek.daemon.client import request; import sys; sys.exit(request(sys.argv[1], {'op': 'ping'}) is None)"
+    ping = IMPORT_REQUEST + "import sys; sys.exit(request(sys.argv[1], {'op': 'ping'}) is None)"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if subprocess.run([sys.executable, "-c", ping, str(db)], env=env).returncode == 0:
@@ -163,7 +178,38 @@ def start_daemon(db: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def hook_available() -> bool:
-    return importlib.util.find_spec("noteseek.hooks.command") is not None
+    return importlib.util.find_spec("noteseek.hooks") is not None
+
+
+def ping(db: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The daemon's ping answer for `db` (served counts), or {} when none answers."""
+    code = (
+        IMPORT_REQUEST
+        + "import sys, json; print(json.dumps(request(sys.argv[1], {'op': 'ping'}) or {}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(db)], env=env, capture_output=True, text=True
+    )
+    return json.loads(out.stdout or "{}")
+
+
+def comparison(rows: Sequence[Row]) -> str:
+    """Each row's median against the same row run with the old code (`--old-src`)."""
+    by_name = {r.name: r for r in rows}
+    lines = [
+        "| path | new median ms | old median ms | new / old | new p90 ms | old p90 ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        old = by_name.get(f"{r.name} [old]")
+        if old is None:
+            continue
+        new_ms, old_ms = statistics.median(r.samples) * 1000, statistics.median(old.samples) * 1000
+        lines.append(
+            f"| {r.name} | {new_ms:.1f} | {old_ms:.1f} | {new_ms / old_ms:.3f} "
+            f"| {pct(r.samples, 90) * 1000:.1f} | {pct(old.samples, 90) * 1000:.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def markdown(rows: Sequence[Row]) -> str:
@@ -194,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=25, help="measured runs per row (≥ 20)")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured runs per row first")
     parser.add_argument("--json", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--old-src", type=Path, help="src folder of another checkout, measured alongside"
+    )
     args = parser.parse_args(argv)
 
     # pip byte-compiles a package it installs; an editable checkout (and PYTHONDONTWRITEBYTECODE,
@@ -203,8 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import noteseek
 
     compileall.compile_dir(str(Path(noteseek.__file__).parent), quiet=1)
+    if args.old_src:
+        compileall.compile_dir(str(args.old_src / "noteseek"), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="noteseek-hook-latency-"))
     daemon: subprocess.Popen[bytes] | None = None
+    old_daemon: subprocess.Popen[bytes] | None = None
     try:
         db = args.db.expanduser().resolve() if args.db else default_db(work)
         base_env = dict(os.environ)
@@ -250,7 +302,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 base_env,
             )
         )
+        old_db: Path | None = None
+        if args.old_src:
+            # Its own copy of the index: a daemon is found by the index's path, so the two
+            # checkouts' daemons must serve different files.
+            old_db = work / "old.db"
+            shutil.copyfile(db, old_db)
+            old_src = str(args.old_src.resolve())
+            old_base = dict(base_env, PYTHONPATH=old_src)
+            old_cold = dict(cold_env, PYTHONPATH=old_src)
+            for row in [r for r in rows if r.name.startswith(("noteseek search", "hook"))]:
+                argv = [str(old_db) if a == str(db) else a for a in row.argv]
+                env = old_cold if row.env is cold_env else old_base
+                rows.append(Row(f"{row.name} [old]", argv, env, stdin=row.stdin))
         daemon = start_daemon(db, base_env)
+        if old_db is not None:
+            old_daemon = start_daemon(
+                old_db, dict(base_env, PYTHONPATH=str(args.old_src.resolve()))
+            )
 
         rng = random.Random(11)
         for i in range(args.warmup + args.runs):
@@ -272,17 +341,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"round {i + 1}/{args.warmup + args.runs}", file=sys.stderr, end="\r")
         print(file=sys.stderr)
 
-        from noteseek.daemon.client import request
-
-        os.environ["NOTESEEK_RUNTIME_DIR"] = base_env["NOTESEEK_RUNTIME_DIR"]
         table = markdown(rows)
         print(table)
+        versus = comparison(rows) if old_db is not None else ""
+        if versus:
+            print("\nThis checkout against --old-src, same rounds:\n")
+            print(versus)
         # Which path answered: the daemon counts what it served (warm hook runs + client runs);
         # cold runs have NOTESEEK_NO_DAEMON set and never reach it.
-        ping = request(db, {"op": "ping"}) or {}
         rounds = args.warmup + args.runs
-        counts = {"daemon_served": ping.get("served"), "expected_warm": 2 * rounds if hooks else rounds}
-        print(f"\ndaemon served {counts['daemon_served']} requests; warm rows sent {counts['expected_warm']}")
+        counts: dict[str, Any] = {
+            "daemon_served": ping(db, base_env).get("served"),
+            "expected_warm": 2 * rounds if hooks else rounds,
+        }
+        if old_db is not None:
+            counts["old_daemon_served"] = ping(old_db, base_env).get("served")
+            counts["old_expected_warm"] = rounds if hooks else 0
+        print(f"\ndaemon(s) served: {counts}")
         with open("/proc/loadavg") if Path("/proc/loadavg").exists() else open(os.devnull) as fh:
             load = fh.read().split()[:3]
         doc: dict[str, Any] = {
@@ -305,14 +380,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for r in rows
             },
             "table": table,
+            "old_src": str(args.old_src) if args.old_src else None,
+            "versus_old": versus or None,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
     finally:
-        if daemon is not None:
-            daemon.terminate()
-            daemon.wait(30)
+        for proc in (daemon, old_daemon):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(30)
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
