@@ -120,7 +120,8 @@ def read_chunks(noteseek_db: str | os.PathLike[str]) -> list[Chunk]:
     import noteseek
 
     with noteseek.Index(noteseek_db, create=False) as idx:
-        rows = idx.store.db.execute(
+        # White-box (a benchmark may): the alternatives are built from noteseek's own chunk rows.
+        rows = idx._store.db.execute(
             "SELECT c.id, f.path, COALESCE(f.title, ''), c.section, c.chunk_text, "
             "c.heading_context FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
         )

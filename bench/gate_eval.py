@@ -75,7 +75,7 @@ def dataset_index(name: str) -> tuple[Path, NoteMatcher]:
     with noteseek.Index(db) as idx:
         if not db.exists() or idx.status().files == 0:
             idx.update(vault)
-        paths = [str(r[0]) for r in idx.store.db.execute("SELECT path FROM files")]
+        paths = idx.note_paths()
     return db, NoteMatcher(paths, ds.id_prefix)
 
 

@@ -40,9 +40,9 @@ def body_note(title: str, text: str) -> str:
 def assert_consistent(idx: Index) -> None:
     """SQLite, FTS5 and vectors agree, and no chunk kept a NUL or a carriage return."""
     assert idx.check() == []
-    counts = idx.store.counts()
+    counts = idx._store.counts()
     assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
-    dirty = idx.store.scalar(
+    dirty = idx._store.scalar(
         "SELECT count(*) FROM chunks WHERE instr(chunk_text, char(0)) OR instr(chunk_text, char(13))"
     )
     assert dirty == 0

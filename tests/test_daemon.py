@@ -309,7 +309,7 @@ def test_hook_fast_path_falls_back_when_the_daemon_cannot_answer(
 
 
 def test_hook_client_answer_without_daemon_is_none(db: Path, runtime: Path) -> None:
-    from noteseek.hook_client import answer
+    from noteseek.daemon.client import answer
 
     assert answer(["prompt", "--db", str(db)], json.dumps(PROMPT).encode()) is None
     assert answer(["prompt"], json.dumps(PROMPT).encode()) is None  # no explicit index: one-shot
@@ -350,7 +350,7 @@ def test_tool_hooks_take_the_fast_path_with_the_same_output(
 def test_a_client_of_another_version_makes_the_daemon_step_down(
     db: Path, runtime: Path
 ) -> None:
-    from noteseek.hook_client import socket_key
+    from noteseek.daemon.client import socket_key
 
     server = Daemon(db, idle_minutes=0)
     ready = threading.Event()

@@ -13,20 +13,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from noteseek.cli.hooks import install_cmd, uninstall_cmd
 from noteseek.hooks import settings_json as hook_settings
 from noteseek.hooks.install import (
     HookEntry,
     SettingsFileError,
     apply_change,
     hook_entries,
-    install_cmd,
     merge_hooks,
     noteseek_executable,
     plan_install,
     plan_uninstall,
     project_settings_path,
     remove_hooks,
-    uninstall_cmd,
     user_settings_path,
 )
 

@@ -31,9 +31,12 @@ if TYPE_CHECKING:
         default_embedder,
     )
     from .engine.index import Index, IndexStatus
-    from .engine.locations import default_db_path
-    from .engine.search import Explanation, Hit, Mode, SearchSettings
-    from .engine.secret_scan import ScanReport, scan_secrets
+    from .engine.locations import data_dir, default_db_path
+    from .engine.note_access import NoteText
+    from .engine.open import LazyIndex, locate_index, open_index
+    from .engine.request import SearchRequest, SearchResult
+    from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
+    from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
     from .engine.update.run import IndexOptions, IndexStats
     from .errors import (
         IndexLockedError,
@@ -74,16 +77,25 @@ _EXPORTS: dict[str, str] = {
     "reciprocal_rank_fusion": "core.fusion",
     "Index": "engine.index",
     "IndexStatus": "engine.index",
+    "NoteText": "engine.note_access",
+    "LazyIndex": "engine.open",
+    "locate_index": "engine.open",
+    "open_index": "engine.open",
+    "SearchRequest": "engine.request",
+    "SearchResult": "engine.request",
     "IndexOptions": "engine.update.run",
     "IndexStats": "engine.update.run",
+    "data_dir": "engine.locations",
     "default_db_path": "engine.locations",
     "fts_query": "core.query",
     "ScanReport": "engine.secret_scan",
     "scan_secrets": "engine.secret_scan",
+    "load_allowlist": "engine.secret_scan",
     "Allowlist": "secrets.scrubber",
     "AllowlistError": "secrets.scrubber",
     "ScrubResult": "secrets.scrubber",
     "scrub": "secrets.scrubber",
+    "MODES": "engine.search",
     "Explanation": "engine.search",
     "Hit": "engine.search",
     "Mode": "engine.search",
@@ -91,6 +103,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "MODES",
     "Allowlist",
     "AllowlistError",
     "ChunkOptions",
@@ -105,27 +118,35 @@ __all__ = [
     "IndexOptions",
     "IndexStats",
     "IndexStatus",
+    "LazyIndex",
     "Mode",
     "Model2VecEmbedder",
     "ModelLoadError",
     "NoteAccessError",
     "NoteChunk",
     "NoteNotIndexedError",
+    "NoteText",
     "NoteseekError",
     "PromptContext",
     "ScanReport",
     "SchemaVersionError",
     "ScrubResult",
+    "SearchRequest",
+    "SearchResult",
     "SearchSettings",
     "VaultNotFoundError",
     "VectorSupportError",
     "__version__",
     "bundled_model_path",
     "chunk_note",
+    "data_dir",
     "default_db_path",
     "default_embedder",
     "format_context",
     "fts_query",
+    "load_allowlist",
+    "locate_index",
+    "open_index",
     "prompt_context",
     "reciprocal_rank_fusion",
     "scan_secrets",

@@ -29,6 +29,11 @@ class VaultNotFoundError(NoteseekError):
 class IndexNotFoundError(NoteseekError):
     """No index file exists where one was expected."""
 
+    @classmethod
+    def at(cls, path: object) -> IndexNotFoundError:
+        """The error for a missing index file, with the command that makes one."""
+        return cls(f"no index at {path}: run 'noteseek index PATH/TO/VAULT' (or pass --db) first")
+
 
 class SchemaVersionError(NoteseekError):
     """The index file was written by a newer noteseek than this one."""

@@ -7,10 +7,11 @@ give the same block for the same index state and prompt.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..core.context_block import DEFAULT_CONTEXT_TOKENS, format_context
+from ..core.context_block import format_context
 from ..core.relevance import GateSettings, judge
+from ..settings import DEFAULT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:
     from ..engine.index import Index
@@ -38,6 +39,15 @@ class PromptContext:
     hits: tuple[Hit, ...]  # the hits that passed the gate, best first
     considered: int  # hits the search returned
     reason: str  # why hits were kept or why the block is empty
+
+    def to_json(self) -> dict[str, Any]:
+        """The block and the gate's decision, as `noteseek context --json` and the daemon print it."""
+        return {
+            "text": self.text,
+            "reason": self.reason,
+            "considered": self.considered,
+            "hits": [hit.to_json() for hit in self.hits],
+        }
 
 
 def prompt_context(

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..engine.search import MODES
-from .main import _open_existing, _resolve_db
+from .. import MODES, open_index
 
 __all__ = ["eval_cmd"]
 
@@ -58,12 +57,11 @@ def eval_cmd(
     report_dir: Path | None,
 ) -> None:
     """Score the index against judged queries: nDCG@10, R@10, R@100, MRR@10, Hit@1 per mode."""
-    from ..evaluation.evaluate import evaluate, load_qrels, load_queries
-    from ..evaluation.report import render_table, write_report
+    from ..evaluation import evaluate, load_qrels, load_queries, render_table, write_report
 
     queries = load_queries(queries_file)
     qrels = load_qrels(qrels_file)
-    with _open_existing(_resolve_db(db, vault)) as idx:
+    with open_index(db, vault) as idx:
         report = evaluate(idx, queries, qrels, modes=modes or MODES, depth=depth)
     if report_dir is not None:
         details = f"Queries: `{queries_file}`; judgments: `{qrels_file}`; {depth} chunks per query."

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
-from ..engine.index import Index
-from ..engine.locations import ENV_DB, default_db_path
-from ..engine.update.run import IndexOptions
-from ..engine.vault_walk import DEFAULT_EXCLUDE
-from ..intake.config import IntakeConfig, load_config
-from ..intake.run import IntakeReport, run_intake
-from ..intake.undo import undo_run
+from .. import IndexOptions, open_index
+from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
+from ..settings import DEFAULT_EXCLUDE
 
 __all__ = ["intake_cmd"]
 
@@ -96,9 +91,6 @@ def intake_cmd(
         config = IntakeConfig(
             **{**config.__dict__, "domains": tuple(d.strip("/") for d in domains)}
         )
-    db_path = (
-        Path(db).expanduser() if db else Path(os.environ.get(ENV_DB) or default_db_path(vault))
-    )
     # Set-aside items and an inbox inside the vault are not part of what the vault is about.
     exclude = [config.set_aside_folder]
     if inbox is not None and inbox.resolve().is_relative_to(vault.resolve()):
@@ -106,7 +98,7 @@ def intake_cmd(
     options = IndexOptions(exclude=DEFAULT_EXCLUDE + tuple(exclude))
     if undo:
         undone = undo_run(undo, vault=vault, config=config)
-        with Index(db_path, options=options) as idx:
+        with open_index(db, vault, create=True, options=options) as idx:
             idx.update(vault)
         for _, back in undone.restored:
             click.echo(f"restored {back}")
@@ -116,7 +108,7 @@ def intake_cmd(
         return
     if inbox is None:
         raise click.UsageError("give the INBOX folder (or --undo RUN)")
-    with Index(db_path, options=options) as idx:
+    with open_index(db, vault, create=True, options=options) as idx:
         report = run_intake(inbox, vault=vault, index=idx, config=config, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

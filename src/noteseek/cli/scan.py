@@ -1,4 +1,5 @@
-"""`noteseek scan`: a dry run of the secret scrubber over a vault. A thin adapter over `noteseek.scan`."""
+"""`noteseek scan`: a dry run of the secret scrubber over a vault. A thin adapter over
+`noteseek.scan_secrets`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ __all__ = ["scan_cmd"]
 )
 def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
     """Dry run: which notes hold secrets the index would scrub (counts and fingerprints only)."""
-    from ..engine.secret_scan import SHOWN_FINGERPRINT_CHARS, load_allowlist, scan_secrets
+    from .. import load_allowlist, scan_secrets
+    from ..settings import SHOWN_FINGERPRINT_CHARS
 
     allow = load_allowlist(allow_file) if allow_file is not None else None
     report = scan_secrets(vault, allow=allow)

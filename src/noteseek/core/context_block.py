@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..settings import DEFAULT_CONTEXT_TOKENS
 from .budget import CHARS_PER_TOKEN, estimate_tokens, truncate_at_word
 
 __all__ = [
@@ -30,7 +31,6 @@ CONTEXT_PROVENANCE = (
     "Sections from the user's own notes, found for this prompt by noteseek, a local note search "
     "the user installed. Background material only; it may be incomplete or out of date."
 )
-DEFAULT_CONTEXT_TOKENS = 500
 # A section shortened to fit must keep at least this many tokens to be worth showing.
 MIN_SECTION_TOKENS = 40
 

@@ -2,7 +2,7 @@
 
 A hook is a fresh process per prompt: importing numpy, opening the index and reading 60,000 vectors
 costs it far more than the search. The daemon pays that once and answers over a socket in the
-caller's private runtime folder (see daemon_client.py for paths and security).
+caller's private runtime folder (see daemon/client.py for paths and security).
 
 Protocol: JSON lines. A client connects, writes one request object per line and reads one answer
 line per request. Every request names `db` (the real path of the database it means) and `op`:
@@ -11,7 +11,7 @@ line per request. Every request names `db` (the real path of the database it mea
 - `search` (`query`, optional `limit`, `mode`, `max_tokens`, `folders`, `tags`, `explain`) →
   `{"ok": true, "hits": [...], "degraded": ...}`, hits as `noteseek search --json` prints them
 - `context` (`prompt`, optional `max_tokens`) → `{"ok": true, "text", "reason", "considered",
-  "hits"}` from `noteseek.agent_context.prompt_context`
+  "hits"}` from `noteseek.prompt_context`
 - `shutdown` → `{"ok": true}`, then the daemon exits
 
 Every answer carries `db`; a failure is `{"ok": false, "error": "..."}`. Requests are answered one
@@ -28,30 +28,23 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import socket
 import socketserver
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
+from .. import LazyIndex, SearchRequest, __version__
+from .client import PROTOCOL_VERSION, WIRE_TAG, DaemonPaths, daemon_paths
 
-from .. import __version__
-from ..embedding.embedder import query_vector
-from ..engine.index import Index
-from ..hook_client import WIRE_TAG
-from .client import PROTOCOL_VERSION, DaemonPaths, daemon_paths, request, supported
+if TYPE_CHECKING:
+    from .. import Index
 
-__all__ = ["Daemon", "serve_cmd"]
+__all__ = ["Daemon", "trim_log"]
 
 log = logging.getLogger("noteseek.daemon")
 
-DEFAULT_IDLE_MINUTES = 30.0
 MAX_REQUEST_BYTES = 1 << 20  # a prompt is cut to 2,000 characters anyway
 CLIENT_TIMEOUT_SECONDS = 5.0  # a client that stops mid-line is dropped, not waited for
 LOG_MAX_BYTES = 1 << 20
@@ -67,44 +60,28 @@ class Daemon:
         self.last_request = self.started
         self.served = 0
         self._lock = threading.Lock()  # one request at a time on the one connection
-        self._index: Index | None = None
-        self._identity: tuple[int, int, str | None] | None = None
+        self._index = LazyIndex(db=self.paths.db)
         self._server: _Server | None = None
         self._stop = threading.Event()
 
     # -- the index -------------------------------------------------------------------------
 
-    def _file_identity(self) -> tuple[int, int]:
-        info = os.stat(self.paths.db)
-        return info.st_dev, info.st_ino
-
     def index(self) -> Index:
         """The warm index, reopened if the file was replaced or re-indexed with another model."""
-        device, inode = self._file_identity()
-        if self._index is not None:
-            model = self._index.store.get_meta("model_source")
-            if self._identity == (device, inode, model):
-                return self._index
+        if self._index.replaced():
             log.info("index file replaced or model changed: reopening")
             self._index.close()
-            self._index = None
-        index = Index(self.paths.db, create=False)
-        self._index = index
-        self._identity = (device, inode, index.store.get_meta("model_source"))
-        return index
+        return self._index.get(track_identity=True)
 
     def warm_up(self) -> None:
         """Load the vectors, the query encoder and the context code before the first request."""
         index = self.index()
-        index.searcher.vectors.prepare()
         # A long-lived process: numpy's one-off import buys the faster top-k selection (same hits).
         with contextlib.suppress(ImportError):
             import numpy  # noqa: F401
-        if index.embedder is not None:
-            try:
-                query_vector(index.embedder, "warm up")
-            except Exception as exc:  # the searcher degrades to BM25 and says why; keep serving
-                log.warning("query encoder unavailable: %s", exc)
+        problem = index.warm_up()
+        if problem is not None:  # the searcher degrades to BM25 and says why; keep serving
+            log.warning("query encoder unavailable: %s", problem)
         with contextlib.suppress(ImportError):
             from ..agents import prompt_context  # noqa: F401
 
@@ -153,19 +130,18 @@ class Daemon:
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         index = self.index()
-        mode = message.get("mode", "hybrid")
         folders, tags = message.get("folders"), message.get("tags")
-        hits = index.search(
+        request = SearchRequest(
             _text(message, "query"),
             limit=int(message.get("limit", 10)),
-            mode=mode,
+            mode=message.get("mode", "hybrid"),
             max_tokens=_optional_int(message.get("max_tokens")),
             explain=bool(message.get("explain", False)),
-            folders=list(folders) if folders else None,
-            tags=list(tags) if tags else None,
+            folders=tuple(folders) if folders else None,
+            tags=tuple(tags) if tags else None,
         )
-        degraded = index.searcher.vector_problem if mode != "bm25" else None
-        return {"degraded": degraded, "hits": [_hit_json(h) for h in hits]}
+        result = index.run_search(request)
+        return {"degraded": result.degraded, "hits": result.hits_json()}
 
     def _context(self, message: dict[str, Any]) -> dict[str, Any]:
         from ..agents.prompt_context import prompt_context
@@ -174,18 +150,13 @@ class Daemon:
         max_tokens = _optional_int(message.get("max_tokens"))
         if max_tokens is not None:
             options["max_tokens"] = max_tokens
-        result = prompt_context(self.index(), _text(message, "prompt"), **options)
-        return {
-            "text": result.text,
-            "reason": result.reason,
-            "considered": result.considered,
-            "hits": [_hit_json(h) for h in result.hits],
-        }
+        return prompt_context(self.index(), _text(message, "prompt"), **options).to_json()
 
     def hook(self, event: str, raw: bytes, max_tokens: int) -> str:
         """The stdout of `noteseek hook EVENT` for this raw input, as the one-shot path prints it."""
+        from ..agents.hook_protocol import cosine_rank, render, run_hook
         from ..agents.prompt_context import prompt_context
-        from ..hooks.command import DEFAULT_PROMPT_TOKENS, cosine_rank, render, run_hook
+        from ..settings import DEFAULT_CONTEXT_TOKENS
 
         payload = json.loads(raw)
         if not isinstance(payload, dict):
@@ -197,7 +168,7 @@ class Daemon:
                 payload,
                 context=lambda query, tokens: prompt_context(index, query, max_tokens=tokens).text,
                 rank=lambda query, segments: cosine_rank(index, query, segments),
-                max_tokens=max_tokens or DEFAULT_PROMPT_TOKENS,
+                max_tokens=max_tokens or DEFAULT_CONTEXT_TOKENS,
             )
         return render(result)
 
@@ -263,9 +234,7 @@ class Daemon:
             self._server.server_close()
             with contextlib.suppress(OSError):
                 self.paths.socket.unlink()
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        self._index.close()
 
 
 if TYPE_CHECKING or hasattr(socket, "AF_UNIX"):  # the class does not exist on Windows
@@ -313,7 +282,7 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
     def _hook(self, daemon: Daemon, line: bytes) -> None:
-        """One request from the import-light hook client (wire format in hook_client.py)."""
+        """One request from the import-light hook client (wire format in daemon/client.py)."""
         try:
             _, version, event, tokens, size, db = line.rstrip(b"\n").split(b" ", 5)
             if version.decode() != __version__:
@@ -349,69 +318,9 @@ def _optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _hit_json(hit: Any) -> dict[str, Any]:
-    data = asdict(hit)
-    if data.get("explanation") is None:
-        data.pop("explanation", None)
-    return data
-
-
-def _trim_log(paths: DaemonPaths) -> None:
+def trim_log(paths: DaemonPaths) -> None:
+    """Empty the daemon's log file once it passed LOG_MAX_BYTES."""
     # The log is stdout/stderr of every daemon run; keep it from growing without bound.
     with contextlib.suppress(OSError):
         if paths.log.stat().st_size > LOG_MAX_BYTES:
             os.truncate(paths.log, 0)
-
-
-@click.command("serve")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
-@click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
-@click.option(
-    "--idle-minutes",
-    type=click.FloatRange(0, None),
-    default=DEFAULT_IDLE_MINUTES,
-    show_default=True,
-    help="Exit after this long without requests (0: never).",
-)
-@click.option("--status", is_flag=True, help="Say whether a daemon serves this index, and exit.")
-@click.option("--stop", is_flag=True, help="Stop the daemon serving this index, and exit.")
-def serve_cmd(
-    db: str | None, vault: str | None, idle_minutes: float, status: bool, stop: bool
-) -> None:
-    """Keep an index warm for the per-prompt hook: a local daemon on a Unix socket.
-
-    The hook starts it on demand and uses it when it runs; you never need to start it yourself.
-    Runs in the foreground until idle for --idle-minutes.
-    """
-    from ..engine.locations import resolve_db
-    from ..errors import IndexNotFoundError
-
-    if not supported():
-        raise click.ClickException("'noteseek serve' needs Unix domain sockets (not on Windows)")
-    db_path = resolve_db(db=db, vault=vault)
-    if status or stop:
-        answer = request(db_path, {"op": "shutdown" if stop else "ping"}, timeout=5.0)
-        if answer is None:
-            click.echo(f"no daemon serves {db_path}")
-            if status:
-                sys.exit(1)
-            return
-        click.echo(
-            f"stopped the daemon for {db_path}"
-            if stop
-            else f"daemon pid {answer.get('pid')} serves {db_path}: up "
-            f"{answer.get('uptime', 0):.0f} s, {answer.get('served')} requests"
-        )
-        return
-    if not Path(db_path).exists():
-        raise IndexNotFoundError(f"no index at {db_path}: run 'noteseek index PATH/TO/VAULT' first")
-    daemon = Daemon(db_path, idle_minutes=idle_minutes)
-    _trim_log(daemon.paths)
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, lambda *_: daemon.stop())
-    logging.getLogger("noteseek").setLevel(logging.INFO)  # to the log file the client opened
-    click.echo(f"noteseek serve: {daemon.paths.db} on {daemon.paths.socket}", err=True)
-    code = daemon.serve()
-    if code:
-        click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
-    sys.exit(code)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import apsw
 
@@ -17,6 +16,9 @@ from ..embedding.embedder import Embedder, query_vector
 from ..errors import ModelLoadError
 from ..storage.sqlite.store import Store
 from .vectors import VectorIndex, VectorMatch
+
+if TYPE_CHECKING:
+    from .request import SearchRequest
 
 __all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
 
@@ -84,6 +86,14 @@ class Hit:
     cosine: float | None
     chunk_id: int
     explanation: Explanation | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as `noteseek search --json` and the daemon print it (no `explanation` key
+        unless the search was explained)."""
+        data = asdict(self)
+        if self.explanation is None:
+            data.pop("explanation")
+        return data
 
 
 @dataclass
@@ -238,32 +248,12 @@ class Searcher:
             return []
         return self.vectors.search(vector, limit, allowed=allowed)
 
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        mode: Mode = "hybrid",
-        max_tokens: int | None = None,
-        explain: bool = False,
-        folders: Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        max_term_share: float | None = None,
-    ) -> list[Hit]:
-        """The best `limit` notes for a query, each with its best section; never raises on the text.
-
-        `folders` keeps notes under any of these vault-relative folders; `tags` keeps notes that
-        carry every one of these tags (a tag also matches its nested tags: `project` → `project/a`).
-        `max_term_share` overrides `SearchSettings.max_term_share` for this query.
-        """
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        if not isinstance(query, str):
-            raise TypeError("query must be a string")
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """The best `request.limit` notes for a query, each with its best section; never raises on
+        the query text (the request has checked its options)."""
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
+        folders, tags = request.folders, request.tags
         folder_keys = None if folders is None else [folder_key(f) for f in folders]
         tag_keys = None if tags is None else [k for k in (tag_key(t) for t in tags) if k]
         with self.store.snapshot():
@@ -273,13 +263,13 @@ class Searcher:
                 if not allowed:
                     return []
             return self._search(
-                query,
-                limit=limit,
-                mode=mode,
-                max_tokens=max_tokens,
-                explain=explain,
+                request.query,
+                limit=request.limit,
+                mode=request.mode,
+                max_tokens=request.max_tokens,
+                explain=request.explain,
                 allowed=allowed,
-                term_share=max_term_share,
+                term_share=request.max_term_share,
             )
 
     def _search(

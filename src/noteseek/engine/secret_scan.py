@@ -20,14 +20,13 @@ from types import MappingProxyType
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
 from ..errors import VaultNotFoundError
 from ..secrets.scrubber import Allowlist, AllowlistError, Finding, find_secrets, scrub
-from .vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES, decode_note, scan_vault
+from ..settings import SHOWN_FINGERPRINT_CHARS
+from .vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES, decode_note, walk_vault
 
 __all__ = ["FileScan", "ScanReport", "load_allowlist", "scan_secrets"]
 
 #: ``Finding.line`` of a secret found in the note's path rather than in its text.
 PATH_LINE = 0
-#: Fingerprint characters shown to users: enough to allow-list (>= 12), short to read.
-SHOWN_FINGERPRINT_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ def scan_secrets(
     root = Path(vault).expanduser()
     if not root.is_dir():
         raise VaultNotFoundError(f"vault folder {root} does not exist or is not a folder")
-    notes, passed_over = scan_vault(root, include=include, exclude=exclude)
+    notes, passed_over = walk_vault(root, include=include, exclude=exclude)
     skipped = [(scrub(p, allow=allow).text, reason) for p, reason in passed_over]
     files: list[FileScan] = []
     seen_paths: set[str] = set()

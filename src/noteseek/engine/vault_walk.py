@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..settings import DEFAULT_EXCLUDE
+
 __all__ = [
     "DEFAULT_EXCLUDE",
     "DEFAULT_MAX_FILE_BYTES",
@@ -21,10 +23,9 @@ __all__ = [
     "ReadResult",
     "decode_note",
     "read_note",
-    "scan_vault",
+    "walk_vault",
 ]
 
-DEFAULT_EXCLUDE: tuple[str, ...] = (".obsidian", ".trash", ".git")
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
 NOTE_SUFFIXES = (".md",)
 # A folder holding a file of this name is not indexed (nor anything below it): a way to keep a
@@ -92,11 +93,11 @@ class RawNote:
 
 
 class _FolderPatterns:
-    """Folder patterns (`name`, or a glob path from the vault root), compiled once for a scan.
+    """Folder patterns (`name`, or a glob path from the vault root), compiled once for a walk.
 
     A folder matches when its path matches a pattern, lies below a pattern, or (for a pattern without
     `/`) has a path component that matches it; matching is `fnmatch.fnmatch`'s (case-folded where the
-    platform's paths are). Compiled because a scan asks once per folder: MDN has 13,000 of them.
+    platform's paths are). Compiled because a walk asks once per folder: MDN has 13,000 of them.
     """
 
     def __init__(self, patterns: Sequence[str]) -> None:
@@ -158,7 +159,7 @@ def _symlink_problem(path: Path, root: Path) -> str | None:
     return None
 
 
-def scan_vault(
+def walk_vault(
     root: Path,
     *,
     include: Sequence[str] = (),
@@ -166,7 +167,7 @@ def scan_vault(
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
     """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
 
-    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the scan
+    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the walk
     when given. Symlinks are followed only when their target lies inside the vault.
     """
     root = root.resolve()

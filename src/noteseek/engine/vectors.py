@@ -36,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover - a core dependency; without it vec0's KNN answers
     simsimd = None  # type: ignore[assignment]
 
-__all__ = ["FloatMatrix", "VectorIndex", "VectorMatch"]
+__all__ = ["ChunkVectors", "FloatMatrix", "VectorIndex", "VectorMatch"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,14 @@ class FloatMatrix:
     ids: npt.NDArray[np.int64]
     rows: npt.NDArray[np.float32]
     files: npt.NDArray[np.int64]  # file id of each row, -1 if unknown
+
+
+@dataclass(frozen=True)
+class ChunkVectors:
+    """Every vector as a unit float32 row, with the path of its note (None if unknown)."""
+
+    rows: npt.NDArray[np.float32]
+    paths: tuple[str | None, ...]
 
 
 class VectorIndex:
@@ -212,6 +220,14 @@ class VectorIndex:
         return FloatMatrix(
             ids, rows, np.array([files.get(int(i), -1) for i in ids], dtype=np.int64)
         )
+
+    def chunk_vectors(self) -> ChunkVectors | None:
+        """`float_matrix` with note paths instead of file ids (for intake's note centroids)."""
+        matrix = self.float_matrix()
+        if matrix is None:
+            return None
+        paths = self._store.file_paths()
+        return ChunkVectors(matrix.rows, tuple(paths.get(int(f)) for f in matrix.files))
 
     def _vec0_search(self, query: bytes, limit: int) -> list[VectorMatch]:
         rows = self._store.db.execute(

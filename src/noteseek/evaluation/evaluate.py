@@ -280,7 +280,7 @@ def evaluate(
     _require()
     judged = [q for q in queries if q.id in qrels]
     judged_ids = {cid for q in judged for cid in qrels[q.id]}
-    matcher = NoteMatcher(index.store.file_states().keys(), judged_ids)
+    matcher = NoteMatcher(index.note_paths(), judged_ids)
     results = {
         mode: score_run(
             mode, search_run(index, judged, matcher, mode=mode, depth=depth), judged, qrels

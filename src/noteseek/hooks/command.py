@@ -17,26 +17,27 @@ import sys
 import time
 from pathlib import Path
 
+from ..agents.hook_protocol import EVENTS, cosine_rank, render, run_hook
+from ..settings import DEFAULT_CONTEXT_TOKENS, ENV_HOOK_LOG, ENV_NO_DAEMON, TRUE_VALUES
+
 # No typing or collections.abc at run time: every millisecond of import is paid on every prompt.
 # Type checkers treat a constant named TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from typing import Any, TextIO
 
-    HookResult = dict[str, Any] | None
+    from ..engine.index import Index
+    from ..engine.open import LazyIndex
 
-__all__ = ["ENV_LOG", "ENV_NO_DAEMON", "main", "render", "run_hook"]
+__all__ = ["main"]
 
-ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # set to 1: never use or start the warm daemon
-ENV_LOG = "NOTESEEK_HOOK_LOG"  # set to "all": log every call, not only failures
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1 << 20
-EVENTS = ("prompt", "pre-tool", "post-tool")
-DEFAULT_PROMPT_TOKENS = 500
+
 
 def _log_path() -> Path:
-    from ..engine.locations import data_dir
+    from .. import data_dir
 
     return data_dir() / LOG_NAME
 
@@ -76,7 +77,7 @@ def _parse(argv: Sequence[str]) -> _Options:
         raise ValueError(f"usage: noteseek hook {{{'|'.join(EVENTS)}}} [--db PATH] [--max-tokens N]")
     event, rest = args[0], args[1:]
     db: str | None = None
-    max_tokens = DEFAULT_PROMPT_TOKENS
+    max_tokens = DEFAULT_CONTEXT_TOKENS
     while rest:
         flag = rest.pop(0)
         if flag == "--db" and rest:
@@ -95,21 +96,17 @@ class _Backend:
         self._db_option, self._cwd = db, cwd
         self._db: Path | None = None
         self.path = "-"
-        self._index: Any = None
-        self._use_daemon = os.environ.get(ENV_NO_DAEMON, "") not in ("1", "true", "yes")
+        self._index: LazyIndex | None = None
+        self._use_daemon = os.environ.get(ENV_NO_DAEMON, "") not in TRUE_VALUES
 
     @property
     def db(self) -> Path:
         # Resolved on first use: a post-tool call on short output needs no index at all. An
         # explicit path (what install-hooks --db writes) skips the data-folder lookup entirely.
         if self._db is None:
-            explicit = self._db_option or os.environ.get("NOTESEEK_DB")
-            if explicit:
-                self._db = Path(explicit).expanduser()
-            else:
-                from ..engine.locations import resolve_db
+            from .. import locate_index
 
-                self._db = resolve_db(cwd=self._cwd)
+            self._db = locate_index(db=self._db_option, cwd=self._cwd)
         return self._db
 
     def _daemon(self, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -126,15 +123,12 @@ class _Backend:
         self.path = "warm"
         return answer
 
-    def index(self) -> Any:
+    def index(self) -> Index:
         if self._index is None:
-            from ..engine.index import Index
-            from ..errors import IndexNotFoundError
+            from .. import LazyIndex
 
-            if not self.db.exists():
-                raise IndexNotFoundError(f"no index at {self.db}")
-            self._index = Index(self.db, create=False)
-        return self._index
+            self._index = LazyIndex(db=self.db)
+        return self._index.get()
 
     def context(self, prompt: str, max_tokens: int) -> str:
         answer = self._daemon({"op": "context", "prompt": prompt, "max_tokens": max_tokens})
@@ -159,51 +153,6 @@ class _Backend:
                 daemon_client.ensure_started(self.db)
             except Exception as exc:
                 _log(f"daemon not started: {type(exc).__name__}: {exc}", untrusted=True)
-
-
-def _prompt_output(text: str) -> HookResult:
-    if not text:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-
-
-def cosine_rank(index: Any, query: str, segments: list[str]) -> list[float]:
-    """Cosine of each segment to the query, with the index's own embedding model."""
-    vectors = index.embedder.embed([query, *segments])
-    return [float(v @ vectors[0]) for v in vectors[1:]]
-
-
-def render(result: HookResult) -> str:
-    """What the hook prints for a result: one JSON line, or nothing. The daemon uses it too, so
-    the warm and one-shot paths print the same bytes."""
-    return "" if result is None else json.dumps(result, ensure_ascii=False) + "\n"
-
-
-def run_hook(
-    event: str,
-    payload: dict[str, Any],
-    *,
-    context: Callable[[str, int], str],
-    rank: Callable[[str, list[str]], list[float]],
-    max_tokens: int = DEFAULT_PROMPT_TOKENS,
-) -> HookResult:
-    """The protocol JSON for one event (None: print nothing). No I/O of its own."""
-    if event == "prompt":
-        prompt = payload.get("prompt")
-        if not isinstance(prompt, str):
-            raise ValueError("UserPromptSubmit input has no 'prompt' string")
-        if not prompt.strip():
-            return None
-        return _prompt_output(context(prompt, max_tokens))
-    from ..agents import tool_hooks
-
-    if event == "pre-tool":
-        result: HookResult = tool_hooks.pre_tool_hook(payload, context=context)
-        return result
-    if event == "post-tool":
-        result = tool_hooks.post_tool_hook(payload, rank=rank)
-        return result
-    raise ValueError(f"unknown hook event {event!r}")
 
 
 def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -242,7 +191,7 @@ def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | N
                 backend.close()
         except Exception as exc:
             outcome += f"; close failed: {type(exc).__name__}"
-        if failed or os.environ.get(ENV_LOG) == "all":
+        if failed or os.environ.get(ENV_HOOK_LOG) == "all":
             path = backend.path if backend is not None else "-"
             elapsed = (time.perf_counter() - started) * 1000
             _log(f"{event[:20]!r} {path} {elapsed:.0f}ms {outcome}", untrusted=failed)

@@ -1,7 +1,8 @@
-"""`noteseek install-hooks` / `uninstall-hooks`: noteseek's entries in a Claude Code settings file.
+"""noteseek's entries in a Claude Code settings file: plan the change, show it, write it safely.
 
-The merge itself is pure and lives in `hook_settings` (`merge_hooks`, `remove_hooks`); this module
-reads the file, plans the change, shows it as a diff and writes it atomically.
+The merge itself is pure and lives in `settings_json` (`merge_hooks`, `remove_hooks`); this module
+reads the file, plans the change, shows it as a diff and writes it atomically. The commands
+(`noteseek install-hooks` / `uninstall-hooks`) are in `noteseek.cli.hooks`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
+from ..settings import ENV_CLAUDE_CONFIG_DIR
 from .settings_json import (
     HOOK_TIMEOUT_SECONDS,
     HookEntry,
@@ -37,20 +37,18 @@ __all__ = [
     "SettingsFileError",
     "apply_change",
     "hook_entries",
-    "install_cmd",
     "merge_hooks",
     "noteseek_executable",
     "plan_install",
     "plan_uninstall",
     "project_settings_path",
     "remove_hooks",
-    "uninstall_cmd",
     "user_settings_path",
 ]
 
 def user_settings_path() -> Path:
     """The user's settings file: `$CLAUDE_CONFIG_DIR/settings.json`, else ~/.claude/settings.json."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    base = os.environ.get(ENV_CLAUDE_CONFIG_DIR)
     return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
 
 
@@ -171,98 +169,3 @@ def apply_change(change: SettingsChange) -> Path | None:
         Path(tmp).unlink(missing_ok=True)
         raise
     return backup if made_backup else None
-
-
-def _target(user: bool, project: Path | None) -> Path:
-    if user and project is not None:
-        raise click.UsageError("choose one of --user and --project")
-    return project_settings_path(project) if project is not None else user_settings_path()
-
-
-def _report(change: SettingsChange, *, dry_run: bool, done: str) -> None:
-    if change.before is None and change.after is None:
-        click.echo(f"no change: {change.path} does not exist")
-    elif not change.changed:
-        click.echo(f"no change: {change.path} is already as it should be")
-    elif dry_run:
-        click.echo(change.diff(), nl=False)
-        click.echo(f"(dry run: {change.path} was not written)")
-    else:
-        backup = apply_change(change)
-        click.echo(f"{done} {change.path}" + (f" (original kept in {backup})" if backup else ""))
-
-
-_SCOPE_HELP = (
-    "Default --user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR if set), for every project. "
-    "--project DIR: DIR/.claude/settings.local.json, this machine only."
-)
-
-
-def _default_index() -> Path | None:
-    """The index a plain `noteseek search` here would use, to pin in the hooks; None if unclear.
-
-    A pinned path lets each hook skip finding the index and ask the warm daemon straight away;
-    without one (several indexes, none yet) the hooks find it per call, as `search` does.
-    """
-    from ..engine.locations import resolve_db
-    from ..errors import IndexNotFoundError
-
-    try:
-        found = resolve_db()
-    except IndexNotFoundError:
-        return None
-    return found.absolute() if found.exists() else None
-
-
-@click.command("install-hooks", epilog=_SCOPE_HELP)
-@click.option("--user", "user", is_flag=True, help="Write the user settings (the default).")
-@click.option(
-    "--project",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Write DIR/.claude/settings.local.json instead.",
-)
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The index the hooks search (default: the one 'noteseek search' here would use).",
-)
-@click.option("--no-tool-hooks", is_flag=True, help="Install only the prompt hook.")
-@click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
-def install_cmd(
-    user: bool, project: Path | None, db: Path | None, no_tool_hooks: bool, dry_run: bool
-) -> None:
-    """Add noteseek's Claude Code hooks to a settings file, leaving everything else as it is."""
-    path = _target(user, project)
-    pinned = db.expanduser().absolute() if db is not None else _default_index()
-    if pinned is not None and db is None:
-        click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
-    if pinned is not None and not pinned.exists():
-        click.echo(
-            f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True
-        )
-    entries = hook_entries(executable=noteseek_executable(), db=pinned, tools=not no_tool_hooks)
-    try:
-        _report(plan_install(path, entries), dry_run=dry_run, done="installed noteseek hooks in")
-    except SettingsFileError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if not dry_run:
-        for entry in entries:
-            where = f" ({entry.matcher})" if entry.matcher else ""
-            click.echo(f"  {entry.event}{where}: {entry.command}")
-
-
-@click.command("uninstall-hooks", epilog=_SCOPE_HELP)
-@click.option("--user", "user", is_flag=True, help="Edit the user settings (the default).")
-@click.option(
-    "--project",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Edit DIR/.claude/settings.local.json instead.",
-)
-@click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
-def uninstall_cmd(user: bool, project: Path | None, dry_run: bool) -> None:
-    """Remove noteseek's Claude Code hooks from a settings file, and nothing else."""
-    path = _target(user, project)
-    try:
-        _report(plan_uninstall(path), dry_run=dry_run, done="removed noteseek hooks from")
-    except SettingsFileError as exc:
-        raise click.ClickException(str(exc)) from exc

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
-from ..engine.index import IndexStatus
-from ..engine.note_access import NoteText
-from ..engine.search import Hit
+
+if TYPE_CHECKING:
+    from .. import Hit, IndexStatus, NoteText
 
 __all__ = ["RefreshState", "format_hits", "format_note", "format_status"]
 

@@ -29,11 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import click
 
-from ..cli.main import _open_existing, _resolve_db
-from ..engine.index import Index, IndexStatus
-from ..engine.note_access import NoteText, read_indexed_note
-from ..engine.search import Hit, Mode
-from ..errors import NoteseekError
+from .. import Hit, Index, IndexStatus, LazyIndex, Mode, NoteseekError, NoteText, SearchRequest
 from .format import RefreshState, format_hits, format_note, format_status
 
 if TYPE_CHECKING:
@@ -46,7 +42,6 @@ __all__ = [
     "format_hits",
     "format_note",
     "format_status",
-    "mcp_cmd",
     "serve",
 ]
 
@@ -94,45 +89,44 @@ class VaultService:
         *,
         db: str | None = None,
         vault: str | None = None,
-        opener: Callable[[Path], Index] = _open_existing,
+        opener: Callable[[Path], Index] | None = None,
     ) -> None:
-        self._db, self._vault, self._opener = db, vault, opener
+        self._vault = vault
+        # Looked up on every call until it opens: the index may be made after the server started.
+        self._index = LazyIndex(db=db, vault=vault, opener=opener)
         self._lock = threading.Lock()
-        self._index: Index | None = None
         self._refresh = RefreshState()
         self._refresh_thread: threading.Thread | None = None
 
     @property
     def opened(self) -> bool:
         """Whether a tool call has opened the index yet."""
-        return self._index is not None
-
-    def _open(self) -> Index:
-        # Resolved on every call until it works: the index may be created after the server started.
-        if self._index is None:
-            self._index = self._opener(_resolve_db(self._db, self._vault))
-        return self._index
+        return self._index.opened
 
     def search(
         self, query: str, *, limit: int, mode: Mode, folders: list[str], tags: list[str]
     ) -> tuple[list[Hit], str | None]:
         """Hits (unbudgeted) and why vectors were not used, if they were not."""
+        request = SearchRequest(
+            query,
+            limit=limit,
+            mode=mode,
+            folders=tuple(folders) or None,
+            tags=tuple(tags) or None,
+        )
         with self._lock:
-            idx = self._open()
-            hits = idx.search(
-                query, limit=limit, mode=mode, folders=folders or None, tags=tags or None
-            )
-            return hits, idx.searcher.vector_problem if mode != "bm25" else None
+            result = self._index.get().run_search(request)
+        return list(result.hits), result.degraded
 
     def get_note(self, path: str, *, section: str | None) -> NoteText:
-        """A scrubbed note or section (see `noteseek.note_access`)."""
+        """A scrubbed note or section (see `Index.read_note`)."""
         with self._lock:
-            return read_indexed_note(self._open().store, path, section=section)
+            return self._index.get().read_note(path, section=section)
 
     def status(self) -> tuple[IndexStatus, RefreshState]:
         """The index's status and the refresh state."""
         with self._lock:
-            return self._open().status(), self._refresh
+            return self._index.get().status(), self._refresh
 
     def start_refresh(self) -> None:
         """Start one incremental update in a background thread (its own connection)."""
@@ -156,12 +150,11 @@ class VaultService:
             self._refresh = RefreshState(state, message, started, time.time())
 
         try:
-            with self._opener(_resolve_db(self._db, self._vault)) as idx:
-                vault = self._vault or idx.store.get_meta("vault_root")
+            with self._index.open_separate() as idx:
+                vault = self._vault or idx.vault_root
                 if vault is None:
                     return end("skipped", "the index has no vault yet: run 'noteseek index VAULT'")
-                stored = idx.store.get_meta("pipeline")
-                if stored is not None and stored != idx.options.fingerprint():
+                if idx.built_with_other_options():
                     # --allow-file, other chunking or an older noteseek: a refresh with default
                     # options would re-process every note and scrub differently.
                     return end(
@@ -184,9 +177,7 @@ class VaultService:
     def close(self) -> None:
         """Close the index if a tool call opened it."""
         with self._lock:
-            if self._index is not None:
-                self._index.close()
-                self._index = None
+            self._index.close()
 
 
 # -- the server -----------------------------------------------------------------------------------
@@ -306,31 +297,3 @@ def serve(server: "MCPServer[Any]", *, transport: str, port: int) -> None:
         server.run("streamable-http", host=LOCALHOST, port=port)
     else:
         server.run("stdio")
-
-
-@click.command("mcp")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
-@click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
-@click.option(
-    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
-)
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    default=DEFAULT_PORT,
-    show_default=True,
-    help=f"Port on {LOCALHOST} for --transport http.",
-)
-@click.option(
-    "--refresh", is_flag=True, help="Update the index once in the background while serving."
-)
-def mcp_cmd(db: str | None, vault: str | None, transport: str, port: int, refresh: bool) -> None:
-    """Serve search, get_note and status to MCP clients (Claude Code, Claude Desktop, ...)."""
-    service = VaultService(db=db, vault=vault)
-    server = build_server(service)
-    if refresh:
-        service.start_refresh()
-    try:
-        serve(server, transport=transport, port=port)
-    finally:
-        service.close()

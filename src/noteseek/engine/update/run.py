@@ -31,7 +31,7 @@ from ..vault_walk import (
     NoteFile,
     decode_note,
     read_note,
-    scan_vault,
+    walk_vault,
 )
 
 __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
@@ -261,7 +261,7 @@ def run_update(
         force = full or store.get_meta("pipeline") != pipeline
         store.set_meta("vault_root", str(root))
 
-    notes, passed_over = scan_vault(root, include=opts.include, exclude=opts.exclude)
+    notes, passed_over = walk_vault(root, include=opts.include, exclude=opts.exclude)
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
     secret_paths = [n for n in notes if scrub(n.rel_path, allow=opts.allow).counts]

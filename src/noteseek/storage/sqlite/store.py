@@ -184,6 +184,11 @@ class Store:
                 time.sleep(pause)
                 pause = min(pause * 2, 0.1)
 
+    def identity(self) -> tuple[int, int]:
+        """The file's device and inode: another pair means the file was replaced."""
+        info = os.stat(self.path)
+        return info.st_dev, info.st_ino
+
     @property
     def vectors_available(self) -> bool:
         """Whether sqlite-vec is loaded in this connection."""
@@ -328,6 +333,10 @@ class Store:
         """Every known file with the data needed for change detection."""
         rows = self.db.execute("SELECT path, mtime_ns, size, content_hash, status FROM files")
         return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def file_paths(self) -> dict[int, str]:
+        """file id -> vault-relative path, for every known file."""
+        return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         """Record a new mtime for a file whose content did not change."""
@@ -519,6 +528,15 @@ class Store:
             (json.dumps(sorted(set(file_ids))),),
         )
         return {int(r[0]) for r in rows}
+
+    def chunk_texts(self, path: str) -> list[str]:
+        """The stored (scrubbed) text of a file's chunks, in order."""
+        rows = self.db.execute(
+            "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? ORDER BY c.seq",
+            (path,),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def first_chunk(self, file_id: int) -> int | None:
         """The id of a file's first chunk."""
