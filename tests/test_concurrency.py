@@ -12,7 +12,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-import noteseek.storage.sqlite.store as store_module
+import noteseek.storage.sqlite.connection as store_module
 from noteseek import Index, IndexLockedError
 
 from .conftest import REPO, FakeEmbedder

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.storage.sqlite.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 
 from .conftest import REPO, FakeEmbedder
 

@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 from noteseek import Index, IndexOptions, SchemaVersionError
-from noteseek.storage.sqlite.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 
 from .conftest import FakeEmbedder, WriteNotes, note
 
@@ -240,7 +240,7 @@ def test_newer_schema_is_refused_not_damaged(tmp_path: Path) -> None:
 def test_vectors_unavailable_degrades_to_bm25(
     tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import noteseek.storage.sqlite.store as store_module
+    import noteseek.storage.sqlite.connection as store_module
 
     monkeypatch.setattr(store_module, "_load_sqlite_vec", lambda db: "OSError: simulated")
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:

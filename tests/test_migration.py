@@ -12,12 +12,12 @@ import apsw
 import pytest
 import sqlite_vec
 
-import noteseek.storage.sqlite.store as store_module
+import noteseek.storage.sqlite.connection as store_module
 from noteseek import Index, SchemaVersionError
 from noteseek.core.chunker import chunk_note, content_hash, embedding_text
 from noteseek.embedding.quantize import quantize
 from noteseek.storage.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
-from noteseek.storage.sqlite.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 
 from .conftest import REPO, FakeEmbedder, WriteNotes, note
 from .test_crash import write_vault
@@ -163,7 +163,7 @@ OPENER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {repo!r})
-from noteseek.storage.sqlite.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 go = Path({go!r})
 while not go.exists():
     time.sleep(0.001)

@@ -16,8 +16,10 @@ __all__ = [
     "STOPWORDS",
     "folder_key",
     "fts_query",
+    "match_expression",
     "name_key",
     "query_terms",
+    "search_terms",
     "tag_key",
 ]
 
@@ -59,8 +61,9 @@ def query_terms(text: str) -> list[str]:
     return terms
 
 
-def fts_query(text: str, *, drop: Callable[[str], bool] | None = None) -> str | None:
-    """An FTS5 MATCH expression for user text, or None when it has nothing searchable.
+def search_terms(text: str, *, drop: Callable[[str], bool] | None = None) -> list[str]:
+    """The terms a keyword search looks for: the query's words without stopwords, at most
+    MAX_QUERY_TERMS; empty when the text has nothing searchable.
 
     `drop` may veto further terms (the index's ubiquitous terms, which cost time but cannot change
     a BM25 ranking); a query left with nothing keeps its terms.
@@ -68,10 +71,23 @@ def fts_query(text: str, *, drop: Callable[[str], bool] | None = None) -> str | 
     terms = query_terms(text)
     content = [t for t in terms if t not in STOPWORDS and not (drop and drop(t))]
     # A query made only of stopwords ("the who") still deserves an answer.
-    chosen = (content or terms)[:MAX_QUERY_TERMS]
+    return (content or terms)[:MAX_QUERY_TERMS]
+
+
+def match_expression(terms: list[str]) -> str:
+    """Terms as an FTS5 MATCH expression: each a quoted string, OR-ed."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+def fts_query(text: str, *, drop: Callable[[str], bool] | None = None) -> str | None:
+    """An FTS5 MATCH expression for user text, or None when it has nothing searchable.
+
+    `drop` may veto further terms (see `search_terms`).
+    """
+    chosen = search_terms(text, drop=drop)
     if not chosen:
         return None
-    return " OR ".join(f'"{term}"' for term in chosen)
+    return match_expression(chosen)
 
 
 def name_key(text: str) -> str:

@@ -22,8 +22,8 @@ from ..embedding.embedder import (
     query_vector,
 )
 from ..errors import VaultNotFoundError
-from ..storage.sqlite.schema import SCHEMA_VERSION
-from ..storage.sqlite.store import Store
+from ..storage import meta
+from ..storage.open import open_storage
 from .request import SearchRequest, SearchResult
 from .search import Hit, Mode, Searcher, SearchSettings
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ..storage.protocol import Storage
     from .note_access import NoteText
     from .update.run import IndexOptions, IndexStats, Progress
     from .vectors import ChunkVectors
@@ -87,7 +88,7 @@ class Index:
         create: bool = True,
     ) -> None:
         self.db_path = Path(db_path).expanduser()
-        self._store = Store(self.db_path, create=create)
+        self._store: Storage = open_storage(self.db_path, create=create)
         self._options = options
         if embedder is None:
             embedder = self._embedder_for(model)
@@ -101,13 +102,13 @@ class Index:
         if self._options is None:
             from .update.run import IndexOptions
 
-            self._options = IndexOptions.from_scope(self._store.get_meta("scope"))
+            self._options = IndexOptions.from_scope(self._store.get_meta(meta.SCOPE))
         return self._options
 
     def _embedder_for(self, model: str | os.PathLike[str] | None) -> Embedder:
         # Queries must be embedded by the model that embedded the index, so an index built with
         # another model remembers it.
-        source = str(model) if model is not None else self._store.get_meta("model_source")
+        source = str(model) if model is not None else self._store.get_meta(meta.MODEL_SOURCE)
         if source is None or source == _BUNDLED:
             return default_embedder()
         return Model2VecEmbedder(source)
@@ -154,9 +155,9 @@ class Index:
         )
         if stats.vectors:
             source = self._model_source()
-            if self._store.get_meta("model_source") != source:
+            if self._store.get_meta(meta.MODEL_SOURCE) != source:
                 with self._store.write():
-                    self._store.set_meta("model_source", source)
+                    self._store.set_meta(meta.MODEL_SOURCE, source)
         self._searcher.vectors.invalidate()
         return stats
 
@@ -173,7 +174,7 @@ class Index:
     def built_with_other_options(self) -> bool:
         """Whether the last finished run used other options than this Index's (an allow-list,
         other chunking, an older noteseek): an `update` would then re-process every note."""
-        stored = self._store.get_meta("pipeline")
+        stored = self._store.get_meta(meta.PIPELINE)
         return stored is not None and stored != self.options.fingerprint()
 
     # -- searching --------------------------------------------------------------------------
@@ -236,7 +237,7 @@ class Index:
     @property
     def vault_root(self) -> str | None:
         """The vault folder the last update indexed, or None before the first one."""
-        return self._store.get_meta("vault_root")
+        return self._store.get_meta(meta.VAULT_ROOT)
 
     def read_note(self, path: str, *, section: str | None = None) -> NoteText:
         """An indexed note (or one section of it) read from the vault, scrubbed; refuses paths
@@ -262,7 +263,7 @@ class Index:
     def identity(self) -> Hashable:
         """Changes when the index file is replaced or re-indexed with another model: a long-lived
         process holding this Index should then open the file again."""
-        return (*self._store.identity(), self._store.get_meta("model_source"))
+        return (*self._store.identity(), self._store.get_meta(meta.MODEL_SOURCE))
 
     def check(self) -> list[str]:
         """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""
@@ -271,21 +272,18 @@ class Index:
     def status(self) -> IndexStatus:
         """Counts, model, vector support, size and the last run of this index."""
         counts = self._store.counts()
-        size = sum(
-            p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists()
-        )
         return IndexStatus(
-            db_path=str(self.db_path),
-            db_bytes=size,
-            schema_version=SCHEMA_VERSION,
-            vault_root=self._store.get_meta("vault_root"),
+            db_path=self._store.location,
+            db_bytes=self._store.size_bytes(),
+            schema_version=self._store.schema_version,
+            vault_root=self._store.get_meta(meta.VAULT_ROOT),
             files=counts["files"],
             chunks=counts["chunks"],
             vectors=counts.get("vectors", 0),
             model=self._embedder.name if self._embedder is not None else None,
-            model_fingerprint=self._store.get_meta("model_fingerprint"),
+            model_fingerprint=self._store.get_meta(meta.MODEL_FINGERPRINT),
             vector_support=self._store.vectors_available,
             vector_problem=self._searcher.vector_problem,
-            last_run=self._store.get_json("last_run"),
+            last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
         )

@@ -23,6 +23,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..core.chunker import SECTION_SEPARATOR, scan_headings
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
@@ -34,8 +35,11 @@ from ..errors import (
     UnsafeNotePathError,
 )
 from ..secrets.scrubber import scrub
-from ..storage.sqlite.store import Store
+from ..storage.meta import VAULT_ROOT
 from .vault_walk import DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, read_note
+
+if TYPE_CHECKING:
+    from ..storage.protocol import Storage
 
 __all__ = [
     "NoteAccessError",
@@ -216,50 +220,36 @@ def _find_section(text: str, section: str, *, title: str | None) -> tuple[str, s
     )
 
 
-def _indexed(store: Store, rel: str) -> tuple[str, str | None, int, int, str | None] | None:
-    # (status, problem, mtime_ns, size, title). Raw SQL because Store has no per-path getter yet.
-    row = store.db.execute(
-        "SELECT status, problem, mtime_ns, size, title FROM files WHERE path = ?", (rel,)
-    ).fetchone()
-    return None if row is None else (row[0], row[1], int(row[2]), int(row[3]), row[4])
-
-
-def _suggestions(store: Store, rel: str) -> list[str]:
+def _suggestions(store: Storage, rel: str) -> list[str]:
     """Indexed notes with the same file name (case-insensitive), for a 'did you mean'."""
     name = rel.rsplit("/", 1)[-1].casefold()
     if not name.endswith(".md"):
         name += ".md"
-    escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    rows = store.db.execute(
-        "SELECT path FROM files WHERE status != 'skipped' AND (lower(path) = ? OR lower(path) "
-        "LIKE ? ESCAPE '\\') ORDER BY path LIMIT ?",
-        (name, "%/" + escaped, _SUGGESTIONS),
-    )
-    return [r[0] for r in rows]
+    return store.similar_paths(name, _SUGGESTIONS)
 
 
-def read_indexed_note(store: Store, path: str, *, section: str | None = None) -> NoteText:
+def read_indexed_note(store: Storage, path: str, *, section: str | None = None) -> NoteText:
     """A note of the index's vault by its vault-relative path, scrubbed; one section if named."""
     rel = normalise_note_path(path)
-    root_meta = store.get_meta("vault_root")
+    root_meta = store.get_meta(VAULT_ROOT)
     if root_meta is None:
         raise NoteNotIndexedError("this index has no notes yet: run 'noteseek index VAULT' first")
     root = Path(root_meta)
-    known = _indexed(store, rel)
+    known = store.indexed_file(rel)
     if known is None and not rel.endswith(".md"):
         # Agents often drop the extension ('howto/git-rebase-recipes').
-        with_suffix = _indexed(store, rel + ".md")
+        with_suffix = store.indexed_file(rel + ".md")
         if with_suffix is not None:
             rel, known = rel + ".md", with_suffix
-    if known is None or known[0] == "skipped":
-        why = f" (it was skipped: {known[1]})" if known is not None and known[1] else ""
+    if known is None or known.status == "skipped":
+        why = f" (it was skipped: {known.problem})" if known is not None and known.problem else ""
         hint = _suggestions(store, rel)
         maybe = f"; did you mean {', '.join(repr(p) for p in hint)}?" if hint else ""
         raise NoteNotIndexedError(
             f"{_shown(rel)} is not an indexed note{why}{maybe} Use search to find notes by "
             "content, or run 'noteseek index VAULT' if the note is new"
         )
-    _status, _problem, mtime_ns, size, title = known
+    mtime_ns, size, title = known.mtime_ns, known.size, known.title
     info = check_note_path(root, rel)
     # read_note re-checks at read time (resolves inside the vault, opens with O_NOFOLLOW), so a
     # symlink swapped in after the lstat walk still cannot lead out of the vault.

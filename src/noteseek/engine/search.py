@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import apsw
-
 from ..core.budget import fit_to_budget
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ..core.query import folder_key, fts_query, name_key, tag_key
+from ..core.query import folder_key, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, query_vector
 from ..errors import ModelLoadError
-from ..storage.sqlite.store import Store
+from .query_plan import CommonTerms
 from .vectors import VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
+    from ..storage.protocol import Storage
     from .request import SearchRequest
 
 __all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
@@ -164,7 +162,7 @@ class Searcher:
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         embedder: Embedder | None,
         settings: SearchSettings | None = None,
     ) -> None:
@@ -172,6 +170,7 @@ class Searcher:
         self.embedder = embedder
         self.settings = settings or SearchSettings()
         self.vectors = VectorIndex(store)
+        self._common_terms = CommonTerms(store)
         self.vector_problem: str | None = None
         if not store.vectors_available:
             self.vector_problem = f"sqlite-vec could not be loaded ({store.vector_error})"
@@ -198,34 +197,12 @@ class Searcher:
     ) -> list[tuple[int, float, int]]:
         """(chunk id, BM25 score, file id), best first; only notes in `allowed` when given."""
         share = self.settings.max_term_share if term_share is None else term_share
-        match = fts_query(query, drop=self.store.common_terms(share))
-        if match is None or limit <= 0:
+        terms = search_terms(query, drop=self._common_terms.test(share))
+        if not terms or limit <= 0:
             return []
-        w = self.settings.column_weights
-        if allowed is None:
-            # Rank inside, join outside: the join then touches only the `limit` winners.
-            sql = (
-                "SELECT x.id, x.s, c.file_id FROM (SELECT rowid AS id, "
-                "bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY s, rowid LIMIT ?) x JOIN chunks c ON c.id = x.id ORDER BY x.s, x.id"
-            )
-            params: tuple[object, ...] = (w[0], w[1], w[2], w[3], match, limit)
-        else:
-            # Filtered: every match is scored and the filter applied before the limit, so a
-            # narrow folder still gets its full `limit` rather than what survived the top rows.
-            sql = (
-                "SELECT x.id, x.s, c.file_id FROM (SELECT rowid AS id, "
-                "bm25(chunks_fts, ?, ?, ?, ?) AS s FROM chunks_fts WHERE chunks_fts MATCH ?) x "
-                "JOIN chunks c ON c.id = x.id "
-                "WHERE c.file_id IN (SELECT value FROM json_each(?)) ORDER BY x.s, x.id LIMIT ?"
-            )
-            params = (w[0], w[1], w[2], w[3], match, json.dumps(sorted(allowed)), limit)
-        try:
-            rows = self.store.db.execute(sql, params)
-            return [(int(r[0]), -float(r[1]), int(r[2])) for r in rows]
-        except apsw.Error as exc:  # defensive: the sanitiser should make this unreachable
-            log.warning("keyword search failed for a query, returning no keyword hits: %s", exc)
-            return []
+        return self.store.keyword_search(
+            terms, limit=limit, column_weights=self.settings.column_weights, allowed=allowed
+        )
 
     def _query_vector(self, query: str) -> bytes | None:
         if self.vector_problem or self.embedder is None or not query.strip():

@@ -1,11 +1,11 @@
-"""Nearest-neighbour search over the vectors stored in sqlite-vec's vec0 table.
+"""Nearest-neighbour search over the stored vectors, held in memory.
 
-Vectors are stored as int8 (see quantize.py). sqlite-vec's brute-force KNN costs ~35 ms per query
-at 60,000 × 256 int8 on this class of machine, more than our whole latency budget. So the vectors
-live in vec0 (the one file stays the single source of truth), and a searcher reads them once into
-memory, straight from vec0's chunk storage. The read relies on sqlite-vec 0.1's storage layout, so
-it is validated against the table's own row count and a sample vector; if anything disagrees we
-fall back to vec0's KNN.
+Vectors are stored as int8 (see embedding/quantize.py). sqlite-vec's brute-force KNN costs ~35 ms
+per query at 60,000 × 256 int8 on this class of machine, more than our whole latency budget. So
+the vectors stay in the index (the single source of truth), and a searcher reads them once into
+memory (`Storage.vector_rows`; for SQLite straight from vec0's chunk storage, validated against
+the table itself) and again only when the index changed (`Storage.data_version`). When the
+storage cannot hand them out whole, its own KNN answers (`Storage.knn`).
 
 Scoring is one call of simsimd's int8 cosine kernel (SIMD, ~1 ms for 60,000 rows) with an int8
 query, and neither it nor the load needs numpy: a one-shot hook process never pays numpy's ~65 ms
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
-from ..storage.sqlite.store import VEC_TABLE, Store
-
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
     import numpy as np
     import numpy.typing as npt
+
+    from ..storage.protocol import Storage
 
 try:
     import simsimd
@@ -68,10 +68,10 @@ class ChunkVectors:
 class VectorIndex:
     """KNN over a Store's vectors, cached in memory and refreshed when the file changes."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Storage) -> None:
         self._store = store
         self._matrix: _Matrix | None = None
-        self._version: tuple[int, int] | None = None
+        self._version: Hashable = None
         self.uses_matrix = simsimd is not None
         self._searches = 0
 
@@ -80,84 +80,10 @@ class VectorIndex:
         self._matrix = None
         self._version = None
 
-    def _state(self) -> tuple[int, int]:
-        # data_version changes when another connection commits; total_changes when we do.
-        return (
-            int(self._store.scalar("PRAGMA data_version")),
-            int(self._store.db.total_changes()),
-        )
-
     def _load_matrix(self) -> _Matrix | None:
-        """Read all vectors from vec0's chunk storage; None if the layout is not as expected."""
-        try:
-            dim = int(self._store.get_meta("vector_dim") or 0)
-            major = self._store.scalar(
-                f"SELECT value FROM {VEC_TABLE}_info WHERE key='CREATE_VERSION_MAJOR'"
-            )
-            minor = self._store.scalar(
-                f"SELECT value FROM {VEC_TABLE}_info WHERE key='CREATE_VERSION_MINOR'"
-            )
-            if dim <= 0 or (major, minor) != (0, 1):
-                return None
-            return self._read_vec0(dim)
-        except (apsw.Error, ValueError, TypeError):
-            return None
-
-    def _read_vec0(self, dim: int) -> _Matrix | None:
-        """Chunk ids and their int8 rows, in storage order."""
-        db = self._store.db
-        expected = int(self._store.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
-        rows = bytearray(expected * dim)
-        ids = array("q")
-        scratch = bytearray()
-        pos = 0
-        meta: list[Any] = db.execute(
-            f"SELECT chunk_id, size, validity, rowids FROM {VEC_TABLE}_chunks ORDER BY chunk_id"
-        ).fetchall()
-        for chunk_id, size, validity, rowids in meta:
-            bits = int.from_bytes(validity, "little")
-            full = (1 << size) - 1
-            dense = bits & full == full  # the common case: no deleted rows in this block
-            count = size if dense else (bits & full).bit_count()
-            if pos + count > expected:
-                return None
-            # Incremental blob I/O reads the vectors straight into the matrix (or, for a block
-            # with holes, a reused buffer); a SELECT of the blobs joined to their chunks was ~8x
-            # slower (SQLite sorts the joined rows, blobs included, and copies each into a new
-            # bytes object).
-            blob = db.blob_open("main", f"{VEC_TABLE}_vector_chunks00", "vectors", chunk_id, False)
-            try:
-                if blob.length() % dim or blob.length() // dim < size:
-                    return None
-                if dense:
-                    blob.read_into(rows, pos * dim, size * dim)
-                else:
-                    if len(scratch) != size * dim:
-                        scratch = bytearray(size * dim)
-                    blob.read_into(scratch, 0, size * dim)
-            finally:
-                blob.close()
-            block_ids = array("q")
-            block_ids.frombytes(rowids[: size * 8])
-            if dense:
-                ids.extend(block_ids)
-            else:
-                valid = [j for j in range(size) if bits >> j & 1]
-                for n, j in enumerate(valid, start=pos):
-                    rows[n * dim : (n + 1) * dim] = scratch[j * dim : (j + 1) * dim]
-                ids.extend(block_ids[j] for j in valid)
-            pos += count
-        if pos != expected:
-            return None
-        if expected:
-            # The layout is sqlite-vec's private format: check one row against vec0 itself.
-            middle = expected // 2
-            stored = self._store.scalar(
-                f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (ids[middle],)
-            )
-            if bytes(stored) != bytes(rows[middle * dim : (middle + 1) * dim]):
-                return None
-        return _Matrix(ids, rows, dim)
+        """Every vector from the storage; None if it cannot hand them out whole."""
+        rows = self._store.vector_rows()
+        return None if rows is None else _Matrix(rows.ids, rows.rows, rows.dim)
 
     def search(
         self, query: bytes, limit: int, *, allowed: set[int] | None = None
@@ -198,7 +124,7 @@ class VectorIndex:
         # State and matrix are read in one snapshot, so a commit in between cannot leave a
         # matrix that is older than the state it is filed under (or fail the layout checks).
         with self._store.snapshot():
-            state = self._state()
+            state = self._store.data_version()
             if self._matrix is None or state != self._version:
                 self._matrix = self._load_matrix()
                 self.uses_matrix = self._matrix is not None
@@ -230,12 +156,7 @@ class VectorIndex:
         return ChunkVectors(matrix.rows, tuple(paths.get(int(f)) for f in matrix.files))
 
     def _vec0_search(self, query: bytes, limit: int) -> list[VectorMatch]:
-        rows = self._store.db.execute(
-            f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH vec_int8(?) AND k = ? "
-            "ORDER BY distance",
-            (query, int(limit)),
-        )
-        return [VectorMatch(int(r[0]), 1.0 - float(r[1])) for r in rows]
+        return [VectorMatch(cid, cosine) for cid, cosine in self._store.knn(query, limit)]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +25,8 @@ from ...embedding.embedder import Embedder
 from ...embedding.quantize import quantize
 from ...errors import VectorSupportError
 from ...secrets.scrubber import RULES_FINGERPRINT, Allowlist, ScrubResult, scrub
-from ...storage.sqlite.store import ChunkRecord, FileRecord, FileState, Store
+from ...storage import meta
+from ...storage.records import ChunkRecord, FileRecord, FileState
 from ..vault_walk import (
     DEFAULT_EXCLUDE,
     DEFAULT_MAX_FILE_BYTES,
@@ -33,6 +35,9 @@ from ..vault_walk import (
     read_note,
     walk_vault,
 )
+
+if TYPE_CHECKING:
+    from ...storage.protocol import Storage
 
 __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 
@@ -225,7 +230,7 @@ def _prepare(
 
 
 def run_update(
-    store: Store,
+    store: Storage,
     embedder: Embedder | None,
     vault: str,
     *,
@@ -252,14 +257,14 @@ def run_update(
         if use_vectors:
             assert embedder is not None
             fingerprint = embedder.fingerprint
-            if not store.has_vector_table() or store.get_meta("model_fingerprint") != fingerprint:
+            if not store.has_vector_table() or store.get_meta(meta.MODEL_FINGERPRINT) != fingerprint:
                 log.info(
                     "embedding model changed (%s): every chunk will be re-embedded", fingerprint
                 )
                 store.reset_vectors(embedder.dim, fingerprint)
         pipeline = opts.fingerprint()
-        force = full or store.get_meta("pipeline") != pipeline
-        store.set_meta("vault_root", str(root))
+        force = full or store.get_meta(meta.PIPELINE) != pipeline
+        store.set_meta(meta.VAULT_ROOT, str(root))
 
     notes, passed_over = walk_vault(root, include=opts.include, exclude=opts.exclude)
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
@@ -381,7 +386,7 @@ def run_update(
         unchanged=counter["unchanged"],
         removed=counter["removed"],
         skipped=counter["skipped"],
-        chunks=int(store.scalar("SELECT count(*) FROM chunks")),
+        chunks=store.chunk_count(),
         chunks_written=counter["chunks_written"],
         chunks_embedded=counter["chunks_embedded"],
         vectors_reused=counter["reused"],
@@ -400,9 +405,9 @@ def run_update(
         if not stats.interrupted:
             # Only a finished run proves every note went through this pipeline; an interrupted
             # one leaves the old fingerprint so the next run re-processes the rest.
-            store.set_meta("pipeline", pipeline)
-            store.set_meta("scope", opts.scope())
-        store.set_meta("last_run", json.dumps({**_public(stats), "finished_at": time.time()}))
+            store.set_meta(meta.PIPELINE, pipeline)
+            store.set_meta(meta.SCOPE, opts.scope())
+        store.set_meta(meta.LAST_RUN, json.dumps({**_public(stats), "finished_at": time.time()}))
     store.checkpoint()
     return stats
 
@@ -421,7 +426,7 @@ def _deleted_a_large_share(deleted: int, chunks: int) -> bool:
 
 
 def _embed_batch(
-    store: Store,
+    store: Storage,
     embedder: Embedder,
     batch: list[_Prepared],
     *,

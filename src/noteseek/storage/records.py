@@ -1,0 +1,78 @@
+"""The rows the engine and a storage backend hand each other: frozen values, no SQL."""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+
+__all__ = ["ChunkRecord", "ChunkRow", "FileRecord", "FileState", "IndexedFile", "VectorRows"]
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index remembers about a file, to decide whether it changed."""
+
+    mtime_ns: int
+    size: int
+    content_hash: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A file's row, as the indexer writes it, with the note-level fields every chunk carries."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    content_hash: str | None
+    title: str | None
+    status: str
+    problem: str | None
+    title_field: str = ""  # title, aliases and file name: a BM25 field of every chunk
+    tags_field: str = ""  # type and tags: a BM25 field of every chunk
+    names: tuple[str, ...] = ()  # name_key()s for exact-name matches
+    tags: tuple[str, ...] = ()  # tag_key()s for tag filters
+    lang: str | None = None  # language.note_language(): the stemmer its chunks get
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """A chunk ready to be stored: scrubbed text plus its content address."""
+
+    seq: int
+    section: str
+    text: str
+    heading_context: str
+    content_hash: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A stored chunk, as search reads it back."""
+
+    id: int
+    path: str
+    section: str
+    text: str
+    heading_context: str
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """A file's row as note access reads it: whether it was indexed, and what it looked like."""
+
+    status: str  # ok | warning | skipped
+    problem: str | None
+    mtime_ns: int
+    size: int
+    title: str | None
+
+
+@dataclass(frozen=True)
+class VectorRows:
+    """Every stored vector: chunk ids and their int8 rows (len(ids) × dim, row-major). Immutable."""
+
+    ids: array[int]
+    rows: bytearray  # never written after the read
+    dim: int
