@@ -470,27 +470,9 @@ class Run:
         )
         (inbox / "shopping.md").write_text("milk, eggs, bread\n", "utf-8")
         db = self.root / "intake.db"
-        self.noteseek(
-            "intake-dry-json",
-            "intake",
-            str(inbox),
-            "--vault",
-            str(vault),
-            "--db",
-            str(db),
-            "--dry-run",
-            "--json",
-        )
-        self.noteseek(
-            "intake-dry-table",
-            "intake",
-            str(inbox),
-            "--vault",
-            str(vault),
-            "--db",
-            str(db),
-            "--dry-run",
-        )
+        args = ["intake", str(inbox), "--vault", str(vault), "--db", str(db), "--dry-run"]
+        self.noteseek("intake-dry-json", *args, "--json")
+        self.noteseek("intake-dry-table", *args)
 
     def mcp(self) -> None:
         import anyio

@@ -627,7 +627,7 @@ def test_unexpected_error_in_one_note_is_reported_and_the_run_goes_on(
             raise RecursionError("maximum recursion depth exceeded")
         return real_chunk(text, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("noteseek.engine.update.run.chunk_note", chunk_with_a_bug)
+    monkeypatch.setattr("noteseek.engine.update.prepare.chunk_note", chunk_with_a_bug)
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         stats = idx.update(vault)
         assert problems_of(stats) == {

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .engine.request import SearchRequest, SearchResult
     from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
     from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
-    from .engine.update.run import IndexOptions, IndexStats
+    from .engine.update.options import IndexOptions, IndexStats
     from .errors import (
         IndexLockedError,
         IndexNotFoundError,
@@ -83,8 +83,8 @@ _EXPORTS: dict[str, str] = {
     "open_index": "engine.open",
     "SearchRequest": "engine.request",
     "SearchResult": "engine.request",
-    "IndexOptions": "engine.update.run",
-    "IndexStats": "engine.update.run",
+    "IndexOptions": "engine.update.options",
+    "IndexStats": "engine.update.options",
     "data_dir": "engine.locations",
     "default_db_path": "engine.locations",
     "fts_query": "core.query",

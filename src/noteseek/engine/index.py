@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocol import Storage
     from .note_access import NoteText
-    from .update.run import IndexOptions, IndexStats, Progress
+    from .update.options import IndexOptions, IndexStats, Progress
     from .vectors import ChunkVectors
 
 __all__ = ["Index", "IndexStatus"]
@@ -100,7 +100,7 @@ class Index:
         """What `update` indexes: the options given, else the folders the last finished run used
         (so a background refresh never indexes a folder the user excluded), else the defaults."""
         if self._options is None:
-            from .update.run import IndexOptions
+            from .update.options import IndexOptions
 
             self._options = IndexOptions.from_scope(self._store.get_meta(meta.SCOPE))
         return self._options

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..embedding.embedder import Embedder
     from .index import Index
     from .search import SearchSettings
-    from .update.run import IndexOptions
+    from .update.options import IndexOptions
 
     Opener = Callable[[Path], Index]
 

@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, TextIO
 
-    from ..engine.index import Index
-    from ..engine.open import LazyIndex
+    from .. import Index, LazyIndex
 
 __all__ = ["main"]
 

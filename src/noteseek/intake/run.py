@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.index import Index
-from ..engine.update.run import IndexStats
+from ..engine.update.options import IndexStats
 from ..engine.vault_walk import IGNORE_MARKER
 from ..secrets.scrubber import scrub
 from .assess import Assessment, assess_item
