@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..storage.protocol import Storage
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
-    from .vectors import ChunkVectors
+    from .vector_export import ChunkVectors
 
 __all__ = ["Index", "IndexStatus"]
 

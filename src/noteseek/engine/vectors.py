@@ -26,17 +26,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
-    import numpy as np
-    import numpy.typing as npt
-
     from ..storage.protocol import Storage
+    from .vector_export import ChunkVectors, FloatMatrix
 
 try:
     import simsimd
 except ImportError:  # pragma: no cover - a core dependency; without it vec0's KNN answers
     simsimd = None  # type: ignore[assignment]
 
-__all__ = ["ChunkVectors", "FloatMatrix", "VectorIndex", "VectorMatch"]
+__all__ = ["VectorIndex", "VectorMatch"]
 
 
 @dataclass(frozen=True)
@@ -46,23 +44,6 @@ class VectorMatch:
     chunk_id: int
     cosine: float
     file_id: int | None = None
-
-
-@dataclass(frozen=True)
-class FloatMatrix:
-    """Every vector as a unit float32 row, with its chunk and note (for intake's note centroids)."""
-
-    ids: npt.NDArray[np.int64]
-    rows: npt.NDArray[np.float32]
-    files: npt.NDArray[np.int64]  # file id of each row, -1 if unknown
-
-
-@dataclass(frozen=True)
-class ChunkVectors:
-    """Every vector as a unit float32 row, with the path of its note (None if unknown)."""
-
-    rows: npt.NDArray[np.float32]
-    paths: tuple[str | None, ...]
 
 
 class VectorIndex:
@@ -133,39 +114,33 @@ class VectorIndex:
 
     def float_matrix(self) -> FloatMatrix | None:
         """Every vector as a unit float32 row (numpy), with its note; None without a matrix."""
-        matrix = self.prepare()
-        if matrix is None:
-            return None
-        import numpy as np
+        from .vector_export import float_matrix
 
-        from ..embedding.quantize import dequantize
-
-        ids = np.frombuffer(matrix.ids, dtype=np.int64).copy()
-        rows = dequantize(np.frombuffer(matrix.rows, dtype=np.int8).reshape(-1, matrix.dim))
-        files = self._store.file_ids(ids.tolist())
-        return FloatMatrix(
-            ids, rows, np.array([files.get(int(i), -1) for i in ids], dtype=np.int64)
-        )
+        return float_matrix(self.prepare(), self._store)
 
     def chunk_vectors(self) -> ChunkVectors | None:
         """`float_matrix` with note paths instead of file ids (for intake's note centroids)."""
-        matrix = self.float_matrix()
-        if matrix is None:
-            return None
-        paths = self._store.file_paths()
-        return ChunkVectors(matrix.rows, tuple(paths.get(int(f)) for f in matrix.files))
+        from .vector_export import chunk_vectors
+
+        return chunk_vectors(self.float_matrix(), self._store)
 
     def _vec0_search(self, query: bytes, limit: int) -> list[VectorMatch]:
         return [VectorMatch(cid, cosine) for cid, cosine in self._store.knn(query, limit)]
 
 
-@dataclass(frozen=True)
 class _Matrix:
-    """A snapshot of the vectors: chunk ids and their int8 rows. Immutable."""
+    """A snapshot of the vectors: chunk ids and their int8 rows. Immutable.
 
-    ids: array[int]
-    rows: bytearray  # len(ids) × dim int8 values, row-major; never written after the load
-    dim: int
+    A plain class, not a dataclass: every one-shot search defines it, and a dataclass costs a
+    process ~0.5 ms to create.
+    """
+
+    __slots__ = ("dim", "ids", "rows")
+
+    def __init__(self, ids: array[int], rows: bytearray, dim: int) -> None:
+        self.ids = ids
+        self.rows = rows  # len(ids) × dim int8 values, row-major; never written after the load
+        self.dim = dim
 
     def search(
         self, query: bytes, limit: int, *, keep: set[int] | None = None, use_numpy: bool = False
