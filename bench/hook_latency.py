@@ -55,10 +55,11 @@ HOOK_COMMAND = [sys.executable, "-m", "noteseek"]
 
 # The daemon client's module, in this checkout or in an older one (before the package split).
 IMPORT_REQUEST = """
-try:
-    from noteseek.daemon.client import request
-except ImportError:
+import importlib.util
+if importlib.util.find_spec("noteseek.daemon_client") is not None:
     from noteseek.daemon_client import request
+else:
+    from noteseek.daemon.client import request
 """
 CLIENT = (
     IMPORT_REQUEST
@@ -82,10 +83,12 @@ class Row:
     stdin: bytes | None = None
     samples: list[float] = field(default_factory=list)
     out_bytes: list[int] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # the child's user + system CPU seconds
 
 
-def run_once(row: Row) -> tuple[float, int]:
-    """Seconds from spawn until the child closed stdout, and how many bytes it wrote."""
+def run_once(row: Row) -> tuple[float, int, float]:
+    """Seconds from spawn until the child closed stdout, how many bytes it wrote, and the CPU
+    seconds it used (user + system: far less disturbed by other load than the wall clock)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         row.argv,
@@ -101,9 +104,11 @@ def run_once(row: Row) -> tuple[float, int]:
     assert proc.stdout is not None
     out = proc.stdout.read()  # returns at EOF: the child closed stdout (normally: exited)
     elapsed = time.perf_counter() - start
-    if proc.wait() != 0:
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
         raise SystemExit(f"{row.name} failed (exit {proc.returncode}): {' '.join(row.argv)}")
-    return elapsed, len(out)
+    return elapsed, len(out), usage.ru_utime + usage.ru_stime
 
 
 def pct(values: Sequence[float], q: float) -> float:
@@ -181,6 +186,15 @@ def hook_available() -> bool:
     return importlib.util.find_spec("noteseek.hooks") is not None
 
 
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process, all threads (Linux /proc; 0.0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def ping(db: Path, env: dict[str, str]) -> dict[str, Any]:
     """The daemon's ping answer for `db` (served counts), or {} when none answers."""
     code = (
@@ -194,20 +208,24 @@ def ping(db: Path, env: dict[str, str]) -> dict[str, Any]:
 
 
 def comparison(rows: Sequence[Row]) -> str:
-    """Each row's median against the same row run with the old code (`--old-src`)."""
+    """Each row against the same row run with the old code (`--old-src`): medians, the median of
+    the per-round ratios (both ran in the same round, so shared load cancels), and CPU time."""
     by_name = {r.name: r for r in rows}
     lines = [
-        "| path | new median ms | old median ms | new / old | new p90 ms | old p90 ms |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| path | new median ms | old median ms | new / old | per-round new / old "
+        "| new CPU ms | old CPU ms | CPU new / old |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         old = by_name.get(f"{r.name} [old]")
         if old is None:
             continue
         new_ms, old_ms = statistics.median(r.samples) * 1000, statistics.median(old.samples) * 1000
+        paired = statistics.median(a / b for a, b in zip(r.samples, old.samples))
+        new_cpu, old_cpu = statistics.median(r.cpu) * 1000, statistics.median(old.cpu) * 1000
         lines.append(
-            f"| {r.name} | {new_ms:.1f} | {old_ms:.1f} | {new_ms / old_ms:.3f} "
-            f"| {pct(r.samples, 90) * 1000:.1f} | {pct(old.samples, 90) * 1000:.1f} |"
+            f"| {r.name} | {new_ms:.1f} | {old_ms:.1f} | {new_ms / old_ms:.3f} | {paired:.3f} "
+            f"| {new_cpu:.1f} | {old_cpu:.1f} | {new_cpu / old_cpu:.3f} |"
         )
     return "\n".join(lines)
 
@@ -311,7 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             old_src = str(args.old_src.resolve())
             old_base = dict(base_env, PYTHONPATH=old_src)
             old_cold = dict(cold_env, PYTHONPATH=old_src)
-            for row in [r for r in rows if r.name.startswith(("noteseek search", "hook"))]:
+            for row in [
+                r for r in rows if r.name.startswith(("noteseek search", "hook", "daemon"))
+            ]:
                 argv = [str(old_db) if a == str(db) else a for a in row.argv]
                 env = old_cold if row.env is cold_env else old_base
                 rows.append(Row(f"{row.name} [old]", argv, env, stdin=row.stdin))
@@ -322,7 +342,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
 
         rng = random.Random(11)
+        daemons = {"new": daemon, "old": old_daemon}
+        daemon_cpu: dict[str, float] = {}
         for i in range(args.warmup + args.runs):
+            if i == args.warmup:  # the daemons' own CPU from here on: their share of a warm answer
+                daemon_cpu = {k: process_cpu(p.pid) for k, p in daemons.items() if p is not None}
             prompt = texts[i]
             for row in rows:  # same prompt for every row in a round
                 if row.name.startswith("noteseek search"):
@@ -330,17 +354,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 elif row.name.startswith("hook"):
                     row.stdin = hook_payload(prompt, str(work))
                 elif row.name.startswith("daemon client"):
-                    row.argv = [*row.argv[:3], str(db), prompt]
+                    row.argv = [*row.argv[:4], prompt]
             order = rows[:]
             rng.shuffle(order)
             for row in order:
-                elapsed, size = run_once(row)
+                elapsed, size, cpu = run_once(row)
                 if i >= args.warmup:
                     row.samples.append(elapsed)
                     row.out_bytes.append(size)
+                    row.cpu.append(cpu)
             print(f"round {i + 1}/{args.warmup + args.runs}", file=sys.stderr, end="\r")
         print(file=sys.stderr)
 
+        per_request = {
+            k: (process_cpu(p.pid) - daemon_cpu[k]) * 1000 / (2 * args.runs)
+            for k, p in daemons.items()
+            if p is not None and k in daemon_cpu
+        }
         table = markdown(rows)
         print(table)
         versus = comparison(rows) if old_db is not None else ""
@@ -356,8 +386,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         if old_db is not None:
             counts["old_daemon_served"] = ping(old_db, base_env).get("served")
-            counts["old_expected_warm"] = rounds if hooks else 0
+            counts["old_expected_warm"] = 2 * rounds if hooks else rounds
         print(f"\ndaemon(s) served: {counts}")
+        if per_request:
+            shown = ", ".join(f"{k} {v:.2f} ms" for k, v in per_request.items())
+            print(f"daemon CPU per request (warm hook and client rows, measured rounds): {shown}")
         with open("/proc/loadavg") if Path("/proc/loadavg").exists() else open(os.devnull) as fh:
             load = fh.read().split()[:3]
         doc: dict[str, Any] = {
@@ -375,12 +408,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "median_ms": statistics.median(r.samples) * 1000,
                     "p90_ms": pct(r.samples, 90) * 1000,
                     "samples_ms": [s * 1000 for s in r.samples],
+                    "cpu_ms": [c * 1000 for c in r.cpu],
                     "out_bytes": r.out_bytes,
                 }
                 for r in rows
             },
             "table": table,
             "old_src": str(args.old_src) if args.old_src else None,
+            "daemon_cpu_ms_per_request": per_request,
             "versus_old": versus or None,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
