@@ -23,7 +23,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .records import ChunkRecord, ChunkRow, FileRecord, FileState, IndexedFile, VectorRows
+from .records import ChunkRecord, FileRecord, FileState, IndexedFile
+from .rows import ChunkRow, VectorRows
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
     import numpy as np

@@ -1,11 +1,11 @@
-"""The rows the engine and a storage backend hand each other: frozen values, no SQL."""
+"""The rows an update writes and reads back (files, chunks, file states) and the file row note
+access reads: frozen values, no SQL. What searches read is in `rows.py`."""
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 
-__all__ = ["ChunkRecord", "ChunkRow", "FileRecord", "FileState", "IndexedFile", "VectorRows"]
+__all__ = ["ChunkRecord", "FileRecord", "FileState", "IndexedFile"]
 
 
 @dataclass(frozen=True)
@@ -48,17 +48,6 @@ class ChunkRecord:
 
 
 @dataclass(frozen=True)
-class ChunkRow:
-    """A stored chunk, as search reads it back."""
-
-    id: int
-    path: str
-    section: str
-    text: str
-    heading_context: str
-
-
-@dataclass(frozen=True)
 class IndexedFile:
     """A file's row as note access reads it: whether it was indexed, and what it looked like."""
 
@@ -67,12 +56,3 @@ class IndexedFile:
     mtime_ns: int
     size: int
     title: str | None
-
-
-@dataclass(frozen=True)
-class VectorRows:
-    """Every stored vector: chunk ids and their int8 rows (len(ids) × dim, row-major). Immutable."""
-
-    ids: array[int]
-    rows: bytearray  # never written after the read
-    dim: int

@@ -1,12 +1,13 @@
-"""Rows of the files table and what hangs on a file: its chunks, note names and tags."""
+"""Rows of the files and chunks tables, and what hangs on a file: its note names and tags."""
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..records import ChunkRecord, FileRecord, FileState, IndexedFile
+from ..rows import ChunkRow
 from .text_index import TextIndex
 from .vector_table import VEC_TABLE, VectorTable
 
@@ -14,14 +15,19 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy as np
     import numpy.typing as npt
 
+    # Imported where they are made: a one-shot search never creates these dataclasses.
+    from ..records import ChunkRecord, FileRecord, FileState, IndexedFile
+
 __all__ = ["FileRows"]
 
 
 class FileRows(TextIndex, VectorTable):
-    """Writes of a file's rows (one transaction per file) and the file-level reads."""
+    """Writes of a file's rows (one transaction per file), file-level reads and chunk lookups."""
 
     def file_states(self) -> dict[str, FileState]:
         """Every known file with the data needed for change detection."""
+        from ..records import FileState
+
         rows = self.db.execute("SELECT path, mtime_ns, size, content_hash, status FROM files")
         return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
 
@@ -133,6 +139,8 @@ class FileRows(TextIndex, VectorTable):
 
     def indexed_file(self, path: str) -> IndexedFile | None:
         """The row of one file by its exact vault-relative path (for note access)."""
+        from ..records import IndexedFile
+
         row = self.db.execute(
             "SELECT status, problem, mtime_ns, size, title FROM files WHERE path = ?", (path,)
         ).fetchone()
@@ -178,3 +186,58 @@ class FileRows(TextIndex, VectorTable):
             params += [tag, len(tag) + 1, tag + "/"]
         where = " AND ".join(clauses) or "1"
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        """Number of chunks."""
+        return int(self.scalar("SELECT count(*) FROM chunks"))
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Stored chunks by id."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context FROM chunks c "
+            f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            list(ids),
+        )
+        return {r[0]: ChunkRow(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def chunk_texts(self, path: str) -> list[str]:
+        """The stored (scrubbed) text of a file's chunks, in order."""
+        rows = self.db.execute(
+            "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? ORDER BY c.seq",
+            (path,),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id -> file id."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[int, int] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for chunk_id, file_id in self.db.execute(
+                f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", batch
+            ):
+                out[int(chunk_id)] = int(file_id)
+        return out
+
+    def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
+        """The ids of every chunk of these files."""
+        rows = self.db.execute(
+            "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(file_ids))),),
+        )
+        return {int(r[0]) for r in rows}
+
+    def first_chunk(self, file_id: int) -> int | None:
+        """The id of a file's first chunk."""
+        value = self.scalar(
+            "SELECT id FROM chunks WHERE file_id = ? ORDER BY seq LIMIT 1", (file_id,)
+        )
+        return None if value is None else int(value)

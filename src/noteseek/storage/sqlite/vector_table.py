@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from .. import meta
-from ..records import VectorRows
+from ..rows import VectorRows
 from .connection import SqliteConnection
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
