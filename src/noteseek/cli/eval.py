@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -12,21 +13,20 @@ from .. import MODES, open_index
 __all__ = ["eval_cmd"]
 
 
+def _judged_file(
+    flag: str, dest: str, help: str
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A required option naming an existing file of the judged set."""
+    return click.option(
+        flag, dest, required=True, type=click.Path(exists=True, dir_okay=False), help=help
+    )
+
+
 @click.command("eval")
-@click.option(
-    "--queries",
-    "queries_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="BEIR queries.jsonl (_id, text, optional metadata.category).",
+@_judged_file(
+    "--queries", "queries_file", "BEIR queries.jsonl (_id, text, optional metadata.category)."
 )
-@click.option(
-    "--qrels",
-    "qrels_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="TSV: query-id, corpus-id, score (header line).",
-)
+@_judged_file("--qrels", "qrels_file", "TSV: query-id, corpus-id, score (header line).")
 @click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
 @click.option("--vault", type=click.Path(file_okay=False), help="Evaluate the index of this vault.")
 @click.option(

@@ -8,6 +8,7 @@ to the daemon client or to `noteseek.hooks.command`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -86,13 +87,24 @@ def _default_index() -> Path | None:
     return found.absolute() if found.exists() else None
 
 
+def _scope_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--user / --project, which both commands take: where the settings file is."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        command = click.option(
+            "--project",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            help=f"{verb} DIR/.claude/settings.local.json instead.",
+        )(command)
+        return click.option(
+            "--user", "user", is_flag=True, help=f"{verb} the user settings (the default)."
+        )(command)
+
+    return decorate
+
+
 @click.command("install-hooks", epilog=_SCOPE_HELP)
-@click.option("--user", "user", is_flag=True, help="Write the user settings (the default).")
-@click.option(
-    "--project",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Write DIR/.claude/settings.local.json instead.",
-)
+@_scope_options("Write")
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -124,12 +136,7 @@ def install_cmd(
 
 
 @click.command("uninstall-hooks", epilog=_SCOPE_HELP)
-@click.option("--user", "user", is_flag=True, help="Edit the user settings (the default).")
-@click.option(
-    "--project",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Edit DIR/.claude/settings.local.json instead.",
-)
+@_scope_options("Edit")
 @click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
 def uninstall_cmd(user: bool, project: Path | None, dry_run: bool) -> None:
     """Remove noteseek's Claude Code hooks from a settings file, and nothing else."""
