@@ -19,7 +19,7 @@ Contract in short:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["KeywordMatch", "Storage", "StorageOpener"]
+__all__ = ["KeywordMatch", "Storage"]
 
 # (chunk id, BM25 score with higher = better, file id), best first.
 KeywordMatch = tuple[int, float, int]
@@ -258,7 +258,3 @@ class Storage(Protocol):
     def integrity_problems(self) -> list[str]:
         """Empty when the backend's own checks pass and the counts agree."""
         ...
-
-
-# open_storage(locator, create=...) -> Storage; one per backend, chosen by storage.open.
-StorageOpener = Callable[..., Storage]
