@@ -8,7 +8,8 @@ over stdio), so the check holds whatever the package's inside looks like: it was
 the package was split into subpackages (issue 12) and must give the same bytes after.
 
 Only what cannot repeat is replaced, each by a fixed marker, nothing else is touched:
-- the temporary folder (index, vault, home, runtime folder) -> `<TMP>`, the interpreter -> `<PYTHON>`;
+- the temporary folder (index, vault, home, runtime folder) -> `<TMP>`, the interpreter -> `<PYTHON>`,
+  the checkout's folder -> `<REPO>`;
 - wall-clock times: `done in 1.2 s`, status's last-run date and seconds, `finished_at`,
   `seconds` in `last_run`, MCP status's `Last update: <date> (<n> s ago)`;
 - the index file's size (`db_bytes`, `0.5 MB`): the WAL's share of it depends on checkpoint timing;
@@ -234,6 +235,8 @@ class Run:
         for path in sorted({str(self.root.resolve()), str(self.root)}, key=len, reverse=True):
             text = text.replace(path, "<TMP>")
         text = text.replace(sys.executable, "<PYTHON>")
+        # The checkout's own folder differs between machines (CI clones elsewhere).
+        text = text.replace(str(REPO), "<REPO>")
         text = re.sub(r"done in \d+\.\d s", "done in <S> s", text)
         text = re.sub(
             r"stopped early \(Ctrl-C\) in \d+\.\d s", "stopped early (Ctrl-C) in <S> s", text
