@@ -1,0 +1,58 @@
+"""Bytes to text for the text formats (CSV, TSV, .txt, HTML, canvases): BOM, then UTF-8, then a guess.
+
+Most files are UTF-8, which a strict decode proves; only the rest pay for detection. The detector is
+charset-normalizer (1.0 MB installed); chardet 7 scored the same on our check but is 4.6 MB, figures in
+bench/documents_libraries.py.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from .errors import CorruptDocumentError
+from .formats import require
+
+__all__ = ["decode_text"]
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_DETECT_BYTES = 256 * 1024  # enough for a confident guess, bounded for huge files
+
+
+def _declared_html_charset(data: bytes) -> str | None:
+    match = _META_CHARSET.search(data[:4096])
+    if not match:
+        return None
+    name = match.group(1).decode("ascii", "replace")
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_text(data: bytes, *, html: bool = False) -> tuple[str, str]:
+    """Decode `data`; return the text and the encoding used. Raises if it is not text at all."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return data.decode(name, errors="replace"), name
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    if html:
+        declared = _declared_html_charset(data)
+        if declared:
+            return data.decode(declared, errors="replace"), declared
+    charset_normalizer = require("charset_normalizer", what="text that is not UTF-8")
+    best = charset_normalizer.from_bytes(data[:_DETECT_BYTES]).best()
+    if best is None:
+        raise CorruptDocumentError("is not text in any encoding that could be detected")
+    name = str(best.encoding)
+    return data.decode(name, errors="replace"), name

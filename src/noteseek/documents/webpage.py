@@ -1,0 +1,140 @@
+"""HTML with selectolax (the Lexbor HTML5 parser): headings open sections; scripts and styles go.
+
+Measured on 652 real pages (gnuplot's HTML manual, bench/documents_libraries.py): selectolax 82 MB/s,
+lxml.html 26 MB/s, the standard library's html.parser 8 MB/s, with the same words. lxml comes with
+python-docx anyway; selectolax costs 8 MB installed for 3x the speed and an HTML5-conformant parser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .encoding import decode_text
+from .formats import library_version, require
+from .model import DocumentMetadata, ExtractedDocument, ExtractionLimits, TextUnit
+
+__all__ = ["extract_html"]
+
+_DROP = frozenset(
+    {"script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object"}
+)
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_BLOCKS = frozenset(
+    {
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "tr",
+        "table",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "blockquote",
+        "pre",
+        "dd",
+        "dt",
+        "dl",
+        "main",
+        "nav",
+        "aside",
+        "figure",
+        "figcaption",
+        "hr",
+        "form",
+        "fieldset",
+        "address",
+        "details",
+        "summary",
+        "caption",
+        "thead",
+        "tbody",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+    }
+)
+_CELLS = frozenset({"td", "th"})
+_META = ("author", "description", "keywords")
+
+
+def _metadata(tree: Any) -> DocumentMetadata:
+    fields: list[tuple[str, str]] = []
+    title_node = tree.css_first("title")
+    if title_node is not None:
+        title = " ".join(title_node.text(deep=True).split())
+        if title:
+            fields.append(("title", title))
+    for node in tree.css("meta[name]"):
+        name = (node.attributes.get("name") or "").lower()
+        content = " ".join((node.attributes.get("content") or "").split())
+        if name in _META and content:
+            fields.append((name, content))
+    values = dict(fields)
+    return DocumentMetadata(
+        title=values.get("title"), author=values.get("author"), fields=tuple(fields)
+    )
+
+
+def extract_html(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
+    """Text in document order, one unit per heading section, breadcrumb = the headings above."""
+    lexbor = require("selectolax.lexbor", what="HTML files")
+    text, _encoding = decode_text(path.read_bytes(), html=True)
+    tree = lexbor.LexborHTMLParser(text)
+    metadata = _metadata(tree)
+    root = tree.body or tree.root
+    units: list[TextUnit] = []
+    stack: list[tuple[int, str]] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        body = "\n".join(" ".join(line.split()) for line in "".join(buffer).split("\n"))
+        body = "\n".join(
+            line.removesuffix(" |").removesuffix("|").rstrip() for line in body.split("\n") if line
+        )
+        if body:
+            units.append(TextUnit(body, tuple(t for _, t in stack)))
+        buffer.clear()
+
+    # An explicit stack, not recursion: hostile pages nest thousands of elements deep.
+    todo: list[Any] = [root] if root is not None else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            buffer.append(node)
+            continue
+        tag = node.tag
+        if tag == "-text":
+            buffer.append(node.text_content or "")
+            continue
+        if tag in _DROP or tag.startswith("-"):
+            continue
+        if tag in _HEADINGS:
+            heading = " ".join(node.text(deep=True).split())
+            if heading:
+                flush()
+                level = _HEADINGS[tag]
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, heading))
+                buffer.append(heading + "\n")
+                continue
+        children = list(node.iter(include_text=True))
+        if tag in _BLOCKS:
+            todo.append("\n")
+        elif tag in _CELLS:
+            todo.append(" | ")
+        todo.extend(reversed(children))
+        if tag in _BLOCKS:
+            buffer.append("\n")
+    flush()
+    return ExtractedDocument(
+        kind="html", engine=library_version("selectolax"), units=tuple(units), metadata=metadata
+    )
