@@ -47,6 +47,6 @@ def extract_delimited(path: Path, limits: ExtractionLimits, *, kind: str) -> Ext
             ) from exc
 
     units = row_units(
-        rows(), sheet=None, rows_per_unit=limits.rows_per_unit, max_chars=limits.max_unit_chars
+        rows(), sheet=None, rows_per_unit=limits.rows_per_unit, max_chars=limits.max_rows_unit_chars
     )
     return ExtractedDocument(kind=kind, engine=f"csv ({encoding})", units=tuple(units))

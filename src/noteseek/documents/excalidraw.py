@@ -1,8 +1,10 @@
 """Obsidian Excalidraw drawings (`.excalidraw.md`): the "Text Elements" section, never the drawing JSON.
 
 The plugin writes every text element of the drawing as a paragraph ending in a `^blockid`
-under a `## Text Elements` heading (`# Text Elements` in older files); the drawing itself follows
-in a (compressed) JSON block that holds nothing a person wrote beyond those texts.
+under a `## Text Elements` heading (`# Text Elements` in older files), followed by `## Element Links`,
+`## Embedded Files` and, after a `%%` line, `## Drawing` with a (compressed) JSON block that holds
+nothing a person wrote beyond those texts. The note text above `# Excalidraw Data` is the plugin's
+"switch to Excalidraw view" banner and is not read either.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from .model import ExtractedDocument, ExtractionLimits, TextUnit
 __all__ = ["extract_excalidraw"]
 
 _START = re.compile(r"^#{1,6}\s+Text Elements\s*$")
-_END = re.compile(r"^(#{1,6}\s|%%\s*$|```)")
+# Only the plugin's own section headings end it: a text element may itself hold Markdown headings
+# (seen in real drawings: "### 2) Notification Content" inside a text box).
+_END = re.compile(r"^(#{1,2}\s+(Drawing|Element Links|Embedded Files|Embeddable Files)\s*$|%%\s*$)")
 _BLOCK_ID = re.compile(r"\s*\^[A-Za-z0-9_-]{6,}\s*$")
 
 

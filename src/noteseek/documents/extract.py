@@ -18,9 +18,10 @@ from .model import ExtractedDocument, ExtractionLimits, ExtractionResult, Outcom
 from .sniff import sniff
 from .textsplit import split_unit
 
-__all__ = ["extract_file"]
+__all__ = ["MEMORY_REASON_END", "extract_file"]
 
 _MIB = 1024 * 1024
+MEMORY_REASON_END = "of memory extraction may use"
 Extractor = Callable[[Path, ExtractionLimits, bool], ExtractedDocument]
 
 
@@ -77,10 +78,12 @@ def _finish(doc: ExtractedDocument, limits: ExtractionLimits) -> ExtractedDocume
         text = _clean(unit.text)
         if not text.strip():
             continue
+        # Row batches were sized by `row_units` already; only free text is split here.
+        budget = limits.max_rows_unit_chars if unit.location.rows else limits.max_unit_chars
         units.extend(
             split_unit(
                 replace(unit, text=text),
-                max_chars=limits.max_unit_chars,
+                max_chars=budget,
                 overlap=limits.unit_overlap_chars,
                 min_chars=limits.min_unit_chars,
             )
@@ -135,7 +138,7 @@ def extract_file(
         return result(exc.outcome, str(exc))
     except MemoryError:
         memory = f"{limits.memory_bytes / _MIB:,.0f} MiB" if limits.memory_bytes else "available"
-        return result(Outcome.TOO_LARGE, f"needs more than the {memory} memory extraction may use")
+        return result(Outcome.TOO_LARGE, f"needs more than the {memory} {MEMORY_REASON_END}")
     except RecursionError:
         return result(Outcome.CORRUPT, "is nested too deeply to read")
     except OSError as exc:

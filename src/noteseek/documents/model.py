@@ -132,5 +132,6 @@ class ExtractionLimits:
         100  # a shorter split-off tail is merged into its neighbour, never dropped
     )
     rows_per_unit: int = 20  # spreadsheet and CSV rows under one repeated header
+    max_rows_unit_chars: int = 2000  # ... unless they pass this (a note section's maximum) first
     memory_bytes: int | None = 2048 * _MIB  # address-space limit of a worker (POSIX); None = none
     timeout_seconds: float = 60.0  # wall clock per file in a worker

@@ -72,6 +72,9 @@ def _page_text(page: Any) -> str:
         text = str(textpage.get_text_range())
     finally:
         textpage.close()
+    # PDFium marks a word hyphenated across a line break with U+FFFE and drops the break:
+    # "isosur\ufffeface". Removing the mark gives the word back ("isosurface"), which search needs.
+    text = text.replace("\ufffe", "")
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
 
 
@@ -138,7 +141,10 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
                 mark = marks[mark_i]
                 mark_i += 1
                 found = _title_at(text, mark.title, pos) if mark.page == index else None
-                if found is not None and text[start:found].strip():
+                # A few characters before the first heading (a running head, a page number) stay
+                # with the text that follows instead of becoming a unit of their own.
+                before = text[start:found].strip() if found is not None else ""
+                if found is not None and len(before) >= limits.min_unit_chars:
                     units.append(TextUnit(text[start:found], section, location))
                     start = found
                 if found is not None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .formats import document_kind
 from .model import ExtractionLimits, ExtractionResult, Outcome
-from .worker import Request, serve
+from .worker import Request, retires_after, serve
 
 __all__ = ["ExtractionPool", "PoolStats"]
 
@@ -43,6 +43,7 @@ class PoolStats:
 class _Task:
     path: str
     fallback: bool = False
+    retried: bool = False
 
 
 class _Worker:
@@ -129,9 +130,14 @@ class ExtractionPool:
                     result = self._receive(worker, task)
                     if result is None:  # died: replace it; maybe retry with the fallback reader
                         worker.task = None
+                        worker.process.join(timeout=2.0)  # the pipe closes before it is reaped
                         code = worker.process.exitcode
                         worker.stop(kill=True)
                         self._workers[i] = self._spawn()
+                        if code == 0 and not task.retried:
+                            # A clean exit is no crash on this file (it died between jobs).
+                            pending.appendleft(_Task(task.path, task.fallback, retried=True))
+                            continue
                         self._crashed += 1
                         if not task.fallback and document_kind(task.path) in _FALLBACK_KINDS:
                             pending.appendleft(_Task(task.path, fallback=True))
@@ -152,6 +158,9 @@ class ExtractionPool:
                 if result is not None:
                     worker.task = None
                     self._files += 1
+                    if retires_after(result):  # it exits now; replace it before the next file
+                        worker.stop()
+                        self._workers[i] = self._spawn()
                     yield result
 
     def _spawn(self) -> _Worker:

@@ -65,6 +65,8 @@ def _calamine_sheets(path: Path) -> Iterator[tuple[str, Iterator[tuple[int, Sequ
     except calamine.CalamineError as exc:
         if "password" in str(exc).lower() or "encrypt" in str(exc).lower():
             raise EncryptedDocumentError("is password-protected") from exc
+        if "cell limit" in str(exc).lower():  # calamine's own guard (ODS): the grid is too big
+            raise DocumentTooLargeError(f"has too many cells to read ({exc})") from exc
         raise CorruptDocumentError(f"cannot be read as a spreadsheet ({exc})") from exc
     for name in workbook.sheet_names:
         try:
@@ -127,7 +129,10 @@ def _read(
     for name, rows in sheets:
         count += 1
         for unit in row_units(
-            rows, sheet=name, rows_per_unit=limits.rows_per_unit, max_chars=limits.max_unit_chars
+            rows,
+            sheet=name,
+            rows_per_unit=limits.rows_per_unit,
+            max_chars=limits.max_rows_unit_chars,
         ):
             chars += len(unit.text)
             if chars > limits.max_chars:

@@ -112,7 +112,8 @@ def row_units(
         if is_header:
             header, header_row = line, number
             continue
-        size = len(prefix) + len(header or "") + sum(len(x) + 1 for _, x in batch) + len(line)
+        # Exactly the length `flush` would produce with this line added.
+        size = len(prefix) + len(header or "") + 1 + sum(len(x) + 1 for _, x in batch) + len(line)
         if batch and (len(batch) >= rows_per_unit or size > max_chars):
             flush()
         batch.append((number, line))

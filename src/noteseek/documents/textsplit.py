@@ -84,7 +84,7 @@ def split_text(
     for i, chunk in enumerate(chunks):
         prefix = ""
         if i and not re.search(r"\n[ \t]*\n\s*$", chunks[i - 1]):
-            prefix = _overlap_tail(chunks[i - 1].rstrip(), overlap)
+            prefix = _overlap_tail(chunks[i - 1].rstrip(), overlap).strip()
         out.append((prefix + " " if prefix else "") + chunk.strip())
     return out
 

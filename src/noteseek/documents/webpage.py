@@ -7,10 +7,12 @@ python-docx anyway; selectolax costs 8 MB installed for 3x the speed and an HTML
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from .encoding import decode_text
+from .errors import DocumentTooLargeError
 from .formats import library_version, require
 from .model import DocumentMetadata, ExtractedDocument, ExtractionLimits, TextUnit
 
@@ -63,6 +65,21 @@ _BLOCKS = frozenset(
 )
 _CELLS = frozenset({"td", "th"})
 _META = ("author", "description", "keywords")
+# Lexbor's tree building is quadratic in nesting depth (measured: 20,000 nested <div>s parse in
+# 1.7 s, 100,000 in 45 s), so a page nested deeper than any real one is refused before parsing.
+# Only elements that never close implicitly are counted, so old HTML with unclosed <p> passes.
+_NESTING = re.compile(
+    rb"<(/?)(div|span|section|article|blockquote|table|ul|ol|dl|main|aside|nav)\b", re.I
+)
+_MAX_DEPTH = 5000
+
+
+def _check_depth(data: bytes) -> None:
+    depth = 0
+    for match in _NESTING.finditer(data):
+        depth += -1 if match.group(1) else 1
+        if depth > _MAX_DEPTH:
+            raise DocumentTooLargeError(f"nests elements more than {_MAX_DEPTH:,} levels deep")
 
 
 def _metadata(tree: Any) -> DocumentMetadata:
@@ -86,7 +103,9 @@ def _metadata(tree: Any) -> DocumentMetadata:
 def extract_html(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
     """Text in document order, one unit per heading section, breadcrumb = the headings above."""
     lexbor = require("selectolax.lexbor", what="HTML files")
-    text, _encoding = decode_text(path.read_bytes(), html=True)
+    data = path.read_bytes()
+    _check_depth(data)
+    text, _encoding = decode_text(data, html=True)
     tree = lexbor.LexborHTMLParser(text)
     metadata = _metadata(tree)
     root = tree.body or tree.root

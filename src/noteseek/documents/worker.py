@@ -12,10 +12,10 @@ import sys
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from .extract import extract_file
-from .model import ExtractionLimits, Outcome
+from .extract import MEMORY_REASON_END, extract_file
+from .model import ExtractionLimits, ExtractionResult, Outcome
 
-__all__ = ["Request", "serve"]
+__all__ = ["Request", "retires_after", "serve"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,14 @@ def _silence_stderr() -> None:
         pass
 
 
+def retires_after(result: ExtractionResult) -> bool:
+    """True when a worker exits after sending `result` (the pool replaces it at once).
+
+    After a MemoryError the heap may be fragmented or a library half-initialised.
+    """
+    return result.outcome is Outcome.TOO_LARGE and result.reason.endswith(MEMORY_REASON_END)
+
+
 def serve(conn: Connection, memory_bytes: int | None) -> None:
     """Answer `Request`s with `ExtractionResult`s; exit on None, EOF, or after running out of memory."""
     _silence_stderr()
@@ -68,7 +76,6 @@ def serve(conn: Connection, memory_bytes: int | None) -> None:
             conn.send(result)
         except (OSError, ValueError):
             return
-        if result.outcome is Outcome.TOO_LARGE and "memory" in result.reason:
-            # After a MemoryError the heap may be fragmented or a library half-initialised: restart.
+        if retires_after(result):
             conn.close()
             sys.exit(0)
