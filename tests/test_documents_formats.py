@@ -257,3 +257,11 @@ def test_unknown_kind_is_unsupported(tmp_path: Path) -> None:
     path = tmp_path / "notes.md"
     path.write_text("# a note", encoding="utf-8")
     assert extract_file(path).outcome is Outcome.UNSUPPORTED
+
+
+def test_a_canvas_suffix_that_is_not_json_canvas_is_unsupported(tmp_path: Path) -> None:
+    # gnuplot's HTML canvas terminal writes `.canvas` files that are HTML pages.
+    path = tmp_path / "index.canvas"
+    path.write_text("<!DOCTYPE HTML>\n<html><body>plot</body></html>\n", encoding="utf-8")
+    result = extract_file(path)
+    assert result.outcome is Outcome.UNSUPPORTED and "JSON Canvas" in result.reason

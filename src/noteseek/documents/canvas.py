@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .encoding import decode_text
-from .errors import CorruptDocumentError
+from .errors import CorruptDocumentError, UnsupportedDocumentError
 from .model import ExtractedDocument, ExtractionLimits, TextUnit
 
 __all__ = ["extract_canvas"]
@@ -45,6 +45,11 @@ def _card_text(node: dict[str, Any]) -> str:
 def extract_canvas(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
     """One unit per group (and one for the ungrouped cards), breadcrumb = the group labels."""
     text, _ = decode_text(path.read_bytes())
+    if text.strip() and not text.lstrip().startswith("{"):
+        # Other programs use the suffix too (gnuplot's HTML canvas terminal writes `.canvas` files).
+        raise UnsupportedDocumentError(
+            "is not a JSON Canvas (Obsidian) file: it does not hold JSON"
+        )
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
