@@ -35,7 +35,7 @@ DOCUMENTS_EXTRA = (
     "python-docx",
     "python-calamine",
     "openpyxl",
-    "charset-normalizer",
+    "chardet",
     "selectolax",
 )
 

@@ -175,10 +175,16 @@ def test_csv_batches_with_header_and_record_rows() -> None:
 
 def test_csv_legacy_encoding_and_semicolons(tmp_path: Path) -> None:
     path = tmp_path / "export.csv"
-    rows = ["Straße;Größe;Preis"] + [f"Übergang {i};{i} m²;{i},50 €" for i in range(30)]
+    # What a German Excel writes for "CSV (Trennzeichen-getrennt)": cp1252 and semicolons.
+    names = ["Müller", "Bäcker", "Schäfer", "Größmann", "Köhler", "Weiß"]
+    rows = ["Name;Straße;Verwendungszweck;Betrag"] + [
+        f"{names[i % 6]};Hauptstraße {i};Überweisung für März, Nr. {i};{i},50 €" for i in range(30)
+    ]
     path.write_bytes("\r\n".join(rows).encode("cp1252"))
     units = extract_file(path).document.units  # type: ignore[union-attr]
-    assert units[0].text.startswith("Straße | Größe | Preis\nÜbergang 0 | 0 m² | 0,50 €")
+    assert units[0].text.startswith(
+        "Name | Straße | Verwendungszweck | Betrag\nMüller | Hauptstraße 0 | Überweisung für März, Nr. 0 | 0,50 €"
+    )
     assert [u.location.rows for u in units] == [(2, 21), (22, 31)]
 
 
@@ -265,3 +271,17 @@ def test_a_canvas_suffix_that_is_not_json_canvas_is_unsupported(tmp_path: Path) 
     path.write_text("<!DOCTYPE HTML>\n<html><body>plot</body></html>\n", encoding="utf-8")
     result = extract_file(path)
     assert result.outcome is Outcome.UNSUPPORTED and "JSON Canvas" in result.reason
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_formulas_come_back_as_cached_values(fallback: bool) -> None:
+    # C1 holds =SUM(A1:B1) with its cached result 25; both readers return the value, not the formula.
+    from noteseek.documents import ExtractionLimits
+    from noteseek.documents.sheets import extract_spreadsheet
+
+    doc = extract_spreadsheet(
+        sample("calamine-formula.xlsx"), ExtractionLimits(), kind="xlsx", fallback=fallback
+    )
+    assert doc.engine.startswith("openpyxl" if fallback else "python-calamine")
+    assert doc.units[0].text == "[Sheet: Sheet1]\n10 | 15 | 25"
+    assert "SUM" not in doc.units[0].text

@@ -1,7 +1,8 @@
 """Spreadsheets (.xlsx/.xlsm, .xls, .ods) with python-calamine, .xlsx falling back to openpyxl.
 
 calamine (Rust, MIT) reads all three formats, returns formulas' cached values and names encrypted
-files clearly; it was 10-30x faster than openpyxl here (bench/documents_libraries.py). It allocates a
+files clearly; it read a 50,000-row sheet in 1.1 s against openpyxl's 12.4 s and the real readxl
+samples in under a millisecond against 3-13 ms (bench/documents_libraries.py). It allocates a
 dense grid from the first to the last used cell, so one cell at XFD1048576 makes it abort the whole
 process: that kills only the worker, and the pool retries the file with `engine="fallback"`, which is
 openpyxl in read-only mode after `reset_dimensions()` (without it openpyxl trusts the declared
