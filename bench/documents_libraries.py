@@ -172,7 +172,7 @@ def html(folder: Path) -> dict[str, Any]:
 
 
 def encodings(data_dir: Path) -> dict[str, Any]:
-    samples: list[tuple[str, str]] = []
+    samples: list[tuple[str, str, str]] = []  # text, encoding, label
     corpus = data_dir / "xquad-retrieval" / "de" / "corpus.jsonl"
     if corpus.exists():
         paras = [json.loads(line)["text"] for line in corpus.open(encoding="utf-8")][:200]
@@ -182,11 +182,9 @@ def encodings(data_dir: Path) -> dict[str, Any]:
                     text.encode(enc)
                 except UnicodeEncodeError:
                     continue
-                samples.append((text, enc))
-    else:
-        print(f"  {corpus} absent: German set skipped (pass --data-dir)")
+                samples.append((text, enc, f"de prose {enc}"))
         # The same real sentences as a German Excel's CSV export: one per row, with amounts in euro.
-        for i, text in enumerate(paras):
+        for text in paras:
             sentences = re.split(r"(?<=[.!?]) ", text)
             rows = ["Nr;Satz;Betrag"] + [f'{j};"{t}";{j * 3},50 €' for j, t in enumerate(sentences)]
             csv_text = "\r\n".join(rows)
@@ -194,7 +192,9 @@ def encodings(data_dir: Path) -> dict[str, Any]:
                 csv_text.encode("cp1252")
             except UnicodeEncodeError:
                 continue
-            samples.append((csv_text, "cp1252"))
+            samples.append((csv_text, "cp1252", "de csv cp1252"))
+    else:
+        print(f"  {corpus} absent: German set skipped (pass --data-dir)")
     import pypdfium2
 
     doc = pypdfium2.PdfDocument(str(REPO / "tests" / "data" / "documents" / "multilang.pdf"))
@@ -209,7 +209,7 @@ def encodings(data_dir: Path) -> dict[str, Any]:
     for label, line in zip(lines[::2], lines[1::2]):
         for key, enc in by_script.items():
             if label.startswith(key):
-                samples.append(((line + " ") * 20, enc))
+                samples.append(((line + " ") * 20, enc, f"{key} {enc}"))
     rows: dict[str, Any] = {}
 
     def detect_cn(data: bytes) -> str | None:
@@ -233,7 +233,9 @@ def encodings(data_dir: Path) -> dict[str, Any]:
         right = 0
         wrong: dict[str, int] = {}
         t = time.perf_counter()
-        for text, enc in samples:
+        totals: dict[str, int] = {}
+        for text, enc, label in samples:
+            totals[label] = totals.get(label, 0) + 1
             data = text.encode(enc)
             guess = fn(data)
             try:
@@ -242,17 +244,17 @@ def encodings(data_dir: Path) -> dict[str, Any]:
                 ok = False
             right += ok
             if not ok:
-                wrong[enc] = wrong.get(enc, 0) + 1
+                wrong[label] = wrong.get(label, 0) + 1
         ms = (time.perf_counter() - t) / max(len(samples), 1) * 1000
         rows[name] = {
             "exact": right,
             "samples": len(samples),
             "ms_per_sample": ms,
-            "wrong_by_encoding": wrong,
+            "misses": wrong,
+            "samples_by_label": totals,
         }
-        print(
-            f"  {name:18} {right}/{len(samples)} decoded exactly, {ms:.2f} ms/sample, misses {wrong}"
-        )
+        print(f"  {name:18} {right}/{len(samples)} decoded exactly, {ms:.2f} ms/sample")
+        print(f"  {'':18} misses {wrong} of {totals}")
     return rows
 
 

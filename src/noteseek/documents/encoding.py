@@ -1,10 +1,11 @@
 """Bytes to text for the text formats (CSV, TSV, .txt, HTML, canvases): BOM, then UTF-8, then a guess.
 
 Most files are UTF-8, which a strict decode proves; only the rest pay for detection. The detector is
-chardet 7 (0BSD, 4.6 MB installed). Measured on real text (bench/documents_libraries.py): German
-XQuAD paragraphs in cp1252, UTF-16 and five other scripts' legacy code pages, chardet decoded
-383/389 exactly, charset-normalizer (1.0 MB) 374/389 — it read 10 of ~190 German cp1252 paragraphs
-as cp1250, cp775 or mac_latin2 ("ü" -> "³"), the very case of a CSV exported by a German Excel.
+chardet 7 (0BSD, 4.6 MB installed), measured against charset-normalizer (MIT, 1.0 MB) on real
+text (bench/documents_libraries.py): of 184 German XQuAD paragraphs in cp1252 chardet decoded all
+184 exactly, charset-normalizer 174 (it guessed cp1250, cp775, mac_latin2: "ü" became "³"); of the
+same sentences as rows of a semicolon CSV, the file a German Excel exports, 184 against 137.
+chardet is slower (5.0 against 2.3 ms per sample), which only files that are not UTF-8 pay.
 """
 
 from __future__ import annotations

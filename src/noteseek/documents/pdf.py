@@ -1,8 +1,10 @@
 """PDF text with pypdfium2 (PDFium, Apache-2.0/BSD): one stream per page, bookmarks as breadcrumbs.
 
-Measured here on a 311-page manual (bench/documents_libraries.py): PDFium 0.6 s, pypdf 9.5 s (15x)
-with the same words; pypdf also drops word spaces on some real PDFs, and PyMuPDF is AGPL. A page with
-image objects and no text layer is reported as image-only (OCR is out of scope, and nothing is guessed).
+Measured on the 311-page gnuplot manual (bench/documents_libraries.py, three runs on a shared
+machine): PDFium 0.6-1.7 s, pypdf 9.5-26 s (12-21x slower) for the same 158k words; pypdf leaves 88
+words cut at a line-end hyphen ("isosur-" / "face") where PDFium marks the 94 soft hyphens with
+U+FFFE, which `_page_text` removes to give the word back. PyMuPDF is AGPL. A page with image objects
+and no text layer is reported as image-only (OCR is out of scope, and nothing is guessed).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """HTML with selectolax (the Lexbor HTML5 parser): headings open sections; scripts and styles go.
 
-Measured on 652 real pages (gnuplot's HTML manual, bench/documents_libraries.py): selectolax 82 MB/s,
-lxml.html 26 MB/s, the standard library's html.parser 8 MB/s, with the same words. lxml comes with
-python-docx anyway; selectolax costs 8 MB installed for 3x the speed and an HTML5-conformant parser.
+Measured on 652 real pages (gnuplot's HTML manual, bench/documents_libraries.py, three runs on a
+shared machine): selectolax 17-82 MB/s, lxml.html 3.3-26 MB/s, the standard library's html.parser
+1.5-7.8 MB/s, the same words within 1 %. lxml comes with python-docx anyway; selectolax costs 8 MB
+installed for 2.6-13x lxml's speed and a parser that builds the tree as browsers do (HTML5).
 """
 
 from __future__ import annotations
