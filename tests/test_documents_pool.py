@@ -90,3 +90,29 @@ def test_a_calamine_abort_is_retried_with_openpyxl(tmp_path: Path) -> None:
     assert result.ok and result.document is not None
     assert result.document.engine.startswith("openpyxl")
     assert stats.crashed == 1 and stats.started == 2
+
+
+def test_leaving_the_loop_early_never_leaks_results_into_the_next_call(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.csv"
+    slow.write_bytes(b"a,b,c\n" + b"1,2,3\n" * 300_000)
+    with ExtractionPool(workers=2) as pool:
+        for _ in pool.extract_many([sample("crazyones.pdf"), slow, slow]):
+            break  # one result taken; the others are still running
+        later = list(pool.extract_many([sample("mtcars.csv")]))
+    assert [Path(r.path).name for r in later] == ["mtcars.csv"] and later[0].ok
+
+
+def test_ctrl_c_in_the_terminal_does_not_kill_a_busy_worker(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.csv"
+    slow.write_bytes(b"a,b,c\n" + b"1,2,3\n" * 300_000)
+    with ExtractionPool(workers=1) as pool:
+        pool.extract(sample("mtcars.csv"))
+        pid = pool._workers[0].process.pid
+        assert pid is not None
+        interrupt = threading.Timer(0.3, os.kill, args=(pid, signal.SIGINT))
+        interrupt.start()
+        result = pool.extract(slow)
+        interrupt.join()
+        stats = pool.stats
+    assert result.ok, result.reason
+    assert stats.crashed == 0 and stats.started == 1

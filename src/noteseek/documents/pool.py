@@ -105,8 +105,19 @@ class ExtractionPool:
         return next(iter(self.extract_many([path])))
 
     def extract_many(self, paths: Iterable[str | Path]) -> Iterator[ExtractionResult]:
-        """Extract every path, yielding each result as it finishes (not in input order)."""
-        pending = deque(_Task(str(p)) for p in paths)
+        """Extract every path, yielding each result as it finishes (not in input order).
+
+        Leaving the loop early (break, an exception, Ctrl-C) kills the workers still busy, so a
+        later call never receives a result that belongs to this one.
+        """
+        try:
+            yield from self._run(deque(_Task(str(p)) for p in paths))
+        finally:
+            for worker in [w for w in self._workers if w.task is not None]:
+                worker.stop(kill=True)
+                self._workers.remove(worker)
+
+    def _run(self, pending: deque[_Task]) -> Iterator[ExtractionResult]:
         while self._workers and len(self._workers) > self._size:
             self._workers.pop().stop()
         while len(self._workers) < min(self._size, max(len(pending), 1)):

@@ -8,6 +8,7 @@ pool sees the pipe close or the clock run out.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -62,6 +63,9 @@ def retires_after(result: ExtractionResult) -> bool:
 
 def serve(conn: Connection, memory_bytes: int | None) -> None:
     """Answer `Request`s with `ExtractionResult`s; exit on None, EOF, or after running out of memory."""
+    # Ctrl-C in a terminal reaches the whole process group: the indexer decides what it means
+    # (finish the current file, then stop) and ends its workers itself, so they ignore it here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _silence_stderr()
     _limit_memory(memory_bytes)
     while True:
