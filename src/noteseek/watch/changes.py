@@ -51,11 +51,17 @@ def is_editor_temp(name: str) -> bool:
 
 @dataclass(frozen=True)
 class PathChange:
-    """One path an event named, with what is there now (`gone`: nothing; `is_dir`: a real folder)."""
+    """One path an event named, with what is there now (`gone`: nothing; `is_dir`: a real folder).
+
+    `modified`: the event said the entry changed in place, not that it appeared or went. For a
+    folder that only means its own mtime or mode changed (polling sees an entry added below it);
+    the entries below come with events of their own, so it needs no re-check.
+    """
 
     rel_path: str
     gone: bool
     is_dir: bool = False
+    modified: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,8 @@ def classify(
         if marked(parent):
             continue
         if change.is_dir:
+            if change.modified:
+                continue
             if not rules.skips_folder(path, parents_checked=True) and not marked(path):
                 folders.add(path)
         elif is_editor_temp(name):

@@ -269,7 +269,7 @@ class VaultWatcher:
 
     def _batch(self, raw: Iterable[tuple[object, str]]) -> ChangeBatch:
         changes: list[PathChange] = []
-        for _, path in raw:
+        for kind, path in raw:
             if not path.startswith(self._prefix):
                 continue  # the vault folder itself (or a path outside it)
             rel = path[len(self._prefix) :].replace(os.sep, "/")
@@ -278,7 +278,9 @@ class VaultWatcher:
             except OSError:
                 changes.append(PathChange(rel, gone=True))
                 continue
-            changes.append(PathChange(rel, gone=False, is_dir=stat.S_ISDIR(st.st_mode)))
+            is_dir = stat.S_ISDIR(st.st_mode)
+            modified = getattr(kind, "name", "") == "modified"
+            changes.append(PathChange(rel, gone=False, is_dir=is_dir, modified=modified))
         cache: dict[str, bool] = {}
         return classify(changes, self._rules, marked=lambda folder: self._marked(folder, cache))
 
