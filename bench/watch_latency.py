@@ -22,6 +22,7 @@ The first run builds the MDN index in the workdir (~1 min); ``--workdir`` keeps 
 from __future__ import annotations
 
 import argparse
+import re
 import resource
 import secrets
 import shutil
@@ -123,7 +124,7 @@ def prepare(workdir: Path, data: Path) -> tuple[Path, Path, dict[str, str]]:
         notes = sorted(vault.rglob("index.md"))
         for note in notes[:: len(notes) // BURST][:BURST]:
             with note.open("a", encoding="utf-8") as f:
-                f.write(f"\n{_word()}\n")
+                f.write(f"\n\n## Checkout bench\n\nThe word {_word()} came with a checkout.\n")
         _git(vault, "commit", "-qam", "burst")
         _git(vault, "checkout", "-q", "main")
     words: dict[str, str] = {}
@@ -137,8 +138,8 @@ def prepare(workdir: Path, data: Path) -> tuple[Path, Path, dict[str, str]]:
     for line in diff.splitlines():
         if line.startswith("+++ b/"):
             path = line[6:]
-        elif line.startswith("+zq"):
-            words[path] = line[1:]
+        elif match := re.match(r"\+The word (zq[0-9a-f]+) came with a checkout", line):
+            words[path] = match.group(1)
     if not db.exists():
         start = time.monotonic()
         with Index(db) as idx:
@@ -161,7 +162,9 @@ def latency(vault: Path, reader: Index, updater: Updater, runs: int) -> None:
         word = _word()
         start = time.monotonic()
         with note.open("a", encoding="utf-8") as f:
-            f.write(f"\n{word}\n")
+            # A section of its own: appended to the page's last section (often "See also", which
+            # the chunker leaves out) the word would never be searchable.
+            f.write(f"\n\n## Watch bench edit\n\nThe word {word} was added by the benchmark.\n")
         rel = note.relative_to(vault).as_posix()
         edit.append(_searchable(reader, rel, word) - start)
         updater.wait_idle()

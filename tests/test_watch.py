@@ -353,15 +353,36 @@ def test_idle_watcher_stops_promptly(vault: Path) -> None:
 
 
 def test_callback_error_ends_the_watcher(vault: Path) -> None:
+    calls: list[ChangeBatch] = []
+
     def broken(batch: ChangeBatch) -> None:
-        raise ValueError("the index is broken")
+        calls.append(batch)
+        raise OSError("disk full")  # the callback's, not the watcher's: no restart
 
     watcher = VaultWatcher(vault, broken, quiet=0.2).start()
     assert watcher.wait_ready(TIMEOUT)
     (vault / "notes" / "c.md").write_text("# C\n")
     wait_until(lambda: not watcher.running)
-    with pytest.raises(ValueError, match="broken"):
+    with pytest.raises(OSError, match="disk full"):
         watcher.join(TIMEOUT)
+    assert len(calls) == 1
+
+
+def test_refused_batch_comes_again_with_the_next_changes(vault: Path) -> None:
+    seen: list[ChangeBatch] = []
+
+    def locked_once(batch: ChangeBatch) -> bool:
+        seen.append(batch)
+        return len(seen) > 1  # the first hand-over finds the index locked
+
+    watcher = VaultWatcher(vault, locked_once, quiet=0.2).start()
+    assert watcher.wait_ready(TIMEOUT)
+    (vault / "notes" / "c.md").write_text("# C\n")
+    wait_until(lambda: len(seen) >= 2)  # again at the next idle tick, without a new event
+    watcher.stop()
+    assert watcher.join(TIMEOUT)
+    assert "notes/c.md" in seen[0].notes and "notes/c.md" in seen[1].notes
+    assert watcher.pending is None
 
 
 def test_catch_up_asks_for_a_whole_vault_pass_first(vault: Path) -> None:
@@ -371,3 +392,17 @@ def test_catch_up_asks_for_a_whole_vault_pass_first(vault: Path) -> None:
     finish(watcher)
     assert rec.batches[0].full
     assert rec.batches[0].reason
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="APFS refuses names that are not UTF-8")
+def test_name_not_utf8_restarts_the_watcher_with_a_full_pass(vault: Path) -> None:
+    # watchfiles cannot hand such a path to Python and stops; the watcher starts it again and asks
+    # for a whole-vault pass (which names the file as skipped), rather than dying.
+    rec, notices = Recorder(), []
+    watcher = start(vault, rec, on_notice=notices.append)
+    with open(os.path.join(os.fsencode(vault), b"caf\xe9.md"), "wb") as f:
+        f.write(b"# cafe\n")
+    wait_until(lambda: any(b.full for b in rec.batches))
+    sentinel(vault, rec)
+    finish(watcher)
+    assert any("restarting" in n for n in notices)

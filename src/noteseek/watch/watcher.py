@@ -41,6 +41,14 @@ _MAX_RESTARTS = 5
 _RESTART_WINDOW_S = 60.0
 
 
+class _CallbackError(Exception):
+    """What `on_batch` raised, carried past the handlers meant for the backend's own errors."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _limit_hint(exc: BaseException) -> str:
     """What limit was reached and how to raise it."""
     name, value = (
@@ -81,6 +89,12 @@ class VaultWatcher:
     `catch_up`: the first batch, once the watches are set up, is a whole-vault pass, so nothing
     changed between the caller's last update and the start is missed. `on_notice` gets messages a
     user should see (falling back to polling, a restart); the default logs them as warnings.
+
+    `on_batch` returning False (rather than None or True) keeps the batch: it is handed over again,
+    merged with whatever came since, at the next event or idle tick (`check_interval`), e.g.
+    when another process holds the index's write lock. A long callback can poll `stop_requested`
+    to stop between files. (`quiet` is a lower bound: the batch is handed over between `quiet` and
+    twice `quiet` after its last event, at the backend's tick.)
 
     Errors end the watcher and are raised by `join()`: `VaultGoneError` when the vault folder is
     deleted, replaced or unmounted (no batch is handed over for that vanishing), `WatchError`
@@ -131,6 +145,16 @@ class VaultWatcher:
     def polling(self) -> bool:
         """Whether the vault is watched by polling (forced, or because OS events are unavailable)."""
         return self._polling
+
+    @property
+    def stop_requested(self) -> threading.Event:
+        """Set once `stop()` was called: a long `on_batch` may check it between files."""
+        return self._stop
+
+    @property
+    def pending(self) -> ChangeBatch | None:
+        """The batch kept for the next hand-over (a catch-up pass, a refused batch), if any."""
+        return self._pending
 
     @property
     def running(self) -> bool:
@@ -188,6 +212,8 @@ class VaultWatcher:
                 try:
                     self._watch()
                     return
+                except _CallbackError:
+                    raise
                 except (OSError, RuntimeError) as exc:
                     self._check_vault()
                     if self._stop.is_set():
@@ -209,6 +235,8 @@ class VaultWatcher:
                         self._on_notice(f"the file watcher failed ({exc}); restarting it")
                         reason = "watcher restarted: changes may have been missed"
                     self._pending = ChangeBatch.whole_vault(reason)
+        except _CallbackError as exc:
+            self._error = exc.error
         except BaseException as exc:
             self._error = exc
         finally:
@@ -241,7 +269,12 @@ class VaultWatcher:
                     batch, self._pending = self._pending.merged(batch), None
                 if batch:
                     self.batches += 1
-                    self._on_batch(batch)
+                    try:
+                        handled = self._on_batch(batch)
+                    except BaseException as exc:
+                        raise _CallbackError(exc) from exc
+                    if handled is False:
+                        self._pending = batch
                 if self._stop.is_set():
                     return
 
