@@ -30,8 +30,10 @@ if TYPE_CHECKING:
         NoteNotIndexedError,
         NoteseekError,
         SchemaVersionError,
+        VaultGoneError,
         VaultNotFoundError,
         VectorSupportError,
+        WatchError,
     )
     from .fusion import reciprocal_rank_fusion
     from .index import Index, IndexStatus
@@ -64,8 +66,10 @@ _EXPORTS: dict[str, str] = {
     "ModelLoadError": "errors",
     "NoteseekError": "errors",
     "SchemaVersionError": "errors",
+    "VaultGoneError": "errors",
     "VaultNotFoundError": "errors",
     "VectorSupportError": "errors",
+    "WatchError": "errors",
     "reciprocal_rank_fusion": "fusion",
     "Index": "index",
     "IndexStatus": "index",
@@ -112,8 +116,10 @@ __all__ = [
     "SchemaVersionError",
     "ScrubResult",
     "SearchSettings",
+    "VaultGoneError",
     "VaultNotFoundError",
     "VectorSupportError",
+    "WatchError",
     "__version__",
     "bundled_model_path",
     "chunk_note",
