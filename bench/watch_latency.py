@@ -14,7 +14,8 @@ is what a user or an agent sees. It reports:
 - idle cost of the whole watching process (index, model and watcher loaded): CPU over ``--idle``
   seconds with no changes and its RSS.
 
-    nice -n 10 python bench/watch_latency.py [--idle 60] [--runs 20] [--workdir DIR] [--data DIR]
+    nice -n 10 python bench/watch_latency.py [--idle 60] [--runs 20] [--checkouts 3] [--polling]
+        [--workdir DIR] [--data DIR]
 
 The first run builds the MDN index in the workdir (~1 min); ``--workdir`` keeps it for the next.
 """
@@ -203,40 +204,52 @@ def latency(vault: Path, reader: Index, updater: Updater, runs: int) -> None:
 
 def checkout(
     vault: Path,
-    db: Path,
+    writer: Index,
     reader: Index,
-    updater: Updater,
-    watcher: VaultWatcher,
     words: dict[str, str],
+    *,
+    rounds: int,
+    quiet: float,
+    polling: bool,
 ) -> None:
-    updater.wait_idle()
-    before = len(updater.runs)
-    start = time.monotonic()
-    _git(vault, "checkout", "-qf", "burst")
-    done = time.monotonic()
-    # Searching while the run goes on would slow it (each commit makes a reader reload the
-    # vectors), so the figure is when the run covering the checkout committed, checked after.
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and len(updater.runs) == before:
-        time.sleep(0.05)
-    updater.wait_idle()  # and any run that events after the first one's start asked for
-    runs = updater.runs[before:]
-    missing = sum(1 for p, w in words.items() if p not in _found(reader, w))
-    end = max((e for _, e, _ in runs), default=float("inf"))
-    print(
-        f"git checkout of {len(words)} notes: checkout {done - start:.2f} s; reflected "
-        f"{end - done:.2f} s after it ended; {len(runs)} update run(s) "
-        f"({', '.join(f'{e - s:.2f} s' for s, e, _ in runs)}); notes not found after: {missing}"
-    )
-    watcher.stop()
-    watcher.join(TIMEOUT)
-    _git(vault, "checkout", "-qf", "main")
-    with Index(db) as idx:
+    """Rounds of: checkout `burst` under a watcher, then back to `main` as a plain update."""
+    reflected, plain = [], []
+    for _ in range(rounds):
+        updater = Updater(writer, vault)
+        watcher = VaultWatcher(vault, updater, quiet=quiet, force_polling=polling).start()
+        watcher.wait_ready(TIMEOUT)
         start = time.monotonic()
-        stats = idx.update(vault)
+        _git(vault, "checkout", "-qf", "burst")
+        done = time.monotonic()
+        # Searching while the run goes on would slow it (each commit makes a reader reload the
+        # vectors), so the figure is when the run covering the checkout committed, checked after.
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not updater.runs:
+            time.sleep(0.05)
+        updater.wait_idle()  # and any run that events after the first one's start asked for
+        watcher.stop()
+        watcher.join(TIMEOUT)
+        missing = sum(1 for p, w in words.items() if p not in _found(reader, w))
+        end = max((e for _, e, _ in updater.runs), default=float("inf"))
+        reflected.append(end - done)
+        print(
+            f"git checkout of {len(words)} notes: checkout {done - start:.2f} s; reflected "
+            f"{end - done:.2f} s after it ended; {len(updater.runs)} update run(s) ("
+            f"{', '.join(f'{e - s:.2f} s' for s, e, _ in updater.runs)}); notes not found "
+            f"after: {missing}",
+            flush=True,
+        )
+        _git(vault, "checkout", "-qf", "main")
+        start = time.monotonic()
+        stats = writer.update(vault)
+        plain.append(time.monotonic() - start)
+        print(
+            f"plain incremental run over the same {stats.changed} changed notes: {plain[-1]:.2f} s",
+            flush=True,
+        )
     print(
-        f"plain incremental run over the same {stats.changed} changed notes: "
-        f"{time.monotonic() - start:.2f} s"
+        f"checkout -> reflected: median {statistics.median(reflected):.2f} s; plain incremental "
+        f"run: median {statistics.median(plain):.2f} s (over {rounds} rounds)"
     )
 
 
@@ -257,12 +270,48 @@ def idle_cost(seconds: float, updater: Updater) -> None:
     )
 
 
+def process_cost(
+    vault: Path, db: Path, *, edits: int, idle: float, quiet: float, polling: bool, interval: float
+) -> None:
+    """What a `noteseek watch` process would hold: one writing Index and the watcher, no searches."""
+    with Index(db) as writer:
+        updater = Updater(writer, vault)
+        watcher = VaultWatcher(
+            vault,
+            updater,
+            quiet=quiet,
+            force_polling=polling,
+            poll_interval=interval,
+            catch_up=True,
+        )
+        watcher.start()
+        watcher.wait_ready(TIMEOUT)
+        updater.wait_idle()
+        notes = sorted(p for p in vault.rglob("index.md") if ".git" not in p.parts)[5::613][:edits]
+        for note in notes:  # edits make the update embed, so the model is loaded
+            with note.open("a", encoding="utf-8") as f:
+                f.write(f"\n\n## Watch bench edit\n\nThe word {_word()} was added.\n")
+            updater.wait_idle()
+        how = f"polling every {interval:g} s" if watcher.polling else "OS events"
+        print(f"watch process ({how}), after {len(updater.runs)} update runs:")
+        idle_cost(idle, updater)
+        watcher.stop()
+        watcher.join(TIMEOUT)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--checkouts", type=int, default=3, help="1,000-note checkout rounds")
     parser.add_argument("--quiet", type=float, default=0.2, help="the watcher's debounce, s")
     parser.add_argument("--polling", action="store_true", help="force polling")
+    parser.add_argument("--poll-interval", type=float, default=2.0, help="with --polling, s")
+    parser.add_argument(
+        "--process-only",
+        action="store_true",
+        help="only the cost of a watch process: one writer, --runs edits, then --idle seconds",
+    )
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--data", type=Path, default=DATA_DIR)
     args = parser.parse_args()
@@ -270,6 +319,17 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         vault, db, words = prepare(workdir, args.data)
+        if args.process_only:
+            process_cost(
+                vault,
+                db,
+                edits=args.runs,
+                idle=args.idle,
+                quiet=args.quiet,
+                polling=args.polling,
+                interval=args.poll_interval,
+            )
+            return
         writer, reader = Index(db), Index(db)
         updater = Updater(writer, vault)
         watcher = VaultWatcher(
@@ -287,9 +347,21 @@ def main() -> None:
         if updater.runs:
             s, e, _ = updater.runs[0]
             print(f"catch-up pass (a no-op incremental run): {e - s:.2f} s")
-        idle_cost(args.idle, updater)
-        latency(vault, reader, updater, args.runs)
-        checkout(vault, db, reader, updater, watcher, words)
+        if args.idle:
+            idle_cost(args.idle, updater)
+        if args.runs:
+            latency(vault, reader, updater, args.runs)
+        watcher.stop()
+        watcher.join(TIMEOUT)
+        checkout(
+            vault,
+            writer,
+            reader,
+            words,
+            rounds=args.checkouts,
+            quiet=args.quiet,
+            polling=args.polling,
+        )
         status = dict(
             line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
         )
