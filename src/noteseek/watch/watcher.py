@@ -85,7 +85,9 @@ class VaultWatcher:
 
     `quiet`: a batch is handed over once no new event came for this long (seconds); `max_delay`: the
     longest a batch keeps collecting while events keep coming. `force_polling` skips OS events;
-    `poll_interval` is the polling period (also used when the OS watch limit forces polling).
+    `poll_interval` is the polling period (also used when the OS watch limit forces polling); each
+    poll stats every file and folder, so on MDN (29,000 entries) it cost 8.3 % of a core at 2 s and
+    3.4 % at 5 s, the default (`bench/watch_latency.py --process-only --polling`).
     `catch_up`: the first batch, once the watches are set up, is a whole-vault pass, so nothing
     changed between the caller's last update and the start is missed. `on_notice` gets messages a
     user should see (falling back to polling, a restart); the default logs them as warnings.
@@ -111,7 +113,7 @@ class VaultWatcher:
         quiet: float = 0.2,
         max_delay: float = 5.0,
         force_polling: bool = False,
-        poll_interval: float = 2.0,
+        poll_interval: float = 5.0,
         catch_up: bool = False,
         on_notice: OnNotice | None = None,
         check_interval: float = 1.0,
