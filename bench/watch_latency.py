@@ -1,6 +1,6 @@
 """Write -> searchable through the vault watcher on the MDN vault, with a real index behind it.
 
-The watcher (`noteseek.watch.VaultWatcher`) hands each batch to a callback that runs today's public
+The watcher (`noteseek.watch.watcher.VaultWatcher`) hands each batch to a callback that runs today's public
 `Index.update(vault)` (a full incremental pass: there is no targeted update yet) in the watcher's
 thread. The main thread writes files and polls a second `Index` on the same file with hybrid
 searches, so a figure is the time from the write to the first search that shows the change, which
@@ -41,7 +41,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from datasets import CORPORA, DATA_DIR  # noqa: E402
 from noteseek import Index  # noqa: E402
-from noteseek.watch import ChangeBatch, VaultWatcher  # noqa: E402
+from noteseek.watch.changes import ChangeBatch  # noqa: E402
+from noteseek.watch.watcher import VaultWatcher  # noqa: E402
 
 BURST = 1000
 TIMEOUT = 60.0

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from noteseek.errors import VaultGoneError, VaultNotFoundError
-from noteseek.watch import ChangeBatch, VaultWatcher
+from noteseek.watch.changes import ChangeBatch
+from noteseek.watch.watcher import VaultWatcher
 
 TIMEOUT = 20.0
 
@@ -275,7 +276,7 @@ def test_forced_polling_sees_changes(vault: Path) -> None:
 _LIMIT_SCRIPT = """
 import json, sys, time
 from pathlib import Path
-from noteseek.watch import VaultWatcher
+from noteseek.watch.watcher import VaultWatcher
 vault = Path(sys.argv[1])
 notices, batches = [], []
 w = VaultWatcher(vault, batches.append, quiet=0.2, poll_interval=0.2, on_notice=notices.append)

@@ -8,7 +8,7 @@ import pytest
 
 from noteseek.vault import scan_vault
 from noteseek.vault_rules import VaultRules
-from noteseek.watch import ChangeBatch, PathChange, classify, is_editor_temp
+from noteseek.watch.changes import ChangeBatch, PathChange, classify, is_editor_temp
 
 FILES = [
     "a.md",
