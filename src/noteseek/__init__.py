@@ -46,8 +46,10 @@ if TYPE_CHECKING:
         NoteNotIndexedError,
         NoteseekError,
         SchemaVersionError,
+        VaultGoneError,
         VaultNotFoundError,
         VectorSupportError,
+        WatchError,
     )
     from .secrets.scrubber import Allowlist, AllowlistError, ScrubResult, scrub
 
@@ -72,8 +74,10 @@ _EXPORTS: dict[str, str] = {
     "ModelLoadError": "errors",
     "NoteseekError": "errors",
     "SchemaVersionError": "errors",
+    "VaultGoneError": "errors",
     "VaultNotFoundError": "errors",
     "VectorSupportError": "errors",
+    "WatchError": "errors",
     "reciprocal_rank_fusion": "core.fusion",
     "Index": "engine.index",
     "IndexStatus": "engine.index",
@@ -134,8 +138,10 @@ __all__ = [
     "SearchRequest",
     "SearchResult",
     "SearchSettings",
+    "VaultGoneError",
     "VaultNotFoundError",
     "VectorSupportError",
+    "WatchError",
     "__version__",
     "bundled_model_path",
     "chunk_note",

@@ -13,8 +13,10 @@ __all__ = [
     "SchemaVersionError",
     "SectionNotFoundError",
     "UnsafeNotePathError",
+    "VaultGoneError",
     "VaultNotFoundError",
     "VectorSupportError",
+    "WatchError",
 ]
 
 
@@ -24,6 +26,14 @@ class NoteseekError(Exception):
 
 class VaultNotFoundError(NoteseekError):
     """The vault folder does not exist or is not a directory."""
+
+
+class VaultGoneError(VaultNotFoundError):
+    """The watched vault folder was deleted, replaced or unmounted while it was being watched."""
+
+
+class WatchError(NoteseekError):
+    """The file watcher could not watch the vault (neither with OS events nor by polling)."""
 
 
 class IndexNotFoundError(NoteseekError):

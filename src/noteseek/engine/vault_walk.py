@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import codecs
 import errno
-import fnmatch
 import os
-import re
 import stat as stat_module
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# The include/exclude and note-name rules live apart so the file watcher applies the same ones.
+from ..core.vault_rules import IGNORE_MARKER, VaultRules
 from ..settings import DEFAULT_EXCLUDE
 
 __all__ = [
@@ -27,11 +27,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
-NOTE_SUFFIXES = (".md",)
-# A folder holding a file of this name is not indexed (nor anything below it): a way to keep a
-# folder out that works for every command and every tool, without flags. Intake puts one in its
-# set-aside folder.
-IGNORE_MARKER = ".noteseekignore"
 
 # C0 control bytes that plain text does not contain. Tab, newlines, form feed, vertical tab and ESC
 # (ANSI colours in pasted terminal output) are left out; NUL is counted separately.
@@ -92,42 +87,6 @@ class RawNote:
     recheck: bool = False
 
 
-class _FolderPatterns:
-    """Folder patterns (`name`, or a glob path from the vault root), compiled once for a walk.
-
-    A folder matches when its path matches a pattern, lies below a pattern, or (for a pattern without
-    `/`) has a path component that matches it; matching is `fnmatch.fnmatch`'s (case-folded where the
-    platform's paths are). Compiled because a walk asks once per folder: MDN has 13,000 of them.
-    """
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        cleaned = [p.strip("/") for p in patterns]
-        self._patterns = [
-            (p, re.compile(fnmatch.translate(os.path.normcase(p))).match, "/" not in p)
-            for p in cleaned
-            if p
-        ]
-
-    def __bool__(self) -> bool:
-        return bool(self._patterns)
-
-    def match(self, rel_dir: str, *, parents_checked: bool = False) -> bool:
-        """Whether a folder path (with `/`) is one of the patterns or lies below one.
-
-        `parents_checked`: every parent of `rel_dir` is known not to match (the walk prunes
-        matching folders), so only its last component needs the per-component test.
-        """
-        folded = os.path.normcase(rel_dir)
-        parts = rel_dir.rsplit("/", 1)[-1:] if parents_checked else rel_dir.split("/")
-        folded_parts = [os.path.normcase(part) for part in parts]
-        for pattern, matches, single in self._patterns:
-            if matches(folded) or rel_dir.startswith(pattern + "/"):
-                return True
-            if single and any(matches(part) for part in folded_parts):
-                return True
-        return False
-
-
 def _printable_path(rel: str) -> str:
     """A path that can be stored and shown: bytes that are not UTF-8 become `\\xe9` escapes."""
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
@@ -172,7 +131,7 @@ def walk_vault(
     """
     root = root.resolve()
     top = str(root)
-    excluded, included = _FolderPatterns(exclude), _FolderPatterns(include)
+    rules = VaultRules(include=include, exclude=exclude)
     notes: list[NoteFile] = []
     passed_over: list[tuple[str, str]] = []
 
@@ -187,7 +146,7 @@ def walk_vault(
         kept = []
         for name in sorted(dirnames):
             sub = f"{rel_dir}/{name}" if rel_dir else name
-            if name.startswith(".") or excluded.match(sub, parents_checked=True):
+            if rules.skips_folder(sub, parents_checked=True):
                 continue
             if os.path.lexists(os.path.join(dirpath, name, IGNORE_MARKER)):
                 continue
@@ -201,10 +160,10 @@ def walk_vault(
                 continue
             kept.append(name)
         dirnames[:] = kept
-        if included and not included.match(rel_dir):
+        if not rules.includes_folder(rel_dir):
             continue
         for name in sorted(filenames):
-            if not name.lower().endswith(NOTE_SUFFIXES) or name.startswith("."):
+            if not rules.is_note_name(name):
                 continue
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if not _is_utf8_name(rel):
