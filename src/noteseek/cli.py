@@ -133,6 +133,7 @@ class _LazyGroup(click.Group):
         "serve": "noteseek.daemon:serve_cmd",
         "install-hooks": "noteseek.hooks_install:install_cmd",
         "uninstall-hooks": "noteseek.hooks_install:uninstall_cmd",
+        "web": "noteseek.web.command:web_cmd",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
