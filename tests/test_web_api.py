@@ -10,18 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
 
+from noteseek.cli import cli
+from noteseek.web import scope
+from noteseek.web.app import create_app
+from noteseek.web.pool import IndexPool
+
+from .conftest import note
 from .web_support import LOOPBACK_HOSTS, build_index, make_pool
-
-from click.testing import CliRunner  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402  (after the extra check)
-
-from noteseek.cli import cli  # noqa: E402
-from noteseek.web import scope  # noqa: E402
-from noteseek.web.app import create_app  # noqa: E402
-from noteseek.web.pool import IndexPool  # noqa: E402
-
-from .conftest import note  # noqa: E402
 
 TOKEN = "ghp_nSZwgNsFYrSj0Qf7Jn6elSZmGO0BOgztoKsm"  # a GitHub token shape the scrubber knows
 
@@ -33,7 +31,8 @@ NOTES = {
         tags="git, work",
     ),
     "work/deploy.md": note(
-        "Deploy", ("Credentials", f"The deploy uses GITHUB_TOKEN={TOKEN} for rebase checks."),
+        "Deploy",
+        ("Credentials", f"The deploy uses GITHUB_TOKEN={TOKEN} for rebase checks."),
         tags="work",
     ),
     "home/garden.md": note(
@@ -56,7 +55,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
     db = build_index(vault, base / "index.db")
     # Created after indexing, so the index holds the note; then it is swapped for a symlink
     # that leads out of the vault.
-    (vault / "work" / "escape.md").write_text(note("Escape", ("X", "an indexed note, later swapped")))
+    (vault / "work" / "escape.md").write_text(
+        note("Escape", ("X", "an indexed note, later swapped"))
+    )
     build_index(vault, db)
     (vault / "work" / "escape.md").unlink()
     os.symlink(outside, vault / "work" / "escape.md")
@@ -89,7 +90,9 @@ def test_status_and_context_match_their_cli_json(served: Any) -> None:
     client, _, db = served
     status = CliRunner().invoke(cli, ["status", "--db", str(db), "--json"])
     assert get(client, "/api/status").json() == json.loads(status.output)
-    context = CliRunner().invoke(cli, ["context", "undo a rebase with reflog", "--db", str(db), "--json"])
+    context = CliRunner().invoke(
+        cli, ["context", "undo a rebase with reflog", "--db", str(db), "--json"]
+    )
     reply = get(client, "/api/context", q="undo a rebase with reflog").json()
     assert reply == json.loads(context.output)
     assert reply["reason"]  # the gate's decision is always given
@@ -108,7 +111,11 @@ def test_folder_tag_and_file_filters_repeat_and_combine(served: Any) -> None:
     everything = paths()
     assert {"work/rebase.md", "home/garden.md", "home/deep/bread.md", "top.md"} <= everything
     assert paths(folder="home") == {"home/garden.md", "home/deep/bread.md"}
-    assert paths(folder=["home/deep", "work"]) == {"home/deep/bread.md", "work/rebase.md", "work/deploy.md"}
+    assert paths(folder=["home/deep", "work"]) == {
+        "home/deep/bread.md",
+        "work/rebase.md",
+        "work/deploy.md",
+    }
     assert paths(tag="work") == {"work/rebase.md", "work/deploy.md"}
     assert paths(tag=["work", "git"]) == {"work/rebase.md"}
     assert paths(file="home/garden.md") == {"home/garden.md"}
@@ -138,7 +145,11 @@ def test_a_note_is_served_scrubbed_whole_or_by_section(served: Any) -> None:
     assert TOKEN not in whole["text"] and "[REDACTED:" in whole["text"] and whole["redacted"] == 1
     assert whole["sections"] == ["Deploy", "Credentials"]
     part = get(client, "/api/notes/work/rebase.md", section="Squash commits").json()
-    assert part["section"] == "Squash commits" and "fixup" in part["text"] and "reflog" not in part["text"]
+    assert (
+        part["section"] == "Squash commits"
+        and "fixup" in part["text"]
+        and "reflog" not in part["text"]
+    )
     missing = get(client, "/api/notes/work/rebase.md", section="Nope")
     assert missing.status_code == 404 and "Undo a rebase" in missing.json()["sections"]
 
@@ -197,7 +208,16 @@ def test_bad_parameters_are_422_json_naming_the_parameter(
 
 def test_any_query_text_is_searched(served: Any) -> None:
     client, _, _ = served
-    for text in ['"unbalanced', "NEAR(a b)", "col:x", "-Math.floor", "§3 Absatz 2", "🙂", "\x01", "a" * 10_000]:
+    for text in [
+        '"unbalanced',
+        "NEAR(a b)",
+        "col:x",
+        "-Math.floor",
+        "§3 Absatz 2",
+        "🙂",
+        "\x01",
+        "a" * 10_000,
+    ]:
         assert get(client, "/api/search", q=text).status_code == 200
 
 
@@ -230,7 +250,11 @@ def test_openapi_schema_documents_every_endpoint(served: Any) -> None:
     client, _, _ = served
     schema = get(client, "/openapi.json").json()
     assert set(schema["paths"]) == {
-        "/api/search", "/api/context", "/api/notes/{path}", "/api/status", "/api/folders"
+        "/api/search",
+        "/api/context",
+        "/api/notes/{path}",
+        "/api/status",
+        "/api/folders",
     }
     params = {p["name"] for p in schema["paths"]["/api/search"]["get"]["parameters"]}
     assert params == {"q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain"}
@@ -241,7 +265,11 @@ def test_folders_lists_every_folder_with_its_notes(served: Any) -> None:
     client, _, _ = served
     body = get(client, "/api/folders").json()
     assert body["vault_name"] == "vault"
-    assert {f["path"]: f["notes"] for f in body["folders"]} == {"home": 2, "home/deep": 1, "work": 3}
+    assert {f["path"]: f["notes"] for f in body["folders"]} == {
+        "home": 2,
+        "home/deep": 1,
+        "work": 3,
+    }
 
 
 def test_one_index_per_worker_thread(served: Any) -> None:

@@ -15,11 +15,11 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
 
-import uvicorn  # noqa: E402
+import uvicorn
 
-from noteseek import Index  # noqa: E402
-from noteseek.web import library  # noqa: E402
-from noteseek.web.pool import IndexPool  # noqa: E402
+from noteseek import Index
+from noteseek.web import library
+from noteseek.web.pool import IndexPool
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "testserver"})
 
@@ -42,6 +42,7 @@ def serve(app: Any) -> Iterator[str]:
     """Run `app` under uvicorn on an ephemeral loopback port; yield its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")

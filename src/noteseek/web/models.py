@@ -77,7 +77,9 @@ class HitModel(BaseModel):
     """One note, represented by its best section (the fields of `noteseek search --json`)."""
 
     path: str = Field(description="Vault-relative path of the note.")
-    section: str = Field(description="The best section's heading ('H2 › H3'; the title for the top).")
+    section: str = Field(
+        description="The best section's heading ('H2 › H3'; the title for the top)."
+    )
     heading_context: str = Field(description="'Title | type | tags | aliases' of the note.")
     text: str = Field(description="The section's text (scrubbed).")
     score: float

@@ -89,7 +89,11 @@ class IndexPool:
         def task() -> None:
             try:
                 index = self._index()
-                index.search(WARM_QUERY, limit=1)  # loads the vectors and the query encoder
+                # The first search loads the vectors and the query encoder; the second switches
+                # the vector selection to numpy (vectors.py does so from a process's second
+                # search on), whose import would otherwise cost the first real request ~200 ms.
+                for _ in range(2):
+                    index.search(WARM_QUERY, limit=1)
             except BaseException:
                 barrier.abort()  # the other workers stop waiting for this one
                 raise

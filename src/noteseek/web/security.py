@@ -72,7 +72,9 @@ def is_loopback(host: str) -> bool:
 def check_bind(host: str, token: str | None) -> None:
     """Refuse to listen beyond loopback without a token (the index holds private notes)."""
     if token is not None and not token.strip():
-        raise UnsafeBindError("--token is empty; give a long random value (e.g. openssl rand -hex 32)")
+        raise UnsafeBindError(
+            "--token is empty; give a long random value (e.g. openssl rand -hex 32)"
+        )
     if not is_loopback(host) and token is None:
         raise UnsafeBindError(
             f"--host {host} would serve your notes beyond this machine; add --token T (every API "
@@ -162,7 +164,9 @@ class GuardMiddleware:
             return
         if declared > self.limits.max_body_bytes:
             await json_reply(
-                send, 413, f"request body over {self.limits.max_body_bytes} bytes; the API takes none"
+                send,
+                413,
+                f"request body over {self.limits.max_body_bytes} bytes; the API takes none",
             )
             return
 
