@@ -51,9 +51,16 @@
     schedule(0);
   });
 
+  // Words search leaves out of the keyword query; marking them would only add noise.
+  const STOPWORDS = new Set(("a an and are as at be but by can do does for from had has have how i " +
+    "if in into is it its me my no not of on or our so than that the their then there these they " +
+    "this to was we were what when where which who why will with you your der die das und ist " +
+    "ein eine nicht mit wie").split(" "));
+
   // Words of the query, for highlighting: letters and digits, two characters or more.
   function queryTerms(text) {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}_]{2,}/gu) || [];
+    const words = (text.toLowerCase().match(/[\p{L}\p{N}_]{2,}/gu) || [])
+      .filter((w) => !STOPWORDS.has(w));
     return [...new Set(words)].sort((a, b) => b.length - a.length);
   }
 
@@ -67,7 +74,9 @@
       parent.appendChild(document.createTextNode(text));
       return;
     }
-    const pattern = new RegExp("(" + terms.map(escapeRegExp).join("|") + ")", "giu");
+    // Whole words, plus the endings stemming folds together (rebase → rebases, rebased).
+    const pattern = new RegExp("(?<![\\p{L}\\p{N}_])(?:" + terms.map(escapeRegExp).join("|") +
+      ")(?:s|es|ed|d|ing|er|en)?(?![\\p{L}\\p{N}_])", "giu");
     let last = 0;
     for (const match of text.matchAll(pattern)) {
       if (match.index > last) parent.appendChild(document.createTextNode(text.slice(last, match.index)));
@@ -89,7 +98,9 @@
       const i = lower.indexOf(term);
       if (i >= 0 && (at < 0 || i < at)) at = i;
     }
-    const start = Math.max(0, Math.min(at < 0 ? 0 : at - 60, flat.length - SNIPPET_CHARS));
+    let start = Math.max(0, Math.min(at < 0 ? 0 : at - 60, flat.length - SNIPPET_CHARS));
+    const space = flat.indexOf(" ", start);
+    if (start > 0 && space >= 0 && space < (at < 0 ? start + 20 : at)) start = space + 1;
     return (start > 0 ? "…" : "") + flat.slice(start, start + SNIPPET_CHARS) + "…";
   }
 
@@ -203,7 +214,8 @@
     }
     previewText.replaceChildren();
     appendHighlighted(previewText, text);
-    $("preview").focus({ preventScroll: true });
+    // Focus stays in the search box, so ↑/↓ keep choosing; Tab reaches the preview to scroll it.
+    $("preview").scrollTop = 0;
   }
 
   async function loadFolders() {
