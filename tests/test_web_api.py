@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
+
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
@@ -195,6 +198,7 @@ def test_unsafe_or_unindexed_note_paths_are_404_json(served: Any, raw: str) -> N
         ({"q": "x", "explain": "maybe"}, "explain"),
         ({"q": "x", "folder": ["f"] * 51}, "folder"),
         ({"q": "x", "tag": "t" * 1001}, "tag"),
+        ({"q": "x", "file": ["f"] * 51}, "file"),
     ],
 )
 def test_bad_parameters_are_422_json_naming_the_parameter(
@@ -226,7 +230,7 @@ def test_unknown_endpoints_and_methods_are_json(served: Any) -> None:
     assert client.get("/api/nope").status_code == 404
     assert client.get("/api/nope").json()["error"]
     post = client.post("/api/search?q=x")
-    assert post.status_code == 405 and post.json()["error"]
+    assert post.status_code == 405 and post.json()["error"] and post.headers["allow"] == "GET"
 
 
 def test_an_internal_error_is_json_without_a_traceback(

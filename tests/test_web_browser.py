@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
+
+from noteseek.web.app import create_app
+
+from .conftest import SAMPLE_VAULT
 from .web_support import build_index, make_pool, serve
-
-from noteseek.web.app import create_app  # noqa: E402
-
-from .conftest import SAMPLE_VAULT  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -106,8 +107,7 @@ def search(page: Any, text: str) -> None:
         "t => document.getElementById('status').textContent.includes('note')", arg=text
     )
     page.wait_for_function(
-        "t => !document.querySelector('#results li') || "
-        "document.getElementById('q').value === t",
+        "t => !document.querySelector('#results li') || document.getElementById('q').value === t",
         arg=text,
     )
 
@@ -216,7 +216,9 @@ def test_labels_focus_order_and_contrast(page: Any) -> None:
     assert len(ratios) >= 5
 
 
-def test_a_token_server_asks_for_the_token_then_searches(browser: Any, site: dict[str, str]) -> None:
+def test_a_token_server_asks_for_the_token_then_searches(
+    browser: Any, site: dict[str, str]
+) -> None:
     context = browser.new_context()
     page = context.new_page()
     page.goto(site["locked"] + "/")

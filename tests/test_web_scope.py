@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
+
 from noteseek.web.app import create_app
 
 from .web_support import build_index, make_pool, serve

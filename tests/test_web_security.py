@@ -11,6 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+
+pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
+
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
