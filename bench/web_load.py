@@ -10,9 +10,9 @@
    p95 of each, and the p50 of the per-query difference (HTTP − library). Target: HTTP p50 ≤
    library p50 + 3 ms.
 2. Load: Debian's `wrk` (apt-get install wrk) with 16 connections on 2 threads for `--seconds`,
-   cycling through the same queries (a Lua script), against 127.0.0.1 only. Printed: requests,
-   errors (connect/read/write/timeout and non-2xx), throughput, p50/p95/p99, and the server's
-   RSS before and after (VmRSS) and its peak (VmHWM).
+   cycling through the same queries (a Lua script), against 127.0.0.1 only, `--rounds` times.
+   Printed per round: requests, errors (connect/read/write/timeout and non-2xx), throughput,
+   p50/p95/p99, and the server's RSS after it (VmRSS) and its peak (VmHWM); RSS before the first.
 
 Queries are MDN's anchor-text known-item queries from ../shared/data (exit 2 without them).
 """
@@ -173,6 +173,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="load rounds (RSS after each)")
     args = parser.parse_args()
     source = args.data_dir / QUERIES
     if not source.exists():
@@ -217,23 +218,24 @@ def main() -> int:
             )
         )
         before = rss_kb(server.pid)
-        with tempfile.TemporaryDirectory() as tmp:
-            result = load(port, queries, args.seconds, Path(tmp))
-        after = rss_kb(server.pid)
-        errors = sum(int(result[k]) for k in ("connect", "read", "write", "status", "timeout"))
-        print(
-            f"load, wrk 16 connections / 2 threads / {result['seconds']:.0f} s: "
-            f"{int(result['requests'])} requests, {errors} errors "
-            f"(connect {int(result['connect'])}, read {int(result['read'])}, write "
-            f"{int(result['write'])}, non-2xx {int(result['status'])}, timeout "
-            f"{int(result['timeout'])}), {result['requests'] / result['seconds']:.0f} req/s, "
-            f"p50 {result['p50_ms']:.1f} ms p95 {result['p95_ms']:.1f} ms p99 "
-            f"{result['p99_ms']:.1f} ms max {result['max_ms']:.0f} ms"
-        )
-        print(
-            f"server RSS before the load {before['VmRSS'] / 1024:.0f} MB, after "
-            f"{after['VmRSS'] / 1024:.0f} MB (peak {after['VmHWM'] / 1024:.0f} MB)"
-        )
+        print(f"server RSS before the load {before['VmRSS'] / 1024:.0f} MB")
+        errors = 0
+        for round_ in range(1, args.rounds + 1):
+            with tempfile.TemporaryDirectory() as tmp:
+                result = load(port, queries, args.seconds, Path(tmp))
+            after = rss_kb(server.pid)
+            failed = sum(int(result[k]) for k in ("connect", "read", "write", "status", "timeout"))
+            errors += failed
+            print(
+                f"load round {round_}, wrk 16 connections / 2 threads / {result['seconds']:.0f} s: "
+                f"{int(result['requests'])} requests, {failed} errors "
+                f"(connect {int(result['connect'])}, read {int(result['read'])}, write "
+                f"{int(result['write'])}, non-2xx {int(result['status'])}, timeout "
+                f"{int(result['timeout'])}), {result['requests'] / result['seconds']:.1f} req/s, "
+                f"p50 {result['p50_ms']:.0f} ms p95 {result['p95_ms']:.0f} ms p99 "
+                f"{result['p99_ms']:.0f} ms max {result['max_ms']:.0f} ms; server RSS after "
+                f"{after['VmRSS'] / 1024:.0f} MB (peak so far {after['VmHWM'] / 1024:.0f} MB)"
+            )
         return 0 if errors == 0 else 1
     finally:
         server.terminate()

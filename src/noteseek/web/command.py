@@ -104,6 +104,10 @@ def web_cmd(
             access_log=False,  # query strings are the user's searches: not for a log
             server_header=False,
             proxy_headers=False,
+            # h11, not httptools: httptools refuses a URL over 64 KiB with a plain-text 400 before
+            # the app sees it, while a 10,000-character query can take 120 KiB percent-encoded;
+            # with h11 every request reaches the guards and gets a JSON answer (413/414/...).
+            http="h11",
             limit_concurrency=MAX_CONNECTIONS,
             timeout_keep_alive=5,
             h11_max_incomplete_event_size=limits.max_url_bytes + 8 * 1024,
