@@ -87,6 +87,8 @@ def test_search_hits_have_the_fields_and_values_of_search_json(served: Any) -> N
     assert reply.json() == json.loads(printed.output)
     assert reply.json()["hits"][0]["path"] == "work/rebase.md"
     assert "explanation" in reply.json()["hits"][0]
+    timing = dict(p.strip().split(";dur=") for p in reply.headers["server-timing"].split(","))
+    assert set(timing) == {"queue", "search", "json"} and float(timing["search"]) > 0
 
 
 def test_status_and_context_match_their_cli_json(served: Any) -> None:

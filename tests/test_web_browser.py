@@ -155,6 +155,9 @@ def test_keyboard_navigation_and_the_preview(page: Any) -> None:
     page.wait_for_function(
         "p => document.getElementById('preview-crumb').textContent.startsWith(p)", arg=second
     )
+    page.wait_for_function(  # the crumb is set at once, the text when the note arrives
+        "() => document.querySelector('#preview-text mark')"
+    )
     text = page.inner_text("#preview-text")
     assert "rebase" in text.lower() and page.locator("#preview-text mark").count() >= 1
     link = page.get_attribute("#obsidian-link", "href")

@@ -193,9 +193,12 @@
     timer = setTimeout(search, delay);
   }
 
+  let previewing = 0;
+
   async function openPreview() {
     const hit = hits[active];
     if (!hit) return;
+    const mine = ++previewing; // a later Enter wins even if its note arrives first
     previewTitle.textContent = title(hit);
     previewCrumb.textContent = `${hit.path} › ${hit.section}`;
     const file = hit.path.replace(/\.md$/i, "");
@@ -212,6 +215,7 @@
       // A section split for length has no heading of its own: show the hit's text then.
       if (error.status !== 404) text = hit.text + "\n\n(" + error.message + ")";
     }
+    if (mine !== previewing) return;
     previewText.replaceChildren();
     appendHighlighted(previewText, text);
     // Focus stays in the search box, so ↑/↓ keep choosing; Tab reaches the preview to scroll it.
