@@ -17,7 +17,6 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 MAX_MODULE_LINES = 400
 # Data tables, not logic: the secret rules (one entry per vendor format).
 LONG_MODULES_ALLOWED = {"secrets/rules.py"}
-# Re-export their public names; neither is imported on the per-prompt hook path.
 # Packages off the per-prompt hook path, whose __init__ re-exports their public names (documents:
 # the indexer only; web: checks its extra once, for every entry point).
 REEXPORTING_PACKAGES = {"evaluation", "intake", "documents", "web"}
