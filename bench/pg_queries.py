@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pg_load
+from noteseek.engine.vectors import VectorMatch
 from noteseek.storage.postgres.bm25 import (
     COMMON_TERMS_SQL,
     Bm25Query,
@@ -22,7 +23,6 @@ from noteseek.storage.postgres.bm25 import (
 )
 from noteseek.storage.postgres.schema import hnsw_index_name, hnsw_index_sql
 from noteseek.storage.postgres.terms import Tokenizer
-from noteseek.vectors import VectorMatch
 
 # The same BM25 over per-stem posting arrays: one row per stem, unnested.
 ARRAYS_SQL = """

@@ -36,7 +36,7 @@ sys.path.insert(0, str(BENCH))
 import noteseek  # noqa: E402
 import pg_hnsw  # noqa: E402
 from datasets import CACHE_DIR, DATA_DIR, DATASETS  # noqa: E402
-from noteseek.quantize import quantize  # noqa: E402
+from noteseek.embedding.quantize import quantize  # noqa: E402
 
 SOURCES = ("mdn", "obsidian-hub", "beir-scifact")
 

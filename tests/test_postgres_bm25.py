@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from noteseek import Index
+from noteseek.engine.query_plan import CommonTerms
 from noteseek.storage.postgres.bm25 import bm25_params, bm25_sql, prepare_query
 from noteseek.storage.postgres.schema import MIGRATIONS
 from noteseek.storage.postgres.terms import Tokenizer, chunk_terms
@@ -32,7 +33,7 @@ def _copy_into_postgres(conn: Any, idx: Index, tokenizer: Tokenizer) -> int:
     for migration in MIGRATIONS:
         conn.execute(migration.sql)
     cid = conn.execute("INSERT INTO collections(name) VALUES ('t') RETURNING id").fetchone()[0]
-    db = idx.store.db
+    db = idx._store.db  # type: ignore[attr-defined]
     for fid, path in db.execute("SELECT id, path FROM files"):
         conn.execute(
             "INSERT INTO files(id, collection_id, path, mtime_ns, size, status, indexed_at) "
@@ -89,15 +90,15 @@ def test_sql_bm25_equals_fts5_bm25(
     )
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
-        assert idx.store.stem_options.german_queries  # so German queries get colocated stems
+        assert idx._store.stem_options.german_queries  # so German queries get colocated stems
         tokenizer = Tokenizer(german_queries=True)
-        weights = idx.searcher.settings.column_weights
+        weights = idx._searcher.settings.column_weights
         with psycopg.connect(pg_schema, autocommit=True) as conn:
             cid = _copy_into_postgres(conn, idx, tokenizer)
             compared = colocated = 0
             for text in QUERIES:
-                fts = idx.searcher._bm25(text, 100)
-                drop = idx.store.common_terms(idx.searcher.settings.max_term_share)
+                fts = idx._searcher._bm25(text, 100)
+                drop = CommonTerms(idx._store).test(idx._searcher.settings.max_term_share)
                 query = prepare_query(text, tokenizer, drop=drop)
                 if query is None:
                     assert fts == [], text

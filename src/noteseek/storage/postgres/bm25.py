@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ...query import fts_query
+from ...core.query import fts_query
 from .terms import Tokenizer
 
 __all__ = [
