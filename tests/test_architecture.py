@@ -57,6 +57,8 @@ def test_every_import_contract_is_kept() -> None:
         ("cli/status.py", "from ..storage import meta as _inside", "Adapters use the public"),
         # The engine naming the SQLite backend instead of the protocol.
         ("engine/search.py", "from ..storage.sqlite import store as _backend", "The engine knows"),
+        # ... or the PostgreSQL backend.
+        ("engine/index.py", "from ..storage.postgres import store as _pg", "The engine knows"),
     ],
 )
 def test_an_import_against_the_layers_breaks_a_contract(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .core.chunker import ChunkedNote, ChunkOptions, NoteChunk, chunk_note
     from .core.context_block import format_context
     from .core.fusion import reciprocal_rank_fusion
+    from .core.locator import DatabaseUrl
     from .core.query import fts_query
     from .core.relevance import GateSettings
     from .embedding.embedder import (
@@ -33,14 +34,16 @@ if TYPE_CHECKING:
     from .engine.index import Index, IndexStatus
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
-    from .engine.open import LazyIndex, locate_index, open_index
+    from .engine.open import LazyIndex, Locator, locate_index, open_index
     from .engine.request import SearchRequest, SearchResult
     from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
     from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
     from .engine.update.options import IndexOptions, IndexStats
     from .errors import (
+        DatabaseConnectionError,
         IndexLockedError,
         IndexNotFoundError,
+        IndexReadOnlyError,
         ModelLoadError,
         NoteAccessError,
         NoteNotIndexedError,
@@ -70,6 +73,9 @@ _EXPORTS: dict[str, str] = {
     "bundled_model_path": "embedding.embedder",
     "default_embedder": "embedding.embedder",
     "IndexLockedError": "errors",
+    "IndexReadOnlyError": "errors",
+    "DatabaseConnectionError": "errors",
+    "DatabaseUrl": "core.locator",
     "IndexNotFoundError": "errors",
     "ModelLoadError": "errors",
     "NoteseekError": "errors",
@@ -83,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "IndexStatus": "engine.index",
     "NoteText": "engine.note_access",
     "LazyIndex": "engine.open",
+    "Locator": "engine.open",
     "locate_index": "engine.open",
     "open_index": "engine.open",
     "SearchRequest": "engine.request",
@@ -112,6 +119,8 @@ __all__ = [
     "AllowlistError",
     "ChunkOptions",
     "ChunkedNote",
+    "DatabaseConnectionError",
+    "DatabaseUrl",
     "Embedder",
     "Explanation",
     "GateSettings",
@@ -120,9 +129,11 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexOptions",
+    "IndexReadOnlyError",
     "IndexStats",
     "IndexStatus",
     "LazyIndex",
+    "Locator",
     "Mode",
     "Model2VecEmbedder",
     "ModelLoadError",

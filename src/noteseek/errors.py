@@ -6,6 +6,7 @@ __all__ = [
     "DatabaseConnectionError",
     "IndexLockedError",
     "IndexNotFoundError",
+    "IndexReadOnlyError",
     "ModelLoadError",
     "NoteAccessError",
     "NoteNotIndexedError",
@@ -68,6 +69,11 @@ class ModelLoadError(NoteseekError):
 
 class IndexLockedError(NoteseekError):
     """Another process is writing to the index right now."""
+
+
+class IndexReadOnlyError(NoteseekError):
+    """The index can be searched here but not written: a read replica (hot standby), a database
+    role that may only read, or several collections at once. The message says where to write."""
 
 
 class VectorSupportError(NoteseekError):

@@ -11,11 +11,13 @@ __all__ = [
     "DEFAULT_EXCLUDE",
     "DEFAULT_IDLE_MINUTES",
     "ENV_CLAUDE_CONFIG_DIR",
+    "ENV_COLLECTION",
     "ENV_DB",
     "ENV_HOME",
     "ENV_HOOK_LOG",
     "ENV_NO_DAEMON",
     "ENV_RUNTIME_DIR",
+    "ENV_WRITE_DB",
     "RAW_OUTPUT_MARKER",
     "SHOWN_FINGERPRINT_CHARS",
     "TRUE_VALUES",
@@ -24,6 +26,10 @@ __all__ = [
 # -- environment variables ------------------------------------------------------------------------
 
 ENV_DB = "NOTESEEK_DB"  # the index file every command and hook uses when none is given
+# With a database URL (postgresql://…): the server commands that write use (index, watch,
+# refreshes), where searches use NOTESEEK_DB (a read replica, say); and the collection(s) meant.
+ENV_WRITE_DB = "NOTESEEK_WRITE_DB"
+ENV_COLLECTION = "NOTESEEK_COLLECTION"  # one name, several (a,b) or * for all
 ENV_HOME = "NOTESEEK_HOME"  # noteseek's data folder (default: the platform's user data dir)
 ENV_RUNTIME_DIR = "NOTESEEK_RUNTIME_DIR"  # the daemons' private socket folder
 ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # 1/true/yes: hooks never use or start the warm daemon

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +25,9 @@ from ..hooks.install import (
     project_settings_path,
     user_settings_path,
 )
+
+if TYPE_CHECKING:
+    from .. import DatabaseUrl
 
 __all__ = ["hook_cmd", "install_cmd", "uninstall_cmd"]
 
@@ -72,19 +76,41 @@ _SCOPE_HELP = (
 )
 
 
-def _default_index() -> Path | None:
+def _default_index() -> Path | DatabaseUrl | None:
     """The index a plain `noteseek search` here would use, to pin in the hooks; None if unclear.
 
     A pinned path lets each hook skip finding the index and ask the warm daemon straight away;
-    without one (several indexes, none yet) the hooks find it per call, as `search` does.
+    without one (several indexes, none yet) the hooks find it per call, as `search` does. A
+    database URL with a password is not pinned: the hooks read it from $NOTESEEK_DB as this
+    command did, and the settings file never holds the password.
     """
-    from .. import IndexNotFoundError, locate_index
+    from .. import DatabaseUrl, IndexNotFoundError, locate_index
 
     try:
         found = locate_index()
     except IndexNotFoundError:
         return None
+    if isinstance(found, DatabaseUrl):
+        return None if found.has_password else found
     return found.absolute() if found.exists() else None
+
+
+def _pinned(db: str | None) -> Path | DatabaseUrl | None:
+    """The index to write into the hook commands: `--db` as given, else `_default_index()`."""
+    from .. import DatabaseUrl, locate_index
+
+    if db is None:
+        return _default_index()
+    found = locate_index(db=db)
+    if not isinstance(found, DatabaseUrl):
+        return found.expanduser().absolute()
+    if found.has_password:
+        raise click.ClickException(
+            "this database URL holds a password, which the settings file would keep: put the "
+            "password in ~/.pgpass (or $PGPASSFILE) and pass the URL without it, or leave out "
+            "--db and set NOTESEEK_DB where the hooks run"
+        )
+    return found
 
 
 def _scope_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -107,17 +133,17 @@ def _scope_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
 @_scope_options("Write")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The index the hooks search (default: the one 'noteseek search' here would use).",
+    help="The index the hooks search: a file or a postgresql:// URL without a password "
+    "(default: the one 'noteseek search' here would use).",
 )
 @click.option("--no-tool-hooks", is_flag=True, help="Install only the prompt hook.")
 @click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
 def install_cmd(
-    user: bool, project: Path | None, db: Path | None, no_tool_hooks: bool, dry_run: bool
+    user: bool, project: Path | None, db: str | None, no_tool_hooks: bool, dry_run: bool
 ) -> None:
     """Add noteseek's Claude Code hooks to a settings file, leaving everything else as it is."""
     path = _target(user, project)
-    pinned = db.expanduser().absolute() if db is not None else _default_index()
+    pinned = _pinned(db)
     if pinned is not None and db is None:
         click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
     if pinned is not None and not pinned.exists():

@@ -44,7 +44,7 @@ class _Progress:
             self.bar.close()
 
 
-def _print_stats(stats: IndexStats, db: Path) -> None:
+def _print_stats(stats: IndexStats, db: object) -> None:
     verb = "stopped early (Ctrl-C)" if stats.interrupted else "done"
     click.echo(
         f"{verb} in {stats.seconds:.1f} s: {stats.files_seen} notes seen, {stats.added} added, "

@@ -17,8 +17,9 @@ Where things live: one private folder per user (`$XDG_RUNTIME_DIR/noteseek`, els
 `<tmp>/noteseek-<uid>`, mode 0700, refused if another user owns it or others can enter it;
 `$NOTESEEK_RUNTIME_DIR` overrides), and in it, per database, `<key>.sock` (the socket, 0600),
 `<key>.lock` (held by the running daemon), `<key>.log` (its stdout and stderr) and `<key>.spawn` (a
-recent start attempt). `<key>` is a hash of the database's real path, so every spelling of one path
-meets the same daemon. Unix sockets only: on platforms without AF_UNIX or fcntl (Windows) there is
+recent start attempt). `<key>` is a hash of the database's real path (for a server database, of
+its URL without the password: `database_key`), so every spelling of one path meets the same
+daemon. Unix sockets only: on platforms without AF_UNIX or fcntl (Windows) there is
 no warm path; `answer` and `request` return None and `ensure_started` does nothing.
 
 Hook wire format (one request per connection):
@@ -31,7 +32,14 @@ from __future__ import annotations
 import os
 
 from .. import __version__
-from ..settings import ENV_DB, ENV_HOOK_LOG, ENV_NO_DAEMON, ENV_RUNTIME_DIR, TRUE_VALUES
+from ..settings import (
+    ENV_COLLECTION,
+    ENV_DB,
+    ENV_HOOK_LOG,
+    ENV_NO_DAEMON,
+    ENV_RUNTIME_DIR,
+    TRUE_VALUES,
+)
 
 # Neither typing nor dataclasses at run time: together they cost a hook process ~5-10 ms, more
 # than the request itself. Type checkers treat a constant named TYPE_CHECKING as true.
@@ -40,6 +48,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ..core.locator import DatabaseUrl
+
 __all__ = [
     "ENV_RUNTIME_DIR",
     "PROTOCOL_VERSION",
@@ -47,6 +57,7 @@ __all__ = [
     "DaemonPaths",
     "answer",
     "daemon_paths",
+    "database_key",
     "ensure_started",
     "request",
     "runtime_dir",
@@ -156,9 +167,26 @@ class DaemonPaths:
         return f"DaemonPaths(db={self.db!r}, socket={str(self.socket)!r})"
 
 
-def daemon_paths(db_path: str | os.PathLike[str], *, create: bool = False) -> DaemonPaths:
+def database_key(db: str | os.PathLike[str] | DatabaseUrl) -> str:
+    """What names a database's daemon: a file's real path; for a server URL, the URL without
+    its password (core/locator.py), with the collection $NOTESEEK_COLLECTION adds when the URL
+    names none, as `locate_index` resolves it. Never a password: the key is in file names, the
+    wire and the daemon's log."""
+    if hasattr(db, "key"):  # a DatabaseUrl (its collection already resolved)
+        return str(db.key)
+    text = os.fspath(db)
+    if "://" not in text:
+        return os.path.realpath(os.path.expanduser(text))
+    from ..core.locator import locator_key, url_collection
+
+    return locator_key(text, url_collection(text) or os.environ.get(ENV_COLLECTION) or None)
+
+
+def daemon_paths(
+    db_path: str | os.PathLike[str] | DatabaseUrl, *, create: bool = False
+) -> DaemonPaths:
     """Socket, lock, log and spawn-marker paths for a database (the folder made with `create`)."""
-    real = os.path.realpath(os.path.expanduser(os.fspath(db_path)))
+    real = database_key(db_path)
     return DaemonPaths(real, runtime_dir(create=create), socket_key(real))
 
 
@@ -192,7 +220,7 @@ def answer(argv: list[str], raw: bytes) -> bytes | None:
         db = _db_option(argv)
         if db is None or not hasattr(_socket, "AF_UNIX") or " " in event:
             return None
-        real = os.path.realpath(os.path.expanduser(db))
+        real = database_key(db)
         folder = runtime_folder()
         if not _private(folder):
             return None
@@ -236,7 +264,7 @@ def answer(argv: list[str], raw: bytes) -> bytes | None:
 
 
 def request(
-    db_path: str | os.PathLike[str], payload: dict[str, Any], *, timeout: float = 2.0
+    db_path: str | os.PathLike[str] | DatabaseUrl, payload: dict[str, Any], *, timeout: float = 2.0
 ) -> dict[str, Any] | None:
     """Send one request to the database's daemon and return its answer; None if none answers.
 
@@ -282,14 +310,23 @@ def request(
     return reply
 
 
-def ensure_started(db_path: str | os.PathLike[str], *, idle_minutes: float | None = None) -> bool:
+def ensure_started(
+    db_path: str | os.PathLike[str] | DatabaseUrl, *, idle_minutes: float | None = None
+) -> bool:
     """Start a daemon for this database in the background unless one runs or is starting.
 
     Returns True when a start was launched. Never waits for the daemon: the caller answers this
     request itself, and the next one finds the daemon warm. Two callers racing here may both
     launch one; the daemon's lock lets only the first serve, and the other exits at once.
     """
-    if not supported() or not os.path.exists(os.path.expanduser(os.fspath(db_path))):
+    # A server database (a DatabaseUrl, or its text): whether it exists, the daemon finds out.
+    url = getattr(db_path, "url", None)
+    if url is None:
+        text = os.fspath(db_path)  # type: ignore[arg-type]  # not a DatabaseUrl here
+        url = text if "://" in text else None
+        if url is None and not os.path.exists(os.path.expanduser(text)):
+            return False
+    if not supported():
         return False
     import fcntl
     import time
@@ -313,15 +350,23 @@ def ensure_started(db_path: str | os.PathLike[str], *, idle_minutes: float | Non
     except OSError:
         pass
     paths.spawn.touch(mode=0o600)
-    _spawn(paths, idle_minutes)
+    _spawn(paths, idle_minutes, url)
     return True
 
 
-def _spawn(paths: DaemonPaths, idle_minutes: float | None) -> None:
+def _spawn(paths: DaemonPaths, idle_minutes: float | None, url: str | None) -> None:
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "noteseek", "serve", "--db", paths.db]
+    command = [sys.executable, "-m", "noteseek", "serve"]
+    env = None
+    if url is None:
+        command += ["--db", paths.db]
+    else:
+        # Not on the command line, which `ps` shows to everyone: the URL may hold a password.
+        # The environment is readable only by this user (and root).
+        env = dict(os.environ)
+        env[ENV_DB] = url
     if idle_minutes is not None:
         command += ["--idle-minutes", str(idle_minutes)]
     log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -336,6 +381,7 @@ def _spawn(paths: DaemonPaths, idle_minutes: float | None) -> None:
             close_fds=True,
             start_new_session=True,
             cwd="/",
+            env=env,
         )
     finally:
         os.close(log)

@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .. import LazyIndex, SearchRequest, __version__
+from .. import DatabaseUrl, LazyIndex, SearchRequest, __version__
 from .client import PROTOCOL_VERSION, WIRE_TAG, DaemonPaths, daemon_paths
 
 if TYPE_CHECKING:
@@ -53,14 +53,16 @@ LOG_MAX_BYTES = 1 << 20
 class Daemon:
     """Answers requests for one database; `serve()` blocks until idle, stopped or signalled."""
 
-    def __init__(self, db: str | os.PathLike[str], *, idle_minutes: float) -> None:
+    def __init__(self, db: str | os.PathLike[str] | DatabaseUrl, *, idle_minutes: float) -> None:
         self.paths = daemon_paths(db, create=True)
+        self._is_file = not isinstance(db, DatabaseUrl) and "://" not in os.fspath(db)
         self.idle_seconds = max(0.0, idle_minutes * 60.0)
         self.started = time.monotonic()
         self.last_request = self.started
         self.served = 0
         self._lock = threading.Lock()  # one request at a time on the one connection
-        self._index = LazyIndex(db=self.paths.db)
+        # A server URL keeps its password here, in memory only; paths.db never has one.
+        self._index = LazyIndex(db=self.paths.db if self._is_file else db)
         self._server: _Server | None = None
         self._stop = threading.Event()
 
@@ -219,7 +221,7 @@ class Daemon:
             if self.idle_seconds and idle > self.idle_seconds:
                 log.info("idle for %.0f s: exiting", idle)
                 break
-            if not os.path.exists(self.paths.db):
+            if self._is_file and not os.path.exists(self.paths.db):
                 log.info("database file removed: exiting")
                 break
         if self._server is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..core.locator import DatabaseUrl
 from ..embedding.embedder import (
     BUNDLED_MODEL_NAME,
     Embedder,
@@ -24,6 +25,7 @@ from ..embedding.embedder import (
 from ..errors import VaultNotFoundError
 from ..storage import meta
 from ..storage.open import open_storage
+from .open import Locator, as_locator
 from .request import SearchRequest, SearchResult
 from .search import Hit, Mode, Searcher, SearchSettings
 
@@ -70,16 +72,17 @@ class IndexStatus:
 
 
 class Index:
-    """One noteseek index file.
+    """One noteseek index: an SQLite file, or a collection of a PostgreSQL database.
 
     >>> with Index("notes.db") as idx:          # doctest: +SKIP
     ...     idx.update("~/vault")
     ...     hits = idx.search("token rotation")
+    >>> Index("postgresql://me@db.internal/notes?collection=team")   # doctest: +SKIP
     """
 
     def __init__(
         self,
-        db_path: str | os.PathLike[str],
+        db_path: str | os.PathLike[str] | DatabaseUrl,
         *,
         model: str | os.PathLike[str] | None = None,
         embedder: Embedder | None = None,
@@ -87,7 +90,7 @@ class Index:
         settings: SearchSettings | None = None,
         create: bool = True,
     ) -> None:
-        self.db_path = Path(db_path).expanduser()
+        self.db_path: Locator = as_locator(db_path)
         self._store: Storage = open_storage(self.db_path, create=create)
         self._options = options
         if embedder is None:

@@ -35,7 +35,6 @@ from ..errors import (
     UnsafeNotePathError,
 )
 from ..secrets.scrubber import scrub
-from ..storage.meta import VAULT_ROOT
 from .vault_walk import DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, read_note
 
 if TYPE_CHECKING:
@@ -231,10 +230,8 @@ def _suggestions(store: Storage, rel: str) -> list[str]:
 def read_indexed_note(store: Storage, path: str, *, section: str | None = None) -> NoteText:
     """A note of the index's vault by its vault-relative path, scrubbed; one section if named."""
     rel = normalise_note_path(path)
-    root_meta = store.get_meta(VAULT_ROOT)
-    if root_meta is None:
+    if store.vault_location(rel) is None and not store.file_paths():
         raise NoteNotIndexedError("this index has no notes yet: run 'noteseek index VAULT' first")
-    root = Path(root_meta)
     known = store.indexed_file(rel)
     if known is None and not rel.endswith(".md"):
         # Agents often drop the extension ('howto/git-rebase-recipes').
@@ -250,11 +247,15 @@ def read_indexed_note(store: Storage, path: str, *, section: str | None = None) 
             "content, or run 'noteseek index VAULT' if the note is new"
         )
     mtime_ns, size, title = known.mtime_ns, known.size, known.title
-    info = check_note_path(root, rel)
+    location = store.vault_location(rel)
+    if location is None:
+        raise NoteNotIndexedError("this index has no notes yet: run 'noteseek index VAULT' first")
+    root, inner = Path(location[0]), location[1]
+    info = check_note_path(root, inner)
     # read_note re-checks at read time (resolves inside the vault, opens with O_NOFOLLOW), so a
     # symlink swapped in after the lstat walk still cannot lead out of the vault.
     raw = read_note(
-        NoteFile(rel, root / rel, info.st_mtime_ns, info.st_size),
+        NoteFile(inner, root / inner, info.st_mtime_ns, info.st_size),
         root,
         max_bytes=DEFAULT_MAX_FILE_BYTES,
     )

@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..core.locator import DatabaseUrl, collection_slug, is_url
 from ..errors import IndexNotFoundError
-from ..settings import ENV_DB
+from ..settings import ENV_COLLECTION, ENV_DB, ENV_WRITE_DB
 
 # Not `from typing import TYPE_CHECKING`: a hook that finds the warm daemon still comes here, and
 # typing costs it several ms. Type checkers treat any constant named TYPE_CHECKING as true.
@@ -28,34 +29,67 @@ if TYPE_CHECKING:
     from .search import SearchSettings
     from .update.options import IndexOptions
 
-    Opener = Callable[[Path], Index]
+    Opener = Callable[[Path | DatabaseUrl], Index]
 
-__all__ = ["LazyIndex", "locate_index", "open_index"]
+# An index file, or a server database (`postgresql://…`).
+Locator = Path | DatabaseUrl
+
+__all__ = ["LazyIndex", "Locator", "as_locator", "locate_index", "open_index"]
+
+
+def as_locator(db: str | os.PathLike[str] | DatabaseUrl) -> Locator:
+    """A `--db` value as a locator: a `DatabaseUrl` for `scheme://…`, else a file path."""
+    if isinstance(db, DatabaseUrl):
+        return db
+    text = os.fspath(db)
+    return DatabaseUrl(text) if is_url(text) else Path(text).expanduser()
 
 
 def locate_index(
     *,
-    db: str | os.PathLike[str] | None = None,
+    db: str | os.PathLike[str] | DatabaseUrl | None = None,
     vault: str | os.PathLike[str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-) -> Path:
-    """Which index file is meant: `db`, $NOTESEEK_DB, `vault`'s index, the index of a vault that
-    contains `cwd` (default: the current folder), or the only index there is.
+    collection: str | None = None,
+    write: bool = False,
+) -> Locator:
+    """Which index is meant: `db`, $NOTESEEK_DB (for a `write`, $NOTESEEK_WRITE_DB first),
+    `vault`'s index, the index of a vault that contains `cwd` (default: the current folder), or
+    the only index there is.
 
     An explicit path (what `install-hooks --db` writes) is taken as it is, without looking at
-    noteseek's data folder.
+    noteseek's data folder. A database URL gets its collection from `collection`, else its own
+    `collection` parameter, else $NOTESEEK_COLLECTION, else the vault folder's name; without any
+    of them a reader sees the only collection or all of them (docs/scale.md).
     """
-    if db:
-        return Path(db).expanduser()
-    if os.environ.get(ENV_DB):
-        return Path(os.environ[ENV_DB]).expanduser()
-    from .locations import resolve_db
+    chosen = db or (os.environ.get(ENV_WRITE_DB) if write else None) or os.environ.get(ENV_DB)
+    if chosen:
+        found = as_locator(chosen)
+        if isinstance(found, DatabaseUrl):
+            return _with_collection(found, collection, vault)
+    else:
+        from .locations import resolve_db
 
-    return resolve_db(vault=None if vault is None else str(vault), cwd=cwd)
+        found = resolve_db(vault=None if vault is None else str(vault), cwd=cwd)
+    if collection:
+        raise IndexNotFoundError(
+            f"a collection ({collection!r}) belongs to a database index (--db postgresql://…); "
+            f"{found} is an index file: leave out --collection"
+        )
+    return found
+
+
+def _with_collection(
+    url: DatabaseUrl, collection: str | None, vault: str | os.PathLike[str] | None
+) -> DatabaseUrl:
+    name = collection or url.collection or os.environ.get(ENV_COLLECTION)
+    if not name and vault is not None:
+        name = collection_slug(Path(vault).expanduser().resolve().name)
+    return url.with_collection(name) if name else url
 
 
 def open_index(
-    db: str | os.PathLike[str] | None = None,
+    db: str | os.PathLike[str] | DatabaseUrl | None = None,
     vault: str | os.PathLike[str] | None = None,
     *,
     create: bool = False,
@@ -64,12 +98,15 @@ def open_index(
     embedder: Embedder | None = None,
     options: IndexOptions | None = None,
     settings: SearchSettings | None = None,
+    collection: str | None = None,
+    write: bool = False,
 ) -> Index:
     """The index `locate_index` finds, opened; with `create`, made when missing (`noteseek index`).
 
     Raises IndexNotFoundError, naming the command to run, when there is none to open.
+    `collection` and `write` are `locate_index`'s (a command that writes passes `write=True`).
     """
-    path = locate_index(db=db, vault=vault, cwd=cwd)
+    path = locate_index(db=db, vault=vault, cwd=cwd, collection=collection, write=write)
     if not create and not path.exists():
         raise IndexNotFoundError.at(path)
     from .index import Index
@@ -79,7 +116,7 @@ def open_index(
     )
 
 
-def _open_existing(path: Path) -> Index:
+def _open_existing(path: Locator) -> Index:
     return open_index(path)
 
 
@@ -94,12 +131,14 @@ class LazyIndex:
     def __init__(
         self,
         *,
-        db: str | os.PathLike[str] | None = None,
+        db: str | os.PathLike[str] | DatabaseUrl | None = None,
         vault: str | os.PathLike[str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         opener: Opener | None = None,
+        collection: str | None = None,
     ) -> None:
         self._db, self._vault, self._cwd = db, vault, cwd
+        self._collection = collection
         self._opener: Opener = opener or _open_existing
         self._index: Index | None = None
         self._identity: Hashable = None
@@ -109,9 +148,11 @@ class LazyIndex:
         """Whether the index is open now."""
         return self._index is not None
 
-    def path(self) -> Path:
-        """The index file meant (looked up again on every call)."""
-        return locate_index(db=self._db, vault=self._vault, cwd=self._cwd)
+    def path(self) -> Locator:
+        """The index meant (looked up again on every call)."""
+        return locate_index(
+            db=self._db, vault=self._vault, cwd=self._cwd, collection=self._collection
+        )
 
     def get(self, *, track_identity: bool = False) -> Index:
         """The open index, opened now if it is not; `track_identity` remembers its `identity()`

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, TextIO
 
-    from .. import Index, LazyIndex
+    from .. import Index, LazyIndex, Locator
 
 __all__ = ["main"]
 
@@ -93,13 +93,13 @@ class _Backend:
 
     def __init__(self, db: str | None, cwd: str | None) -> None:
         self._db_option, self._cwd = db, cwd
-        self._db: Path | None = None
+        self._db: Locator | None = None
         self.path = "-"
         self._index: LazyIndex | None = None
         self._use_daemon = os.environ.get(ENV_NO_DAEMON, "") not in TRUE_VALUES
 
     @property
-    def db(self) -> Path:
+    def db(self) -> Locator:
         # Resolved on first use: a post-tool call on short output needs no index at all. An
         # explicit path (what install-hooks --db writes) skips the data-folder lookup entirely.
         if self._db is None:

@@ -15,10 +15,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.tool_hooks import POST_TOOL_MATCHER, PRE_TOOL_MATCHER
 from ..errors import NoteseekError
+
+if TYPE_CHECKING:
+    from .. import DatabaseUrl
 
 __all__ = [
     "HOOK_TIMEOUT_SECONDS",
@@ -74,9 +77,13 @@ def noteseek_executable() -> list[str]:
 
 
 def hook_entries(
-    *, executable: Sequence[str], db: Path | None = None, tools: bool = True
+    *, executable: Sequence[str], db: Path | DatabaseUrl | None = None, tools: bool = True
 ) -> tuple[HookEntry, ...]:
-    """noteseek's entries: the prompt hook, and unless `tools` is false the two tool hooks."""
+    """noteseek's entries: the prompt hook, and unless `tools` is false the two tool hooks.
+
+    A database URL is written as it prints, so one with a password must never come here (the
+    password would show as `***`): install-hooks refuses it first.
+    """
     db_args = ["--db", str(db)] if db is not None else []
 
     def command(kind: str) -> str:

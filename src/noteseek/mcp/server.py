@@ -24,12 +24,21 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import click
 
-from .. import Hit, Index, IndexStatus, LazyIndex, Mode, NoteseekError, NoteText, SearchRequest
+from .. import (
+    Hit,
+    Index,
+    IndexStatus,
+    LazyIndex,
+    Locator,
+    Mode,
+    NoteseekError,
+    NoteText,
+    SearchRequest,
+)
 from .format import RefreshState, format_hits, format_note, format_status
 
 if TYPE_CHECKING:
@@ -89,7 +98,7 @@ class VaultService:
         *,
         db: str | None = None,
         vault: str | None = None,
-        opener: Callable[[Path], Index] | None = None,
+        opener: Callable[[Locator], Index] | None = None,
     ) -> None:
         self._vault = vault
         # Looked up on every call until it opens: the index may be made after the server started.

@@ -1,8 +1,8 @@
 """Open the storage an index locator names: the backend is chosen from the locator.
 
-A path (or anything without a URL scheme) is an SQLite file. A URL such as `postgresql://…` names
-a server database; no backend for it exists yet (issue 18 adds `storage/postgres/`, which plugs in
-here and nowhere else).
+A path (or anything without a URL scheme) is an SQLite file. A `postgresql://` or `postgres://`
+URL (a `DatabaseUrl`, or a string) is a PostgreSQL database with pgvector (`storage/postgres/`,
+the `postgres` extra); any other scheme is refused.
 """
 
 from __future__ import annotations
@@ -10,33 +10,50 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ..core.locator import DatabaseUrl
+from ..core.locator import is_url as _is_url
 from ..errors import NoteseekError
 
 if TYPE_CHECKING:
     from .protocol import Storage
 
-__all__ = ["UnsupportedStorageError", "is_url", "open_storage"]
+__all__ = ["POSTGRES_SCHEMES", "UnsupportedStorageError", "is_url", "open_storage"]
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
 
 class UnsupportedStorageError(NoteseekError):
-    """The locator names a storage backend this noteseek does not have."""
+    """The locator names a storage backend this noteseek does not have (or lacks its extra)."""
 
 
-def is_url(locator: str | os.PathLike[str]) -> bool:
-    """Whether a locator is a URL (`scheme://…`, RFC 3986 scheme) rather than a file path."""
-    scheme, sep, _ = os.fspath(locator).partition("://")
-    # No regex: this runs in every one-shot process, where compiling one costs more than the test.
-    return bool(sep and scheme[:1].isascii() and scheme[:1].isalpha()) and all(
-        c.isascii() and (c.isalnum() or c in "+.-") for c in scheme
-    )
+def is_url(locator: str | os.PathLike[str] | DatabaseUrl) -> bool:
+    """Whether a locator is a URL (`scheme://…`) rather than a file path."""
+    return isinstance(locator, DatabaseUrl) or _is_url(os.fspath(locator))
 
 
-def open_storage(locator: str | os.PathLike[str], *, create: bool = True) -> Storage:
-    """The storage at `locator`: an SQLite file for a path (made when missing, with `create`)."""
+def open_storage(locator: str | os.PathLike[str] | DatabaseUrl, *, create: bool = True) -> Storage:
+    """The storage at `locator`: an SQLite file for a path (made when missing, with `create`), a
+    PostgreSQL collection for a `postgresql://` URL (its schema and collection made with
+    `create`)."""
     if is_url(locator):
-        scheme = os.fspath(locator).split("://", 1)[0]
-        raise UnsupportedStorageError(
-            f"no storage backend for {scheme}:// URLs in this noteseek; give an index file path"
-        )
+        url = locator if isinstance(locator, DatabaseUrl) else DatabaseUrl(os.fspath(locator))
+        scheme = url.url.split("://", 1)[0].lower()
+        if scheme not in POSTGRES_SCHEMES:
+            raise UnsupportedStorageError(
+                f"no storage backend for {scheme}:// URLs in this noteseek; give an index file "
+                "path or a postgresql:// URL"
+            )
+        try:
+            from .postgres.store import PostgresStore
+        except ImportError as exc:
+            if not (exc.name or "").startswith(("psycopg", "pgvector")):
+                raise
+            raise UnsupportedStorageError(
+                f"a postgresql:// index needs {exc.name or 'psycopg'!r}, which is not installed: "
+                "pip install 'noteseek[postgres]'"
+            ) from None
+        return PostgresStore(url, create=create)
     from .sqlite.store import SqliteStore
 
+    assert not isinstance(locator, DatabaseUrl)  # is_url above
     return SqliteStore(locator, create=create)

@@ -128,6 +128,12 @@ class Storage(Protocol):
         """The row of one file by its exact vault-relative path, or None."""
         ...
 
+    def vault_location(self, path: str) -> tuple[str, str] | None:
+        """(vault folder, path inside it) of a note path as this index shows it (its hits'
+        paths); None before the first update. One vault: the stored root and `path` itself; a
+        backend that searches several vaults at once shows `vault/path` and splits it here."""
+        ...
+
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
         """Indexed (not skipped) notes whose file name is `file_name`, case-insensitively."""
         ...

@@ -14,15 +14,14 @@ offer, so part 2 swaps this file and nothing else:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from noteseek import Hit, Index, IndexNotFoundError, NoteText, locate_index
+from noteseek import Hit, Index, IndexNotFoundError, Locator, NoteText, locate_index
 from noteseek.core.budget import fit_to_budget
 
 __all__ = ["NoteText", "budget", "degraded", "note_folders", "open_index", "read_note", "resolve"]
 
 
-def resolve(db: str | None = None, vault: str | None = None) -> Path:
+def resolve(db: str | None = None, vault: str | None = None) -> Locator:
     """The index file an adapter means, refusing one that does not exist yet."""
     path = locate_index(db=db, vault=vault)
     if not path.exists():
@@ -30,7 +29,7 @@ def resolve(db: str | None = None, vault: str | None = None) -> Path:
     return path
 
 
-def open_index(path: Path) -> Index:
+def open_index(path: Locator) -> Index:
     """Open an existing index file (never creates one)."""
     return Index(path, create=False)
 

@@ -20,7 +20,7 @@ tokenised by terms.Tokenizer, so the stems are the SQLite backend's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ...core.query import fts_query
@@ -36,21 +36,34 @@ __all__ = [
     "bm25_params",
     "bm25_sql",
     "prepare_query",
+    "query_phrases",
 ]
 
 K1 = 1.2
 B = 0.75
 
-# The shared head: the collection's N and avgdl, and each query stem with its phrase number.
-_HEAD = """
+# Which collections: one (`= %(collection)s`, the statement measured in docs/postgres-design.md)
+# or several (`= ANY(%(collections)s)`: N, the token count and each df summed over them, as if
+# they were one table, which is what searching them together means).
+_ONE = "= %(collection)s"
+_MANY = "= ANY(%(collections)s)"
+
+
+def _head(where: str) -> str:
+    """The shared head: N and avgdl of the collections, each query stem with its phrase number."""
+    df = "t.df::float8" if where == _ONE else "sum(t.df)::float8"
+    group = "" if where == _ONE else "\n    GROUP BY u.phrase, u.term"
+    return f"""
 WITH stats AS (
-    SELECT chunk_count::float8 AS n, token_count::float8 / greatest(chunk_count, 1) AS avgdl
-    FROM collections WHERE id = %(collection)s
+    SELECT sum(chunk_count)::float8 AS n,
+           sum(token_count)::float8 / greatest(sum(chunk_count), 1)::float8 AS avgdl
+    FROM collections WHERE id {where}
 ), q AS (
-    SELECT u.phrase, u.term, t.df::float8 AS df
+    SELECT u.phrase, u.term, {df} AS df
     FROM unnest(%(phrases)s::int[], %(terms)s::text[]) AS u(phrase, term)
-    JOIN term_stats t ON t.collection_id = %(collection)s AND t.term = u.term
+    JOIN term_stats t ON t.collection_id {where} AND t.term = u.term{group}
 )"""
+
 
 # FTS5's arithmetic, in FTS5's order (fts5_aux.c): the scores come out bit for bit the same, so
 # ties fall the same way too; sum(... ORDER BY phrase) adds the phrases in FTS5's order.
@@ -60,27 +73,29 @@ _F = (
     "p.tf_text * %(w_text)s::float8 + p.tf_section * %(w_section)s::float8"
     " + p.tf_title * %(w_title)s::float8 + p.tf_tags * %(w_tags)s::float8"
 )
+_TOP = "\nORDER BY score DESC, chunk_id\nLIMIT %(limit)s"
 
-# One stem per phrase (every English query): one pass over the stems' postings, an index-only
-# scan of postings_pkey per stem, one aggregate per chunk.
-BM25_SQL = f"""{_HEAD}
+
+def _plain(where: str) -> str:
+    """One stem per phrase (every English query): one pass over the stems' postings, an
+    index-only scan of postings_pkey per stem, one aggregate per chunk."""
+    return f"""{_head(where)}
 SELECT chunk_id, sum({_TERM} ORDER BY phrase) AS score
 FROM (
     SELECT p.chunk_id, w.phrase, p.doc_len, w.idf, {_F} AS f
     FROM (SELECT q.phrase, q.term, {_IDF.format(df="q.df")} AS idf FROM q, stats) w
-    JOIN postings p ON p.collection_id = %(collection)s AND p.term = w.term
+    JOIN postings p ON p.collection_id {where} AND p.term = w.term
 ) x CROSS JOIN stats
-GROUP BY chunk_id
-ORDER BY score DESC, chunk_id
-LIMIT %(limit)s
-"""
+GROUP BY chunk_id"""
 
-# Colocated alternatives (Porter and German stems of one word, in a vault with German notes):
-# their frequencies add up per chunk before BM25's saturation, and n(p) counts the chunks that
-# hold any of them.
-BM25_COLOCATED_SQL = f"""{_HEAD}, hits AS (
+
+def _colocated(where: str) -> str:
+    """Colocated alternatives (Porter and German stems of one word, in a vault with German
+    notes): their frequencies add up per chunk before BM25's saturation, and n(p) counts the
+    chunks that hold any of them."""
+    return f"""{_head(where)}, hits AS (
     SELECT p.chunk_id, q.phrase, min(p.doc_len) AS doc_len, sum({_F}) AS f
-    FROM q JOIN postings p ON p.collection_id = %(collection)s AND p.term = q.term
+    FROM q JOIN postings p ON p.collection_id {where} AND p.term = q.term
     GROUP BY p.chunk_id, q.phrase
 ), n_p AS (
     SELECT phrase, count(*)::float8 AS df FROM hits GROUP BY phrase
@@ -90,21 +105,31 @@ FROM (
     SELECT h.chunk_id, h.phrase, h.doc_len, h.f, {_IDF.format(df="n_p.df")} AS idf
     FROM hits h JOIN n_p USING (phrase) CROSS JOIN stats
 ) x CROSS JOIN stats
-GROUP BY chunk_id
-ORDER BY score DESC, chunk_id
-LIMIT %(limit)s
-"""
+GROUP BY chunk_id"""
 
 
-def bm25_sql(query: Bm25Query, *, with_files: bool = True) -> str:
-    """The BM25 statement for a query; `with_files` adds each winner's file id (the search's form,
-    joined only for the `limit` rows that won)."""
+BM25_SQL = _plain(_ONE) + _TOP
+BM25_COLOCATED_SQL = _colocated(_ONE) + _TOP
+
+
+def bm25_sql(
+    query: Bm25Query, *, with_files: bool = True, several: bool = False, filtered: bool = False
+) -> str:
+    """The BM25 statement for a query; `with_files` adds each winner's file id (the search's
+    form, joined only for the `limit` rows that won); `several` collections (`collections`
+    parameter); `filtered`: only chunks of `allowed` files, filtered before the limit."""
     colocated = any(len(alternatives) > 1 for alternatives in query.phrases)
-    sql = BM25_COLOCATED_SQL if colocated else BM25_SQL
+    body = (_colocated if colocated else _plain)(_MANY if several else _ONE)
+    if filtered:
+        return (
+            f"SELECT x.chunk_id, x.score, c.file_id FROM ({body}) x "
+            "JOIN chunks c ON c.id = x.chunk_id WHERE c.file_id = ANY(%(allowed)s) "
+            "ORDER BY x.score DESC, x.chunk_id LIMIT %(limit)s"
+        )
     if not with_files:
-        return sql
+        return body + _TOP
     return (
-        f"SELECT x.chunk_id, x.score, c.file_id FROM ({sql}) x "
+        f"SELECT x.chunk_id, x.score, c.file_id FROM ({body}{_TOP}) x "
         "JOIN chunks c ON c.id = x.chunk_id ORDER BY x.score DESC, x.chunk_id"
     )
 
@@ -133,7 +158,12 @@ def prepare_query(
     if match is None:
         return None
     # fts_query quotes each word; its words hold only letters, digits and private-use chars.
-    words = [part[1:-1] for part in match.split(" OR ")]
+    return query_phrases([part[1:-1] for part in match.split(" OR ")], tokenizer)
+
+
+def query_phrases(words: Sequence[str], tokenizer: Tokenizer) -> Bm25Query | None:
+    """The phrases to score for planned query words (`core.query.search_terms`): each word an
+    FTS5 phrase, as the SQLite backend's MATCH expression makes it; None when none has a token."""
     phrases: list[tuple[str, ...]] = []
     split = 0
     for word in words:
@@ -147,18 +177,22 @@ def prepare_query(
 def bm25_params(
     query: Bm25Query,
     *,
-    collection: int,
+    collection: int | Sequence[int],
     weights: Sequence[float],
     limit: int,
+    allowed: Iterable[int] | None = None,
 ) -> dict[str, object]:
-    """Parameters of BM25_SQL for one collection, with FTS5's column weights."""
+    """Parameters of `bm25_sql` for one collection (an id) or several (ids), with FTS5's
+    column weights; `allowed` file ids for the filtered form."""
     phrase_ids = [i for i, alts in enumerate(query.phrases) for _ in alts]
     terms = [term for alts in query.phrases for term in alts]
     w_text, w_section, w_title, w_tags = (float(w) for w in weights)
     return {
         "phrases": phrase_ids,
         "terms": terms,
-        "collection": int(collection),
+        "collection": collection if isinstance(collection, int) else None,
+        "collections": [collection] if isinstance(collection, int) else list(collection),
+        "allowed": None if allowed is None else sorted(allowed),
         "w_text": w_text,
         "w_section": w_section,
         "w_title": w_title,

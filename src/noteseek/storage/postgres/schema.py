@@ -15,6 +15,9 @@ Design (docs/postgres-design.md has the measurements behind each choice):
   embedded (`hnsw_index_sql`), which also keeps one vault's search from wading through another's
   graph.
 - `noteseek_schema` records the migrations applied; a database from a newer noteseek is refused.
+
+Migration 1 was settled before the backend was first released (issue 18 part 2 added the
+`version` counter and two indexes to it); from here on only new migrations are appended.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ CREATE TABLE collections(
     name text NOT NULL UNIQUE,                 -- the vault's name, or --collection
     created_at timestamptz NOT NULL DEFAULT now(),
     chunk_count bigint NOT NULL DEFAULT 0,     -- BM25: N
-    token_count bigint NOT NULL DEFAULT 0      -- BM25: avgdl = token_count / chunk_count
+    token_count bigint NOT NULL DEFAULT 0,     -- BM25: avgdl = token_count / chunk_count
+    version bigint NOT NULL DEFAULT 0          -- +1 per file written: term-count caches key on it
 );
 CREATE TABLE meta(
     collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
@@ -99,12 +103,14 @@ CREATE TABLE chunks(
 );
 CREATE INDEX chunks_by_file ON chunks(file_id, seq);
 CREATE INDEX chunks_by_hash ON chunks(collection_id, content_hash);
+CREATE INDEX chunks_unembedded ON chunks(collection_id, id) WHERE embedded_at IS NULL;
 CREATE TABLE term_stats(
     collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
     term text NOT NULL,
     df int NOT NULL CHECK (df >= 0),           -- chunks of the collection that hold the stem
     PRIMARY KEY (collection_id, term)
 );
+CREATE INDEX term_stats_by_df ON term_stats(collection_id, df);  -- the common stems of a query plan
 CREATE TABLE postings(
     collection_id int NOT NULL,
     term text NOT NULL,
@@ -129,7 +135,14 @@ def hnsw_index_name(collection_id: int) -> str:
     return f"chunks_hnsw_c{int(collection_id)}"
 
 
-def hnsw_index_sql(collection_id: int, dim: int, *, m: int = 16, ef_construction: int = 64) -> str:
+def hnsw_index_sql(
+    collection_id: int,
+    dim: int,
+    *,
+    m: int = 16,
+    ef_construction: int = 64,
+    concurrently: bool = False,
+) -> str:
     """DDL of a collection's partial HNSW index (cosine over halfvec(dim)).
 
     Numbers, not user text, are interpolated: DDL cannot take parameters, and the planner can
@@ -137,7 +150,8 @@ def hnsw_index_sql(collection_id: int, dim: int, *, m: int = 16, ef_construction
     """
     cid, dim = int(collection_id), int(dim)
     return (
-        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(cid)} ON chunks USING hnsw "
+        f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS "
+        f"{hnsw_index_name(cid)} ON chunks USING hnsw "
         f"((embedding::halfvec({dim})) halfvec_cosine_ops) WITH (m = {int(m)}, "
         f"ef_construction = {int(ef_construction)}) WHERE collection_id = {cid}"
     )

@@ -27,6 +27,9 @@ __all__ = ["FIELDS", "ChunkTerms", "Tokenizer", "chunk_terms"]
 
 # FTS5's column order in the SQLite backend, and so the order of SearchSettings.column_weights.
 FIELDS = ("chunk_text", "section", "title", "tags")
+# The tokenizer the SQLite backend's `index_stems` asks (text_index._PORTER): the stems of its
+# frequent-term counts, so both backends leave out the same query words.
+_PORTER = ["unicode61", "remove_diacritics", "2"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Tokenizer:
         self.options = StemOptions(german_queries=german_queries)
         register(self._db, self.options)
         self._tokenize: Any = self._db.fts5_tokenizer(TOKENIZER_NAME, [])
+        self._porter: Any = None
 
     def document(self, text: str, lang: str | None) -> list[str]:
         """The stems FTS5 indexes for one field of a chunk in language `lang` (None = default)."""
@@ -57,6 +61,13 @@ class Tokenizer:
         """The tokens of one query term: each a stem and its colocated alternatives."""
         tokens = self._tokenize(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
         return [tuple(str(s) for s in t[2:]) for t in tokens]
+
+    def porter_stems(self, word: str) -> list[str]:
+        """The Porter stems of a query word, as the SQLite backend's `index_stems` gives them."""
+        if self._porter is None:
+            self._porter = self._db.fts5_tokenizer("porter", _PORTER)
+        tokens = self._porter(word.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
+        return [str(t[2]) for t in tokens]
 
 
 def chunk_terms(

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .. import meta
 from ..rows import ChunkRow
 from .text_index import TextIndex
 from .vector_table import VEC_TABLE, VectorTable
@@ -145,6 +146,11 @@ class FileRows(TextIndex, VectorTable):
             "SELECT status, problem, mtime_ns, size, title FROM files WHERE path = ?", (path,)
         ).fetchone()
         return None if row is None else IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4])
+
+    def vault_location(self, path: str) -> tuple[str, str] | None:
+        """(the vault folder of the last update, `path`); None before the first update."""
+        root = self.get_meta(meta.VAULT_ROOT)
+        return None if root is None else (root, path)
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
         """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""

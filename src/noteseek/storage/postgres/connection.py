@@ -1,0 +1,337 @@
+"""A PostgreSQL index's connection: connecting, migrations, collections, transactions and meta.
+
+Locking model, the SQLite backend's in PostgreSQL terms:
+
+- Readers never block and are never blocked: a search runs in one `REPEATABLE READ READ ONLY`
+  transaction (`snapshot()`), which MVCC serves without taking any lock a writer waits for.
+- Every write is one transaction (`write()`) that first takes a transaction-level advisory lock
+  on its collection, so two indexers of one collection interleave file by file as they do on one
+  SQLite file, and a second writer that waits longer than the busy timeout gets the same
+  IndexLockedError. Indexers of different collections take different locks and run in parallel
+  (their rows never overlap: every table is keyed by collection). Transaction-level locks also
+  work through PgBouncer's transaction pooling; session-level ones would not.
+- A killed indexer's open transaction is rolled back by the server when its connection drops;
+  everything committed before is whole files, so the next run finishes the job.
+
+Credentials come from the URL, `PGPASSFILE` (~/.pgpass) or the PG* environment, all read by
+libpq; noteseek stores none of them (not in meta, not in the daemon's files) and shows the URL
+only through `redact_url`. TLS settings (`sslmode`, `sslrootcert`, ...) in the URL go to libpq.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.pq import TransactionStatus
+
+from ...core.locator import DatabaseUrl, connect_url
+from ...errors import (
+    IndexLockedError,
+    IndexNotFoundError,
+    IndexReadOnlyError,
+    SchemaVersionError,
+)
+from .. import meta
+from .collections import Collections, parse_selection, resolve
+from .errors import connection_error
+from .failures import Failures
+from .schema import MIGRATIONS, SCHEMA_VERSION
+from .terms import Tokenizer
+
+__all__ = ["BUSY_TIMEOUT_S", "LOCK_SPACE", "PgConnection"]
+
+BUSY_TIMEOUT_S = 10  # as the SQLite backend's busy timeout: then IndexLockedError
+CONNECT_TIMEOUT_S = 10
+# First key of noteseek's advisory locks (the second is the collection id; 0 = schema changes):
+# any constant other software is unlikely to use. "ns" in ASCII.
+LOCK_SPACE = 0x6E73
+_TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "note_tags",
+           "chunks", "term_stats", "postings")  # fmt: skip
+
+
+class PgConnection:
+    """One connection to a noteseek database, for one collection selection. Not thread-safe."""
+
+    def __init__(self, url: DatabaseUrl, *, create: bool = True) -> None:
+        self.url = url
+        self.selection = parse_selection(url.collection)
+        self._where = str(url.with_collection(None))
+        self.failures = Failures(self)
+        self.conn = self._connect()
+        self.chunks_deleted = 0
+        self.vector_error: str | None = None
+        try:
+            self._migrate(create=create)
+            self.collections = self._collections(create=create)
+            self.tokenizer = Tokenizer(german_queries=self.get_meta(meta.GERMAN_NOTES) == "1")
+            self._check_models()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    # -- connecting -------------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        target = connect_url(self.url.url)
+        try:
+            return psycopg.connect(
+                target,
+                autocommit=True,  # transactions are explicit: write() and snapshot()
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="noteseek",
+            )
+        except psycopg.Error as exc:
+            raise connection_error(exc, target, env=os.environ) from None
+
+    def _reconnect_if_broken(self) -> None:
+        # A long-lived process (daemon, web) outlives server restarts: the failed request got a
+        # DatabaseConnectionError, the next one gets a fresh connection.
+        if self.conn.closed or self.conn.broken:
+            self.conn = self._connect()
+
+    @property
+    def location(self) -> str:
+        """The database URL (password shown as ***) with its collection selection."""
+        if not hasattr(self, "collections"):
+            return str(self.url)
+        return str(self.url.with_collection(self.collections.label()))
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version the database has been migrated to on opening."""
+        return SCHEMA_VERSION
+
+    def identity(self) -> tuple[Hashable, ...]:
+        """The selected collections' ids: another set means they were dropped and made again
+        (or, for all collections, that one was added)."""
+        self._reconnect_if_broken()
+        if self.selection.names:
+            rows = self.rows(
+                "SELECT id FROM collections WHERE name = ANY(%s) ORDER BY id",
+                (list(self.selection.names),),
+            )
+        else:
+            rows = self.rows("SELECT id FROM collections ORDER BY id")
+        return tuple(int(r[0]) for r in rows)
+
+    def size_bytes(self) -> int:
+        """Space noteseek's tables take in this database (all collections: they share them)."""
+        names = [f"{self._schema()}.{t}" for t in _TABLES]
+        return int(
+            self.scalar(
+                "SELECT coalesce(sum(pg_total_relation_size(to_regclass(n))), 0) FROM unnest(%s::text[]) n",
+                (names,),
+            )
+        )
+
+    def _schema(self) -> str:
+        return str(self.scalar("SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON "
+                               "n.oid = c.relnamespace WHERE c.oid = to_regclass('collections')"))
+
+    @property
+    def vectors_available(self) -> bool:
+        """Whether the selected collections' vectors can be searched together."""
+        return self.vector_error is None
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    # -- statements -------------------------------------------------------------------------
+
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of a statement (failures translated: failures.py)."""
+        with self.failures.translated():
+            return self.conn.execute(sql, params).fetchall()
+
+    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run a statement; the number of rows it changed."""
+        with self.failures.translated():
+            return self.conn.execute(sql, params).rowcount
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """First column of the first row, or None."""
+        found = self.rows(sql, params)
+        return found[0][0] if found else None
+
+    def in_transaction(self) -> bool:
+        """Whether a write() or snapshot() is open on this connection."""
+        return self.conn.info.transaction_status != TransactionStatus.IDLE
+
+    # -- schema and collections ---------------------------------------------------------------
+
+    def _applied_version(self) -> int | None:
+        if self.scalar("SELECT to_regclass('noteseek_schema')") is None:
+            return None
+        return int(self.scalar("SELECT coalesce(max(version), 0) FROM noteseek_schema"))
+
+    def _migrate(self, *, create: bool) -> None:
+        version = self._applied_version()
+        if version == SCHEMA_VERSION:
+            return  # the usual case: no lock taken
+        if version is None and not create:
+            raise IndexNotFoundError.at(self._where)
+        self._refuse_newer(version or 0)
+        try:
+            self._ensure_pgvector()
+            self._apply_migrations()
+        except IndexReadOnlyError:
+            if version is None:
+                raise
+            raise SchemaVersionError(
+                f"{self._where} has noteseek schema version {version}, this noteseek needs "
+                f"{SCHEMA_VERSION} and cannot upgrade it from here (a standby or a reader "
+                "role): run 'noteseek index' once as the writer, against the primary"
+            ) from None
+
+    def _apply_migrations(self) -> None:
+        while True:
+            with self._transaction(lock=0):
+                # Again under the lock: another process may have migrated since we looked.
+                version = self._applied_version() or 0
+                self._refuse_newer(version)
+                if version >= SCHEMA_VERSION:
+                    return
+                step = MIGRATIONS[version]
+                # One migration and its row per transaction: a crash leaves a real version.
+                self.run(step.sql)
+                self.run(
+                    "INSERT INTO noteseek_schema(version, name) VALUES (%s, %s)",
+                    (step.version, step.name),
+                )
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self._where} has noteseek schema version {version}, this noteseek knows up "
+                f"to {SCHEMA_VERSION}: upgrade noteseek (pip install -U 'noteseek[postgres]')"
+            )
+
+    def _ensure_pgvector(self) -> None:
+        if self.scalar("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+            return
+        try:
+            self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction):
+            database = self.scalar("SELECT current_database()")
+            raise SchemaVersionError(
+                f"the pgvector extension is not installed in database {database!r} and this "
+                "role may not install it: ask a superuser to run 'CREATE EXTENSION vector' in "
+                "that database once (pgvector >= 0.7)"
+            ) from None
+
+    def _collections(self, *, create: bool) -> Collections:
+        name = self.selection.explicit_one
+        if create and name is not None:
+            self._create_collection(name)
+        found = [(int(r[0]), str(r[1])) for r in self.rows("SELECT id, name FROM collections")]
+        return resolve(found, self.selection, where=self._where)
+
+    def _create_collection(self, name: str) -> None:
+        if self.scalar("SELECT 1 FROM collections WHERE name = %s", (name,)):
+            return  # exists: no write, so a reader role or a standby opens it fine
+        self.failures.check_writable()
+        self.run("INSERT INTO collections(name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (name,))
+
+    def _check_models(self) -> None:
+        """Several collections are searched with one query vector: their models must agree."""
+        if not self.collections.multi:
+            return
+        found = self.rows(
+            "SELECT c.name, m.value FROM meta m JOIN collections c ON c.id = m.collection_id "
+            "WHERE m.collection_id = ANY(%s) AND m.key = %s ORDER BY c.name",
+            (self.collections.ids, meta.MODEL_FINGERPRINT),
+        )
+        models = {str(value) for _, value in found}
+        if len(models) > 1:
+            names = ", ".join(f"{n} ({v})" for n, v in found)
+            self.vector_error = (
+                f"the collections were embedded by different models ({names}), so their "
+                "vectors cannot be compared: search them one at a time for vector search"
+            )
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, *, lock: int, read_only: bool = False) -> Iterator[None]:
+        self._reconnect_if_broken()
+        with self.failures.translated():
+            self.conn.execute(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN"
+            )
+            try:
+                if not read_only:
+                    self._lock(lock)
+                yield
+            except BaseException:
+                if not (self.conn.closed or self.conn.broken):
+                    with suppress(psycopg.Error):
+                        self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+
+    def _lock(self, key: int) -> None:
+        self.conn.execute(f"SET LOCAL lock_timeout = '{BUSY_TIMEOUT_S}s'")
+        try:
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, key))
+        except pg_errors.LockNotAvailable as exc:
+            raise IndexLockedError(
+                f"{self.location} has been locked by another writer for over "
+                f"{BUSY_TIMEOUT_S:g} s (another 'noteseek index' running?); "
+                "try again when it finishes"
+            ) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction holding the collection's writer lock (IndexLockedError after
+        the busy timeout); refused at once where this storage may not write."""
+        self.failures.check_writable()
+        with self._transaction(lock=self.collections.only):
+            yield
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Several reads against one consistent state; nested use joins the outer one."""
+        if self.in_transaction():
+            yield
+            return
+        with self._transaction(lock=0, read_only=True):
+            yield
+
+    def checkpoint(self) -> None:
+        """End-of-run housekeeping: the vector index (vector_table.py)."""
+
+    # -- meta ---------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A meta value; for several collections the value they share (GERMAN_NOTES: any)."""
+        found = self.rows(
+            "SELECT value FROM meta WHERE collection_id = ANY(%s) AND key = %s",
+            (self.collections.ids, key),
+        )
+        values = {str(r[0]) for r in found}
+        if key == meta.GERMAN_NOTES and len(values) > 1:
+            return "1"
+        if len(found) == len(self.collections.ids) and len(values) == 1:
+            return values.pop()
+        return None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value of the collection (inside `write()`)."""
+        self.run(
+            "INSERT INTO meta(collection_id, key, value) VALUES (%s, %s, %s) "
+            "ON CONFLICT (collection_id, key) DO UPDATE SET value = excluded.value",
+            (self.collections.only, key, value),
+        )
+
+    def get_json(self, key: str) -> Any:
+        """A JSON meta value, decoded."""
+        raw = self.get_meta(key)
+        return None if raw is None else json.loads(raw)

@@ -1,0 +1,196 @@
+"""File-level reads and chunk lookups over the selected collections, with paths as they are shown
+(vault-relative for one collection, `collection/path` for several: collections.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .. import meta
+from ..rows import ChunkRow
+from .files import FileWrites
+
+if TYPE_CHECKING:
+    from ..records import FileState, IndexedFile
+
+__all__ = ["FileReads"]
+
+
+def _like_prefix(folder: str) -> str:
+    """A LIKE pattern for paths under `folder`, with LIKE's wildcards escaped."""
+    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "/%"
+
+
+class FileReads(FileWrites):
+    """Reads of files and chunks."""
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every known file with the data needed for change detection."""
+        from ..records import FileState
+
+        rows = self.rows(
+            "SELECT collection_id, path, mtime_ns, size, content_hash, status FROM files "
+            "WHERE collection_id = ANY(%s)",
+            (self.collections.ids,),
+        )
+        show = self.collections.show
+        return {show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5]) for r in rows}
+
+    def file_paths(self) -> dict[int, str]:
+        """file id -> path as shown, for every known file."""
+        rows = self.rows(
+            "SELECT id, collection_id, path FROM files WHERE collection_id = ANY(%s)",
+            (self.collections.ids,),
+        )
+        return {int(r[0]): self.collections.show(r[1], r[2]) for r in rows}
+
+    def file_problems(self) -> list[tuple[str, str, str]]:
+        """(path, status, problem) of every file that was skipped or had a warning, by path."""
+        rows = self.rows(
+            "SELECT collection_id, path, status, problem FROM files "
+            "WHERE collection_id = ANY(%s) AND status != 'ok'",
+            (self.collections.ids,),
+        )
+        return sorted((self.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
+
+    def indexed_file(self, path: str) -> IndexedFile | None:
+        """The row of one file by its exact path as shown (for note access)."""
+        from ..records import IndexedFile
+
+        where = self.collections.split(path)
+        if where is None:
+            return None
+        found = self.rows(
+            "SELECT status, problem, mtime_ns, size, title FROM files "
+            "WHERE collection_id = %s AND path = %s",
+            where,
+        )
+        if not found:
+            return None
+        row = found[0]
+        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4])
+
+    def vault_location(self, path: str) -> tuple[str, str] | None:
+        """(vault folder, path inside it) of a note path as shown; None when its collection
+        has not been indexed from a folder yet."""
+        where = self.collections.split(path)
+        if where is None:
+            return None
+        root = self.scalar(
+            "SELECT value FROM meta WHERE collection_id = %s AND key = %s",
+            (where[0], meta.VAULT_ROOT),
+        )
+        return None if root is None else (str(root), where[1])
+
+    def similar_paths(self, file_name: str, limit: int) -> list[str]:
+        """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
+        rows = self.rows(
+            "SELECT collection_id, path FROM files WHERE collection_id = ANY(%s) "
+            "AND status != 'skipped' AND (lower(path) = %s OR lower(path) LIKE %s) "
+            "ORDER BY path, collection_id LIMIT %s",
+            (self.collections.ids, file_name, "%/" + _like_prefix(file_name)[:-2], limit),
+        )
+        return [self.collections.show(r[0], r[1]) for r in rows]
+
+    def files_named(self, name: str) -> list[int]:
+        """Ids of files whose title, alias or file name has this name_key(), ascending."""
+        rows = self.rows(
+            "SELECT file_id FROM note_names WHERE collection_id = ANY(%s) AND name = %s "
+            "ORDER BY file_id",
+            (self.collections.ids, name),
+        )
+        return [int(r[0]) for r in rows]
+
+    def files_matching(
+        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+    ) -> set[int]:
+        """Ids of files under any of `folders` (prefixes as shown, '' = all) carrying every tag
+        in `tags` (a tag also matches its nested tags)."""
+        clauses = ["collection_id = ANY(%s)"]
+        params: list[object] = [self.collections.ids]
+        if folders is not None and "" not in folders:
+            options: list[str] = []
+            for folder in folders:
+                where = self.collections.split_folder(folder)
+                if where is None:
+                    continue  # names no collection of ours: matches nothing
+                cid, inner = where
+                test = "TRUE" if inner == "" else "path LIKE %s"
+                if cid is not None:
+                    options.append(f"(collection_id = %s AND {test})")
+                    params.append(cid)
+                else:
+                    options.append(f"({test})")
+                if inner:
+                    params.append(_like_prefix(inner))
+            clauses.append("(" + (" OR ".join(options) or "FALSE") + ")")
+        for tag in tags or ():
+            clauses.append(
+                "id IN (SELECT file_id FROM note_tags WHERE collection_id = ANY(%s) AND "
+                "(tag = %s OR tag LIKE %s))"
+            )
+            params += [self.collections.ids, tag, _like_prefix(tag)]
+        rows = self.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
+        return {int(r[0]) for r in rows}
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        """Number of chunks in the selected collections."""
+        return int(
+            self.scalar(
+                "SELECT coalesce(sum(chunk_count), 0) FROM collections WHERE id = ANY(%s)",
+                (self.collections.ids,),
+            )
+        )
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Stored chunks by id (missing ids are left out)."""
+        if not ids:
+            return {}
+        rows = self.rows(
+            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, c.heading_context "
+            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
+            "AND c.collection_id = ANY(%s)",
+            ([int(i) for i in ids], self.collections.ids),
+        )
+        show = self.collections.show
+        return {int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5]) for r in rows}
+
+    def chunk_texts(self, path: str) -> list[str]:
+        """The stored (scrubbed) text of one file's chunks, in order."""
+        where = self.collections.split(path)
+        if where is None:
+            return []
+        rows = self.rows(
+            "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.collection_id = %s AND f.path = %s ORDER BY c.seq",
+            where,
+        )
+        return [str(r[0]) for r in rows]
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id -> file id."""
+        rows = self.rows(
+            "SELECT id, file_id FROM chunks WHERE id = ANY(%s) AND collection_id = ANY(%s)",
+            (sorted({int(i) for i in chunk_ids}), self.collections.ids),
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
+        """Ids of every chunk of these files."""
+        rows = self.rows(
+            "SELECT id FROM chunks WHERE file_id = ANY(%s) AND collection_id = ANY(%s)",
+            (sorted({int(i) for i in file_ids}), self.collections.ids),
+        )
+        return {int(r[0]) for r in rows}
+
+    def first_chunk(self, file_id: int) -> int | None:
+        """Id of a file's first chunk."""
+        value = self.scalar(
+            "SELECT id FROM chunks WHERE file_id = %s AND collection_id = ANY(%s) "
+            "ORDER BY seq LIMIT 1",
+            (file_id, self.collections.ids),
+        )
+        return None if value is None else int(value)
