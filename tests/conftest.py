@@ -89,12 +89,14 @@ def note(title: str, *sections: tuple[str, str], tags: str = "", fm: str = "") -
 
 
 # PostgreSQL server fixtures (skip locally without a server, fail in CI): tests/postgres_fixtures.py
+from .backends import backend  # noqa: E402  # SQLite and PostgreSQL in turn: tests/backends.py
 from .postgres_fixtures import (  # noqa: E402
     _pg_servers,
+    pg_module_schema,
     pg_schema,
     pg_standby_url,
     pg_target,
     pg_url,
 )
 
-__all__ = ["_pg_servers", "pg_schema", "pg_standby_url", "pg_target", "pg_url"]
+__all__ = ["_pg_servers", "backend", "pg_module_schema", "pg_schema", "pg_standby_url", "pg_target", "pg_url"]

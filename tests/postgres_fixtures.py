@@ -160,9 +160,9 @@ def with_search_path(url: str, schema: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}options={option}"
 
 
-@pytest.fixture
-def pg_schema(pg_url: str) -> Iterator[str]:
-    """A URL whose search_path starts with a fresh schema of this test; dropped afterwards."""
+@contextlib.contextmanager
+def fresh_schema(pg_url: str) -> Iterator[str]:
+    """A URL whose search_path starts with a new schema; the schema is dropped afterwards."""
     psycopg = _psycopg()
     schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -172,6 +172,20 @@ def pg_schema(pg_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def pg_schema(pg_url: str) -> Iterator[str]:
+    """A URL whose search_path starts with a fresh schema of this test; dropped afterwards."""
+    with fresh_schema(pg_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_module_schema(pg_url: str) -> Iterator[str]:
+    """`pg_schema` shared by the tests of one module (an index built once for all of them)."""
+    with fresh_schema(pg_url) as url:
+        yield url
 
 
 def wait_for_replay(primary_url: str, standby_url: str, *, timeout: float = 30.0) -> None:

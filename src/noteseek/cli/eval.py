@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .. import MODES, open_index
+from .options import collection_option, db_option
 
 __all__ = ["eval_cmd"]
 
@@ -27,7 +28,8 @@ def _judged_file(
     "--queries", "queries_file", "BEIR queries.jsonl (_id, text, optional metadata.category)."
 )
 @_judged_file("--qrels", "qrels_file", "TSV: query-id, corpus-id, score (header line).")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@db_option()
+@collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Evaluate the index of this vault.")
 @click.option(
     "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Modes to run (default: all)."
@@ -50,6 +52,7 @@ def eval_cmd(
     queries_file: str,
     qrels_file: str,
     db: str | None,
+    collection: str | None,
     vault: str | None,
     modes: tuple[str, ...],
     depth: int,
@@ -61,7 +64,7 @@ def eval_cmd(
 
     queries = load_queries(queries_file)
     qrels = load_qrels(qrels_file)
-    with open_index(db, vault) as idx:
+    with open_index(db, vault, collection=collection) as idx:
         report = evaluate(idx, queries, qrels, modes=modes or MODES, depth=depth)
     if report_dir is not None:
         details = f"Queries: `{queries_file}`; judgments: `{qrels_file}`; {depth} chunks per query."

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..settings import DEFAULT_EXCLUDE
+from .options import collection_option, db_option
 
 if TYPE_CHECKING:
     from .. import IndexStats
@@ -69,11 +70,8 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 
 @click.command("index")
 @click.argument("vault", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False),
-    help="Index file (default: per vault, in the data dir).",
-)
+@db_option("Where to write the index (default: per vault, in the data dir)")
+@collection_option()
 @click.option(
     "--full", is_flag=True, help="Re-read and re-embed every note instead of only changes."
 )
@@ -95,6 +93,7 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 def index_cmd(
     vault: Path,
     db: str | None,
+    collection: str | None,
     full: bool,
     model: str | None,
     include: tuple[str, ...],
@@ -109,7 +108,15 @@ def index_cmd(
     allow = load_allowlist(allow_file) if allow_file is not None else None
     options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude, allow=allow)
     progress = _Progress(quiet)
-    with open_index(db, vault, create=True, model=model, options=options) as idx:
+    with open_index(
+        db,
+        vault,
+        create=True,
+        model=model,
+        options=options,
+        collection=collection,
+        write=True,
+    ) as idx:
         try:
             stats = idx.update(vault, full=full, progress=progress)
         finally:

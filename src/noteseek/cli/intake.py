@@ -10,6 +10,7 @@ import click
 from .. import IndexOptions, open_index
 from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
 from ..settings import DEFAULT_EXCLUDE
+from .options import collection_option, db_option
 
 __all__ = ["intake_cmd"]
 
@@ -59,7 +60,8 @@ def _print_table(report: IntakeReport) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="The vault whose domain folders items are filed into.",
 )
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file (default: the vault's).")
+@db_option("Index (default: the vault's)")
+@collection_option()
 @click.option("--dry-run", is_flag=True, help="Score and print the table; move nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every item.")
 @click.option(
@@ -79,6 +81,7 @@ def intake_cmd(
     inbox: Path | None,
     vault: Path,
     db: str | None,
+    collection: str | None,
     dry_run: bool,
     as_json: bool,
     config_file: Path | None,
@@ -98,7 +101,9 @@ def intake_cmd(
     options = IndexOptions(exclude=DEFAULT_EXCLUDE + tuple(exclude))
     if undo:
         undone = undo_run(undo, vault=vault, config=config)
-        with open_index(db, vault, create=True, options=options) as idx:
+        with open_index(
+            db, vault, create=True, options=options, collection=collection, write=True
+        ) as idx:
             idx.update(vault)
         for _, back in undone.restored:
             click.echo(f"restored {back}")
@@ -108,7 +113,9 @@ def intake_cmd(
         return
     if inbox is None:
         raise click.UsageError("give the INBOX folder (or --undo RUN)")
-    with open_index(db, vault, create=True, options=options) as idx:
+    with open_index(
+        db, vault, create=True, options=options, collection=collection, write=True
+    ) as idx:
         report = run_intake(inbox, vault=vault, index=idx, config=config, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

@@ -5,12 +5,15 @@ from __future__ import annotations
 import click
 
 from ..mcp.server import DEFAULT_PORT, LOCALHOST, VaultService, build_server, serve
+from .options import collection_option, db_option, write_db_option
 
 __all__ = ["mcp_cmd"]
 
 
 @click.command("mcp")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@db_option()
+@collection_option()
+@write_db_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
 @click.option(
     "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
@@ -25,9 +28,17 @@ __all__ = ["mcp_cmd"]
 @click.option(
     "--refresh", is_flag=True, help="Update the index once in the background while serving."
 )
-def mcp_cmd(db: str | None, vault: str | None, transport: str, port: int, refresh: bool) -> None:
+def mcp_cmd(
+    db: str | None,
+    collection: str | None,
+    write_db: str | None,
+    vault: str | None,
+    transport: str,
+    port: int,
+    refresh: bool,
+) -> None:
     """Serve search, get_note and status to MCP clients (Claude Code, Claude Desktop, ...)."""
-    service = VaultService(db=db, vault=vault)
+    service = VaultService(db=db, vault=vault, collection=collection, write_db=write_db)
     server = build_server(service)
     if refresh:
         service.start_refresh()

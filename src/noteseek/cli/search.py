@@ -8,6 +8,7 @@ import click
 
 from .. import MODES, Hit, SearchRequest, open_index
 from ..settings import DEFAULT_CONTEXT_TOKENS
+from .options import collection_option, db_option
 
 __all__ = ["context_cmd", "search_cmd"]
 
@@ -39,7 +40,8 @@ def _explain(hit: Hit) -> str:
 
 @click.command("search")
 @click.argument("query")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@db_option()
+@collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Search the index of this vault.")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
@@ -53,6 +55,7 @@ def _explain(hit: Hit) -> str:
 def search_cmd(
     query: str,
     db: str | None,
+    collection: str | None,
     vault: str | None,
     limit: int,
     mode: str,
@@ -72,7 +75,7 @@ def search_cmd(
         folders=folders or None,
         tags=tags or None,
     )
-    with open_index(db, vault) as idx:
+    with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
     hits, degraded = result.hits, result.degraded
     if as_json:
@@ -100,7 +103,8 @@ def search_cmd(
 
 @click.command("context")
 @click.argument("query")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@db_option()
+@collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Use the index of this vault.")
 @click.option(
     "--max-tokens",
@@ -112,12 +116,18 @@ def search_cmd(
 @click.option("--no-gate", is_flag=True, help="Show the best sections even if none seems relevant.")
 @click.option("--json", "as_json", is_flag=True, help="The block plus the gate's decision as JSON.")
 def context_cmd(
-    query: str, db: str | None, vault: str | None, max_tokens: int, no_gate: bool, as_json: bool
+    query: str,
+    db: str | None,
+    collection: str | None,
+    vault: str | None,
+    max_tokens: int,
+    no_gate: bool,
+    as_json: bool,
 ) -> None:
     """The agent context block for QUERY: what the prompt hook would inject."""
     from .. import prompt_context
 
-    with open_index(db, vault) as idx:
+    with open_index(db, vault, collection=collection) as idx:
         result = prompt_context(idx, query, max_tokens=max_tokens, gated=not no_gate)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))

@@ -11,12 +11,14 @@ import click
 from .. import IndexNotFoundError, locate_index
 from ..daemon.client import request, supported
 from ..settings import DEFAULT_IDLE_MINUTES
+from .options import collection_option, db_option
 
 __all__ = ["serve_cmd"]
 
 
 @click.command("serve")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@db_option()
+@collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
 @click.option(
     "--idle-minutes",
@@ -28,7 +30,12 @@ __all__ = ["serve_cmd"]
 @click.option("--status", is_flag=True, help="Say whether a daemon serves this index, and exit.")
 @click.option("--stop", is_flag=True, help="Stop the daemon serving this index, and exit.")
 def serve_cmd(
-    db: str | None, vault: str | None, idle_minutes: float, status: bool, stop: bool
+    db: str | None,
+    collection: str | None,
+    vault: str | None,
+    idle_minutes: float,
+    status: bool,
+    stop: bool,
 ) -> None:
     """Keep an index warm for the per-prompt hook: a local daemon on a Unix socket.
 
@@ -37,7 +44,7 @@ def serve_cmd(
     """
     if not supported():
         raise click.ClickException("'noteseek serve' needs Unix domain sockets (not on Windows)")
-    db_path = locate_index(db=db, vault=vault)
+    db_path = locate_index(db=db, vault=vault, collection=collection)
     if status or stop:
         answer = request(db_path, {"op": "shutdown" if stop else "ping"}, timeout=5.0)
         if answer is None:

@@ -8,17 +8,19 @@ import time
 import click
 
 from .. import open_index
+from .options import collection_option, db_option
 
 __all__ = ["status_cmd"]
 
 
 @click.command("status")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@db_option()
+@collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Status of this vault's index.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
+def status_cmd(db: str | None, collection: str | None, vault: str | None, as_json: bool) -> None:
     """Files, chunks, model, vector support, size and last run of an index."""
-    with open_index(db, vault) as idx:
+    with open_index(db, vault, collection=collection) as idx:
         status = idx.status()
     if as_json:
         click.echo(json.dumps(status.to_json(), ensure_ascii=False, indent=2))
@@ -35,7 +37,7 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
         ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
         (
             "vectors",
-            "sqlite-vec loaded"
+            ("pgvector" if "://" in status.db_path else "sqlite-vec") + " loaded"
             if status.vector_support and not status.vector_problem
             else f"unavailable, keyword search only: {status.vector_problem}",
         ),

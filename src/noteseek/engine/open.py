@@ -125,7 +125,8 @@ class LazyIndex:
 
     Until it opens, every `get()` looks the file up again, so a server started before
     `noteseek index` ran finds the index once it exists. `opener` replaces `open_index` (tests
-    give the index a fake model). Not thread-safe: callers hold their own lock.
+    give the index a fake model); `collection` and `write` are `locate_index`'s. Not
+    thread-safe: callers hold their own lock.
     """
 
     def __init__(
@@ -136,9 +137,10 @@ class LazyIndex:
         cwd: str | os.PathLike[str] | None = None,
         opener: Opener | None = None,
         collection: str | None = None,
+        write: bool = False,
     ) -> None:
         self._db, self._vault, self._cwd = db, vault, cwd
-        self._collection = collection
+        self._collection, self._write = collection, write
         self._opener: Opener = opener or _open_existing
         self._index: Index | None = None
         self._identity: Hashable = None
@@ -151,7 +153,11 @@ class LazyIndex:
     def path(self) -> Locator:
         """The index meant (looked up again on every call)."""
         return locate_index(
-            db=self._db, vault=self._vault, cwd=self._cwd, collection=self._collection
+            db=self._db,
+            vault=self._vault,
+            cwd=self._cwd,
+            collection=self._collection,
+            write=self._write,
         )
 
     def get(self, *, track_identity: bool = False) -> Index:

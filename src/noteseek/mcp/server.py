@@ -99,10 +99,16 @@ class VaultService:
         db: str | None = None,
         vault: str | None = None,
         opener: Callable[[Locator], Index] | None = None,
+        collection: str | None = None,
+        write_db: str | None = None,
     ) -> None:
         self._vault = vault
         # Looked up on every call until it opens: the index may be made after the server started.
-        self._index = LazyIndex(db=db, vault=vault, opener=opener)
+        self._index = LazyIndex(db=db, vault=vault, opener=opener, collection=collection)
+        # A refresh writes where writes go: --write-db, else $NOTESEEK_WRITE_DB, else --db.
+        self._writer = LazyIndex(
+            db=write_db or db, vault=vault, opener=opener, collection=collection, write=True
+        )
         self._lock = threading.Lock()
         self._refresh = RefreshState()
         self._refresh_thread: threading.Thread | None = None
@@ -159,7 +165,7 @@ class VaultService:
             self._refresh = RefreshState(state, message, started, time.time())
 
         try:
-            with self._index.open_separate() as idx:
+            with self._writer.open_separate() as idx:
                 vault = self._vault or idx.vault_root
                 if vault is None:
                     return end("skipped", "the index has no vault yet: run 'noteseek index VAULT'")

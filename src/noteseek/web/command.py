@@ -27,7 +27,18 @@ def default_workers() -> int:
 
 
 @click.command("web")
-@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="Index: an index file or a postgresql:// URL (default: $NOTESEEK_DB).",
+)
+@click.option(
+    "--collection",
+    multiple=True,
+    callback=lambda _ctx, _param, value: ",".join(value) or None,
+    help="With a postgresql:// --db: the collection (vault) to use; repeat for several, "
+    "'*' for all (default: $NOTESEEK_COLLECTION, else the vault folder's name, else all).",
+)
 @click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(1, 65535))
@@ -65,6 +76,7 @@ def default_workers() -> int:
 )
 def web_cmd(
     db: str | None,
+    collection: str | None,
     vault: str | None,
     host: str,
     port: int,
@@ -78,7 +90,7 @@ def web_cmd(
     import uvicorn
 
     check_bind(host, token)
-    path = library.resolve(db, vault)
+    path = library.resolve(db, vault, collection)
     pool = IndexPool(partial(library.open_index, path), workers=workers, timeout=timeout)
     try:
         pool.warm()

@@ -21,9 +21,11 @@ from noteseek.core.budget import fit_to_budget
 __all__ = ["NoteText", "budget", "degraded", "note_folders", "open_index", "read_note", "resolve"]
 
 
-def resolve(db: str | None = None, vault: str | None = None) -> Locator:
-    """The index file an adapter means, refusing one that does not exist yet."""
-    path = locate_index(db=db, vault=vault)
+def resolve(
+    db: str | None = None, vault: str | None = None, collection: str | None = None
+) -> Locator:
+    """The index an adapter means, refusing a file that does not exist yet."""
+    path = locate_index(db=db, vault=vault, collection=collection)
     if not path.exists():
         raise IndexNotFoundError.at(path)
     return path

@@ -1,0 +1,56 @@
+"""The options every command that opens an index shares: `--db`, `--collection`, `--write-db`.
+
+`--db` is an index file or a database URL (`postgresql://user@host:port/db?sslmode=…`); a URL's
+password is better kept in ~/.pgpass ($PGPASSFILE) or $PGPASSWORD than on a command line, which
+`ps` shows. `--collection` picks the database's collections (vaults): repeat it or give `a,b` for
+several, `*` for all (docs/scale.md). `--write-db` is where a command that also writes (a
+refresh) writes, when `--db` is a read replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..settings import ENV_COLLECTION, ENV_DB, ENV_WRITE_DB
+
+__all__ = ["collection_option", "db_option", "joined", "write_db_option"]
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def db_option(what: str = "Index") -> Decorator:
+    """`--db`: an index file or a postgresql:// URL."""
+    return click.option(
+        "--db",
+        type=click.Path(dir_okay=False),
+        help=f"{what}: an index file or a postgresql:// URL (default: ${ENV_DB}).",
+    )
+
+
+def joined(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    """Repeated `--collection` values as one selection (`a,b`), or None."""
+    return ",".join(value) or None
+
+
+def collection_option() -> Decorator:
+    """`--collection`: which collection(s) of a database index."""
+    return click.option(
+        "--collection",
+        multiple=True,
+        callback=joined,
+        help="With a postgresql:// --db: the collection (vault) to use; repeat for several, "
+        f"'*' for all (default: ${ENV_COLLECTION}, else the vault folder's name, else all).",
+    )
+
+
+def write_db_option() -> Decorator:
+    """`--write-db`: where writes go when --db is a read replica."""
+    return click.option(
+        "--write-db",
+        type=click.Path(dir_okay=False),
+        help=f"Where updates are written when --db is a read replica (default: ${ENV_WRITE_DB}, "
+        "else --db).",
+    )

@@ -1,0 +1,313 @@
+"""The `Storage` protocol's behaviour, the same on both backends (SQLite and PostgreSQL).
+
+Every test runs twice through the `backend` fixture (tests/backends.py). They call the protocol
+the way the engine does: writes inside `write()`, reads with ids the backend assigned, int8
+vectors, planned query terms.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from noteseek import IndexLockedError, IndexNotFoundError
+from noteseek.storage import meta
+from noteseek.storage.records import ChunkRecord, FileRecord
+
+from .backends import Backend
+
+DIM = 8
+
+
+def record(path: str, *, title: str = "", tags: tuple[str, ...] = (), names=(), size=10):  # type: ignore[no-untyped-def]
+    return FileRecord(
+        path, 1_000 + size, size, f"h-{path}", title or path, "ok", None,
+        title_field=title, tags_field=" ".join(tags), names=tuple(names), tags=tags,
+    )  # fmt: skip
+
+
+def chunks(*texts: str, section: str = "Intro") -> list[ChunkRecord]:
+    return [ChunkRecord(i, section, t, "", hash(t) & 0x7FFFFFFFFFFF) for i, t in enumerate(texts)]
+
+
+def vectors(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(-127, 128, size=(n, DIM)).astype(np.int8)
+
+
+def fill(store) -> None:  # type: ignore[no-untyped-def]
+    """Three notes in two folders, with tags, names and vectors."""
+    with store.write():
+        store.reset_vectors(DIM, "fake:8")
+        store.set_meta(meta.VAULT_ROOT, "/vault")
+        store.replace_file(
+            record("howto/git.md", title="Git rebase", tags=("dev/git",), names=("git rebase",)),
+            chunks("undo a rebase with the reflog", "interactive rebase squashes commits"),
+            vectors(2, 1),
+        )
+        store.replace_file(
+            record("howto/tokens.md", title="Token rotation", tags=("security",)),
+            chunks("rotate api tokens every ninety days", "refresh tokens rotate on use"),
+            vectors(2, 2),
+        )
+        store.replace_file(
+            record("notes/cooking.md", title="Cooking", tags=("home",)),
+            chunks("a recipe for bread with a long rise"),
+            vectors(1, 3),
+        )
+
+
+def paths_of(store, ids) -> list[str]:  # type: ignore[no-untyped-def]
+    rows = store.chunk_rows(list(ids))
+    return [rows[i].path for i in ids]
+
+
+def test_files_round_trip(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        states = store.file_states()
+        assert sorted(states) == ["howto/git.md", "howto/tokens.md", "notes/cooking.md"]
+        assert states["howto/git.md"].content_hash == "h-howto/git.md"
+        assert store.chunk_count() == 5
+        assert sorted(store.file_paths().values()) == sorted(states)
+        assert store.chunk_texts("howto/git.md") == [
+            "undo a rebase with the reflog",
+            "interactive rebase squashes commits",
+        ]
+        with store.write():
+            store.touch_file("notes/cooking.md", 5, 6)
+            store.delete_file("howto/tokens.md")
+            store.delete_file("missing.md")  # nothing to delete: no error
+        states = store.file_states()
+        assert (states["notes/cooking.md"].mtime_ns, states["notes/cooking.md"].size) == (5, 6)
+        assert "howto/tokens.md" not in states
+        assert store.chunk_count() == 3
+        assert store.counts()["chunks"] == 3 and store.counts()["files"] == 2
+        assert store.integrity_problems() == []
+        found = store.indexed_file("howto/git.md")
+        assert found is not None and found.title == "Git rebase" and found.status == "ok"
+        assert store.indexed_file("howto/tokens.md") is None
+        assert store.vault_location("howto/git.md") == ("/vault", "howto/git.md")
+        assert store.similar_paths("git.md", 3) == ["howto/git.md"]
+    finally:
+        store.close()
+
+
+def test_replacing_a_file_replaces_its_chunks_and_statistics(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        with store.write():
+            store.replace_file(record("howto/git.md"), chunks("cherry pick one commit"), None)
+        assert store.chunk_texts("howto/git.md") == ["cherry pick one commit"]
+        assert store.keyword_search(["reflog"], limit=5, column_weights=(1, 2, 4, 2)) == []
+        hit = store.keyword_search(["cherry"], limit=5, column_weights=(1, 2, 4, 2))
+        assert paths_of(store, [h[0] for h in hit]) == ["howto/git.md"]
+        assert store.integrity_problems() == []
+        assert store.chunks_missing_vectors(10)[0][3] == "cherry pick one commit"
+    finally:
+        store.close()
+
+
+def test_a_failed_write_changes_nothing(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        with pytest.raises(RuntimeError), store.write():
+            store.delete_file("howto/git.md")
+            raise RuntimeError("disk full, say")
+        assert "howto/git.md" in store.file_states()
+        assert store.integrity_problems() == []
+    finally:
+        store.close()
+
+
+def test_keyword_search(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        weights = (1.0, 2.0, 4.0, 2.0)
+        hits = store.keyword_search(["rotate", "tokens"], limit=10, column_weights=weights)
+        assert hits and all(score > 0 for _, score, _ in hits)
+        assert [s for _, s, _ in hits] == sorted((s for _, s, _ in hits), reverse=True)
+        assert set(paths_of(store, [h[0] for h in hits])) == {"howto/tokens.md"}
+        file_of = store.file_ids([h[0] for h in hits])
+        assert all(file_of[cid] == fid for cid, _, fid in hits)
+        # Title weight: "rebase" in the title field outranks the same word only in the text.
+        assert store.keyword_search(["nothing-like-this"], limit=5, column_weights=weights) == []
+        assert store.keyword_search([], limit=5, column_weights=weights) == []
+        git = store.files_named("git rebase")
+        assert len(git) == 1
+        only = store.keyword_search(["rebase", "bread"], limit=10, column_weights=weights, allowed=set(git))
+        assert only and {fid for *_, fid in only} == set(git)
+        assert len(store.chunks_of_files(git)) == 2
+        assert store.first_chunk(git[0]) == min(store.chunks_of_files(git))
+        # Stems: the planner's view and the shares of frequent stems.
+        assert store.index_stems("rotating") == ["rotat"]
+        with store.write():  # what an update does at its end (a no-op where counts are live)
+            store.refresh_common_terms()
+        shares = store.term_shares()
+        assert shares["rotat"] == pytest.approx(2 / 5)
+        assert store.term_shares() is shares  # unchanged counts: the same object
+    finally:
+        store.close()
+
+
+def test_filters(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        by_path = {v: k for k, v in store.file_paths().items()}
+        assert store.files_matching(folders=["howto"], tags=None) == {
+            by_path["howto/git.md"], by_path["howto/tokens.md"]
+        }
+        assert store.files_matching(folders=[""], tags=None) == set(by_path.values())
+        assert store.files_matching(folders=None, tags=["dev"]) == {by_path["howto/git.md"]}
+        assert store.files_matching(folders=["notes"], tags=["security"]) == set()
+        assert store.files_matching(folders=["how"], tags=None) == set()  # a prefix, not a folder
+        problems = [("notes/skipped.md", "skipped", "too big")]
+        with store.write():
+            store.replace_file(
+                FileRecord("notes/skipped.md", 0, 0, None, None, "skipped", "too big"), [], None
+            )
+        assert store.file_problems() == problems
+    finally:
+        store.close()
+
+
+def test_vectors(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        assert store.vectors_available and store.has_vector_table()
+        counts = store.counts()
+        assert counts["vectors"] == counts["embedded"] == 5
+        git = store.chunks_of_files(store.files_named("git rebase"))
+        stored = vectors(2, 1)
+        query = stored[0].tobytes()
+        nearest = store.knn(query, 3)
+        assert nearest[0][0] == min(git) and nearest[0][1] == pytest.approx(1.0, abs=1e-6)
+        assert [c for c, _ in nearest] == [c for c, _ in sorted(nearest, key=lambda x: -x[1])]
+        rows = store.vector_rows()
+        if rows is not None:  # SQLite hands its vectors out; PostgreSQL searches on the server
+            assert len(rows.ids) == 5
+        hashes = [c.content_hash for c in chunks("undo a rebase with the reflog")]
+        assert store.vectors_by_hash(hashes) == {hashes[0]: query}
+        with store.write():
+            store.reset_vectors(DIM, "fake:8:v2")
+        assert store.get_meta(meta.MODEL_FINGERPRINT) == "fake:8:v2"
+        missing = store.chunks_missing_vectors(10)
+        assert len(missing) == 5 and store.knn(query, 3) == []
+        ids = [m[0] for m in missing]
+        with store.write():
+            store.delete_file("notes/cooking.md")  # one chunk goes while "embedding"
+            store.set_vectors(ids, vectors(5, 9))  # its vector is skipped, not stored
+        assert store.counts()["vectors"] == 4 and store.integrity_problems() == []
+        assert store.chunks_missing_vectors(10) == []
+    finally:
+        store.close()
+
+
+def test_meta_and_identity(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        assert store.get_meta("nothing") is None and store.get_json("nothing") is None
+        with store.write():
+            store.set_meta(meta.LAST_RUN, '{"files_seen": 3}')
+            store.set_meta(meta.LAST_RUN, '{"files_seen": 4}')
+        assert store.get_json(meta.LAST_RUN) == {"files_seen": 4}
+        assert store.schema_version >= 1 and store.size_bytes() > 0
+        identity = store.identity()
+        version = store.data_version()
+    finally:
+        store.close()
+    again = backend.open(create=False)
+    try:
+        assert again.identity() == identity
+        secret = backend.password()
+        assert again.location and (secret is None or secret not in again.location)
+        with again.write():
+            again.replace_file(record("a.md"), chunks("text"), None)
+        assert again.data_version() != version
+    finally:
+        again.close()
+
+
+def test_a_missing_index_is_not_created_without_create(backend: Backend) -> None:
+    with pytest.raises(IndexNotFoundError):
+        backend.open(create=False)
+
+
+def test_readers_see_one_snapshot_and_never_wait_for_a_writer(backend: Backend) -> None:
+    store, other = backend.open(), backend.open()
+    try:
+        fill(store)
+        entered, release = threading.Event(), threading.Event()
+
+        def write() -> None:
+            with other.write():
+                other.delete_file("howto/git.md")
+                entered.set()
+                release.wait(10)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert entered.wait(10)
+        started = time.monotonic()
+        with store.snapshot():
+            before = set(store.file_states())
+            release.set()
+            writer.join(10)
+            during = set(store.file_states())  # the writer committed meanwhile
+        waited = time.monotonic() - started
+        assert before == during and "howto/git.md" in before
+        assert "howto/git.md" not in store.file_states()
+        assert waited < 5  # not the 10 s a blocked read would wait for the lock
+    finally:
+        store.close()
+        other.close()
+
+
+def test_a_second_writer_gets_index_locked_error(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import noteseek.storage.postgres.connection as pg
+    import noteseek.storage.sqlite.connection as lite
+
+    monkeypatch.setattr(lite, "BUSY_TIMEOUT_MS", 500)
+    monkeypatch.setattr(pg, "BUSY_TIMEOUT_S", 1)
+    first, second = backend.open(), backend.open()
+    try:
+        with first.write(), pytest.raises(IndexLockedError) as caught, second.write():
+            pass
+        message = str(caught.value)
+        assert "locked by another writer for over" in message
+        assert message.endswith("(another 'noteseek index' running?); try again when it finishes")
+        with second.write():  # free again once the first committed
+            second.set_meta("k", "v")
+    finally:
+        first.close()
+        second.close()
+
+
+def test_separate_indexes_do_not_see_each_other(backend: Backend, tmp_path: Path) -> None:
+    from noteseek.storage.open import open_storage
+
+    store = backend.open()
+    beside = open_storage(backend.other("second"), create=True)
+    try:
+        fill(store)
+        with beside.write():
+            beside.replace_file(record("howto/git.md"), chunks("another vault's text"), None)
+        assert beside.chunk_texts("howto/git.md") == ["another vault's text"]
+        assert len(store.chunk_texts("howto/git.md")) == 2
+        assert beside.keyword_search(["rebase"], limit=5, column_weights=(1, 2, 4, 2)) == []
+        assert beside.integrity_problems() == [] and store.integrity_problems() == []
+    finally:
+        store.close()
+        beside.close()
