@@ -123,11 +123,9 @@ def test_filters_context_status_and_eval_equal_sqlite(setup: Setup, tmp_path: Pa
         "query-id\tcorpus-id\tscore\n0\thowto/git-rebase-recipes.md\t1\n"
         "1\tprojects/auth-service-token-rotation.md\t1\n"
     )
+    judged = ["--queries", str(queries), "--qrels", str(qrels), "--json"]
     reports = [
-        json.loads(
-            run("eval", "--queries", str(queries), "--qrels", str(qrels), "--db", db, "--json",
-                env=env).stdout
-        )  # fmt: skip
+        json.loads(run("eval", *judged, "--db", db, env=env).stdout)
         for db in (setup.url, str(setup.sqlite))
     ]
     assert reports[0]["modes"] == reports[1]["modes"]
