@@ -214,7 +214,9 @@ def test_daemon_over_a_url_keeps_the_password_out_of_its_files(
     answer = daemon_client.request(url, {"op": "search", "query": QUERIES[0], "limit": 3})
     assert answer is not None and answer["ok"], answer
     with Index(url, create=False) as idx:
-        assert [h["path"] for h in answer["hits"]] == [h.path for h in idx.search(QUERIES[0], limit=3)]
+        assert [h["path"] for h in answer["hits"]] == [
+            h.path for h in idx.search(QUERIES[0], limit=3)
+        ]
     assert setup.secret not in server.paths.db and "sample-vault" in server.paths.db
     # The same daemon whatever the password's spelling; its key, socket, log: no password.
     assert daemon_client.daemon_paths(setup.url + "&collection=sample-vault").db == server.paths.db

@@ -143,7 +143,9 @@ def test_keyword_search(backend: Backend) -> None:
         assert store.keyword_search([], limit=5, column_weights=weights) == []
         git = store.files_named("git rebase")
         assert len(git) == 1
-        only = store.keyword_search(["rebase", "bread"], limit=10, column_weights=weights, allowed=set(git))
+        only = store.keyword_search(
+            ["rebase", "bread"], limit=10, column_weights=weights, allowed=set(git)
+        )
         assert only and {fid for *_, fid in only} == set(git)
         assert len(store.chunks_of_files(git)) == 2
         assert store.first_chunk(git[0]) == min(store.chunks_of_files(git))
@@ -164,7 +166,8 @@ def test_filters(backend: Backend) -> None:
         fill(store)
         by_path = {v: k for k, v in store.file_paths().items()}
         assert store.files_matching(folders=["howto"], tags=None) == {
-            by_path["howto/git.md"], by_path["howto/tokens.md"]
+            by_path["howto/git.md"],
+            by_path["howto/tokens.md"],
         }
         assert store.files_matching(folders=[""], tags=None) == set(by_path.values())
         assert store.files_matching(folders=None, tags=["dev"]) == {by_path["howto/git.md"]}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..settings import DEFAULT_EXCLUDE
+from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 
 @click.command("index")
 @click.argument("vault", type=click.Path(file_okay=False, path_type=Path))
-@db_option("Where to write the index (default: per vault, in the data dir)")
+@db_option(f"${ENV_WRITE_DB}, else ${ENV_DB}, else a file per vault in the data dir")
 @collection_option()
 @click.option(
     "--full", is_flag=True, help="Re-read and re-embed every note instead of only changes."

@@ -9,7 +9,7 @@ import click
 
 from .. import IndexOptions, open_index
 from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
-from ..settings import DEFAULT_EXCLUDE
+from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option
 
 __all__ = ["intake_cmd"]
@@ -60,7 +60,7 @@ def _print_table(report: IntakeReport) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="The vault whose domain folders items are filed into.",
 )
-@db_option("Index (default: the vault's)")
+@db_option(f"${ENV_WRITE_DB}, else ${ENV_DB}, else the vault's")
 @collection_option()
 @click.option("--dry-run", is_flag=True, help="Score and print the table; move nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every item.")

@@ -21,12 +21,15 @@ __all__ = ["collection_option", "db_option", "joined", "write_db_option"]
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def db_option(what: str = "Index") -> Decorator:
-    """`--db`: an index file or a postgresql:// URL."""
+def db_option(
+    default: str = f"${ENV_DB}, else the index of --vault or of the current folder",
+) -> Decorator:
+    """`--db`: an index file or a postgresql:// URL; `default` says what is used without it."""
     return click.option(
         "--db",
         type=click.Path(dir_okay=False),
-        help=f"{what}: an index file or a postgresql:// URL (default: ${ENV_DB}).",
+        metavar="FILE|URL",
+        help=f"Index file or postgresql:// URL (default: {default}).",
     )
 
 
@@ -40,6 +43,7 @@ def collection_option() -> Decorator:
     return click.option(
         "--collection",
         multiple=True,
+        metavar="NAME",
         callback=joined,
         help="With a postgresql:// --db: the collection (vault) to use; repeat for several, "
         f"'*' for all (default: ${ENV_COLLECTION}, else the vault folder's name, else all).",
@@ -51,6 +55,7 @@ def write_db_option() -> Decorator:
     return click.option(
         "--write-db",
         type=click.Path(dir_okay=False),
+        metavar="FILE|URL",
         help=f"Where updates are written when --db is a read replica (default: ${ENV_WRITE_DB}, "
         "else --db).",
     )

@@ -173,7 +173,7 @@ class Searcher:
         self._common_terms = CommonTerms(store)
         self.vector_problem: str | None = None
         if not store.vectors_available:
-            self.vector_problem = f"sqlite-vec could not be loaded ({store.vector_error})"
+            self.vector_problem = store.vector_error or "vectors are unavailable"
         elif embedder is None:
             self.vector_problem = "no embedding model"
         self._warned = False

@@ -221,7 +221,7 @@ class Storage(Protocol):
         """Whether vectors can be read and written in this connection."""
         ...
 
-    vector_error: str | None  # why vectors are not available, or None
+    vector_error: str | None  # why vectors are not available (a phrase for messages), or None
 
     def has_vector_table(self) -> bool:
         """Whether vectors have been set up (once a model's dimension is known)."""

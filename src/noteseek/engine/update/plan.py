@@ -52,13 +52,14 @@ def plan_update(
 ) -> UpdatePlan:
     """Settle the vectors and the pipeline (one transaction), then walk the vault."""
     use_vectors = embedder is not None and store.vectors_available
-    if not store.vectors_available and store.has_vector_table():
-        # Writing now would leave vectors of deleted chunks behind; searching still works.
-        raise VectorSupportError(
-            f"this index has vectors but sqlite-vec cannot be loaded ({store.vector_error}); "
-            "reinstall it (pip install --force-reinstall sqlite-vec) before updating the index"
-        )
+    # write() first: where this index may not be written at all, that is the message.
     with store.write():
+        if not store.vectors_available and store.has_vector_table():
+            # Writing now would leave vectors of deleted chunks behind; searching still works.
+            raise VectorSupportError(
+                f"this index has vectors but {store.vector_error}; "
+                "reinstall it (pip install --force-reinstall sqlite-vec) before updating the index"
+            )
         if use_vectors:
             assert embedder is not None
             fingerprint = embedder.fingerprint

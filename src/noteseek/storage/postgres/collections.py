@@ -108,9 +108,7 @@ class Collections:
         return ",".join(name for _, name in self.pairs)
 
 
-def resolve(
-    found: Iterable[tuple[int, str]], selection: Selection, *, where: str
-) -> Collections:
+def resolve(found: Iterable[tuple[int, str]], selection: Selection, *, where: str) -> Collections:
     """The collections of `selection` among those `found` in the database; IndexNotFoundError
     (naming what exists and how to make one) when a named one or any at all is missing."""
     existing = dict((name, cid) for cid, name in found)

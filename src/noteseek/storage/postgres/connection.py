@@ -131,8 +131,12 @@ class PgConnection:
         )
 
     def _schema(self) -> str:
-        return str(self.scalar("SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON "
-                               "n.oid = c.relnamespace WHERE c.oid = to_regclass('collections')"))
+        return str(
+            self.scalar(
+                "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON "
+                "n.oid = c.relnamespace WHERE c.oid = to_regclass('collections')"
+            )
+        )
 
     @property
     def vectors_available(self) -> bool:
@@ -167,7 +171,14 @@ class PgConnection:
     # -- schema and collections ---------------------------------------------------------------
 
     def _applied_version(self) -> int | None:
-        if self.scalar("SELECT to_regclass('noteseek_schema')") is None:
+        # pg_class itself, not to_regclass(): a transaction that waited for the migration lock
+        # may hold a cached "no such table" from before, which to_regclass() would believe.
+        exists = self.scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE c.relname = 'noteseek_schema' "
+            "AND n.nspname = current_schema())"
+        )
+        if not exists:
             return None
         return int(self.scalar("SELECT coalesce(max(version), 0) FROM noteseek_schema"))
 
@@ -179,7 +190,6 @@ class PgConnection:
             raise IndexNotFoundError.at(self._where)
         self._refuse_newer(version or 0)
         try:
-            self._ensure_pgvector()
             self._apply_migrations()
         except IndexReadOnlyError:
             if version is None:
@@ -198,6 +208,8 @@ class PgConnection:
                 self._refuse_newer(version)
                 if version >= SCHEMA_VERSION:
                     return
+                if version == 0:
+                    self._ensure_pgvector()
                 step = MIGRATIONS[version]
                 # One migration and its row per transaction: a crash leaves a real version.
                 self.run(step.sql)

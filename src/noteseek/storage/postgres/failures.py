@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["Failures"]
 
 
-
 class Failures:
     """Failure translation and the writability checks of one connection."""
 

@@ -61,7 +61,7 @@ def _load_sqlite_vec(db: apsw.Connection) -> str | None:
             db.enable_load_extension(False)
         return None
     except Exception as exc:  # any failure means: degrade to BM25, never crash
-        return f"{type(exc).__name__}: {exc}"
+        return f"sqlite-vec could not be loaded ({type(exc).__name__}: {exc})"
 
 
 class SqliteConnection:
