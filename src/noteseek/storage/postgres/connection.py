@@ -68,6 +68,7 @@ class PgConnection:
         self.vector_error: str | None = None
         try:
             self._migrate(create=create)
+            self.pgvector = self._pgvector_version()
             self.collections = self._collections(create=create)
             self.tokenizer = Tokenizer(german_queries=self.get_meta(meta.GERMAN_NOTES) == "1")
             self._check_models()
@@ -237,6 +238,17 @@ class PgConnection:
                 "role may not install it: ask a superuser to run 'CREATE EXTENSION vector' in "
                 "that database once (pgvector >= 0.7)"
             ) from None
+
+    def _pgvector_version(self) -> tuple[int, ...]:
+        text = str(self.scalar("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+        version = tuple(int(p) for p in text.split(".") if p.isdigit())
+        if version < (0, 7):
+            raise SchemaVersionError(
+                f"pgvector {text} in {self._where} is too old: noteseek needs 0.7 or later "
+                "(halfvec; 0.8 or later for long filtered vector searches): ALTER EXTENSION "
+                "vector UPDATE"
+            )
+        return version
 
     def _collections(self, *, create: bool) -> Collections:
         name = self.selection.explicit_one

@@ -156,7 +156,8 @@ class VectorTable(PgConnection):
         with self.snapshot():
             # SET LOCAL: only for this read transaction; other queries keep the defaults.
             self.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
-            self.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+            if self.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
+                self.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
             rows = self.rows(sql, {"q": literal, "n": int(limit)})
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
