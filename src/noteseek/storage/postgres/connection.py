@@ -66,6 +66,8 @@ class PgConnection:
         self.conn = self._connect()
         self.chunks_deleted = 0
         self.vector_error: str | None = None
+        # Values read once per transaction (it sees one state of them): cleared at each BEGIN.
+        self.per_transaction: dict[str, Any] = {}
         try:
             self._migrate(create=create)
             self.pgvector = self._pgvector_version()
@@ -285,6 +287,7 @@ class PgConnection:
     @contextmanager
     def _transaction(self, *, lock: int, read_only: bool = False) -> Iterator[None]:
         self._reconnect_if_broken()
+        self.per_transaction.clear()
         with self.failures.translated():
             self.conn.execute(
                 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN"
@@ -302,9 +305,15 @@ class PgConnection:
                 self.conn.execute("COMMIT")
 
     def _lock(self, key: int) -> None:
-        self.conn.execute(f"SET LOCAL lock_timeout = '{BUSY_TIMEOUT_S}s'")
+        # One round trip: the lock wait's limit, then the lock. synchronous_commit off: a commit
+        # does not wait for its WAL flush (as the SQLite backend's synchronous=NORMAL, a crash of
+        # the server may lose the last commits, never half of one; the next run redoes them).
         try:
-            self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, key))
+            self.conn.execute(
+                "SELECT set_config('lock_timeout', %s, true), "
+                "set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%s, %s)",
+                (f"{BUSY_TIMEOUT_S}s", LOCK_SPACE, key),
+            )
         except pg_errors.LockNotAvailable as exc:
             raise IndexLockedError(
                 f"{self.location} has been locked by another writer for over "

@@ -57,11 +57,12 @@ class FileWrites(TextIndex, VectorTable):
     def _delete_chunks(self, file_id: int) -> tuple[int, int]:
         """Delete a file's chunks and their statistics; (chunks, tokens) removed."""
         cid = self.collections.only
-        # First the stems' document counts, while the postings are there to count; a stem no
-        # chunk holds any more loses its row.
+        # The chunks' postings, and their stems' document counts down by one per chunk (each
+        # posting is one chunk holding the stem); a stem no chunk holds any more loses its row.
         emptied = self.rows(
-            "WITH t AS (SELECT p.term, count(*) AS n FROM postings p WHERE p.chunk_id IN "
-            "(SELECT id FROM chunks WHERE file_id = %s) GROUP BY p.term) "
+            "WITH gone AS (DELETE FROM postings WHERE chunk_id IN "
+            "(SELECT id FROM chunks WHERE file_id = %s) RETURNING term), "
+            "t AS (SELECT term, count(*) AS n FROM gone GROUP BY term) "
             "UPDATE term_stats s SET df = s.df - t.n FROM t "
             "WHERE s.collection_id = %s AND s.term = t.term RETURNING s.term, s.df",
             (file_id, cid),
@@ -72,7 +73,6 @@ class FileWrites(TextIndex, VectorTable):
                 "DELETE FROM term_stats WHERE collection_id = %s AND term = ANY(%s) AND df = 0",
                 (cid, zero),
             )
-        # The postings go by the foreign key's cascade (postings_by_chunk).
         gone = self.rows("DELETE FROM chunks WHERE file_id = %s RETURNING doc_len", (file_id,))
         self.chunks_deleted += len(gone)
         return len(gone), sum(int(r[0]) for r in gone)

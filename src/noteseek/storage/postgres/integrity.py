@@ -59,6 +59,11 @@ class Integrity(FileReads):
                 "WHERE p.collection_id = ANY(%(ids)s) AND p.doc_len != c.doc_len LIMIT 5",
             ),
             (
+                "postings of chunks that do not exist",
+                "SELECT p.term FROM postings p LEFT JOIN chunks c ON c.id = p.chunk_id "
+                "WHERE p.collection_id = ANY(%(ids)s) AND c.id IS NULL LIMIT 5",
+            ),
+            (
                 "files whose chunk count differs from their chunks",
                 "SELECT f.path FROM files f LEFT JOIN (SELECT file_id, count(*) AS n FROM chunks "
                 "GROUP BY file_id) k ON k.file_id = f.id WHERE f.collection_id = ANY(%(ids)s) "

@@ -114,7 +114,8 @@ CREATE INDEX term_stats_by_df ON term_stats(collection_id, df);  -- the common s
 CREATE TABLE postings(
     collection_id int NOT NULL,
     term text NOT NULL,
-    chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    chunk_id bigint NOT NULL,                  -- no foreign key: checking it cost a lookup per
+                                               -- row written; files.py deletes them with the chunk
     doc_len int NOT NULL,                      -- the chunk's, copied: no join while scoring
     tf_text smallint NOT NULL,
     tf_section smallint NOT NULL,
@@ -123,7 +124,7 @@ CREATE TABLE postings(
     PRIMARY KEY (collection_id, term, chunk_id)
         INCLUDE (doc_len, tf_text, tf_section, tf_title, tf_tags)
 );
-CREATE INDEX postings_by_chunk ON postings(chunk_id);  -- deletes (and the FK's cascade)
+CREATE INDEX postings_by_chunk ON postings(chunk_id);  -- deletes
 """
 
 MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", M001_INITIAL),)

@@ -58,7 +58,13 @@ class VectorTable(PgConnection):
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
     def _dim(self) -> int:
-        return int(self.get_meta(meta.VECTOR_DIM) or 0)
+        # Once per transaction: a file write and a search each ask several times.
+        if self.in_transaction() and "dim" in self.per_transaction:
+            return int(self.per_transaction["dim"])
+        dim = int(self.get_meta(meta.VECTOR_DIM) or 0)
+        if self.in_transaction():
+            self.per_transaction["dim"] = dim
+        return dim
 
     def has_vector_table(self) -> bool:
         """Whether the collections have vectors set up (a model's dimension is recorded)."""
@@ -78,6 +84,7 @@ class VectorTable(PgConnection):
         )
         self.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
         self.set_meta(meta.VECTOR_DIM, str(int(dim)))
+        self.per_transaction.pop("dim", None)
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
         """Stored int8 vectors of the collection's chunks with these content hashes."""
