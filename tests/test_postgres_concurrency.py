@@ -273,3 +273,33 @@ def test_a_reader_role_searches_and_is_refused_writes(
     assert type(caught.value).__name__ == "IndexReadOnlyError"
     assert f"role {role!r} may only read" in message and "owns the noteseek schema" in message
     assert url.split(":", 2)[2].split("@")[0] not in message  # not the password
+
+
+def test_a_long_lived_index_reconnects_after_its_connection_is_cut(
+    pg_target: object, pg_schema: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from noteseek import DatabaseConnectionError
+
+    admin = getattr(pg_target, "admin_url", None)
+    if not admin:
+        pytest.skip("needs NOTESEEK_TEST_PG_ADMIN (a superuser) to end another connection")
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "a.md").write_text(note("Tokens", ("Rotate", "Rotate the access tokens monthly.")))
+    url = with_collection(pg_schema, "notes")
+    with Index(url, embedder=FakeEmbedder()) as idx:
+        idx.update(vault)
+        assert idx.search("rotate tokens")
+        backend = idx._store.conn.info.backend_pid  # type: ignore[attr-defined]
+        with psycopg.connect(admin, autocommit=True) as conn:  # a server restart, a failover
+            conn.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        with pytest.raises(DatabaseConnectionError) as caught:
+            idx.search("rotate tokens")
+        assert "127.0.0.1" in str(caught.value) and password_of(url) not in str(caught.value)
+        assert [h.path for h in idx.search("rotate tokens")] == ["a.md"]  # a new connection
+
+
+def password_of(url: str) -> str:
+    return url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]

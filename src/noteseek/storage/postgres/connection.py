@@ -154,11 +154,15 @@ class PgConnection:
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Every row of a statement (failures translated: failures.py)."""
+        if not self.in_transaction():
+            self._reconnect_if_broken()
         with self.failures.translated():
             return self.conn.execute(sql, params).fetchall()
 
     def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
+        if not self.in_transaction():
+            self._reconnect_if_broken()
         with self.failures.translated():
             return self.conn.execute(sql, params).rowcount
 
@@ -168,8 +172,12 @@ class PgConnection:
         return found[0][0] if found else None
 
     def in_transaction(self) -> bool:
-        """Whether a write() or snapshot() is open on this connection."""
-        return self.conn.info.transaction_status != TransactionStatus.IDLE
+        """Whether a write() or snapshot() is open on this connection (not on a lost one)."""
+        return self.conn.info.transaction_status in (
+            TransactionStatus.INTRANS,
+            TransactionStatus.INERROR,
+            TransactionStatus.ACTIVE,
+        )
 
     # -- schema and collections ---------------------------------------------------------------
 
