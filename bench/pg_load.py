@@ -97,9 +97,9 @@ def load_collection(
     )
     base = offset(cid)
     with noteseek.Index(db_path, create=False) as idx:
-        db = idx.store.db
-        german = idx.store.get_meta("german_notes") == "1"
-        matrix = idx.searcher.vectors.prepare()
+        db = idx._store.db
+        german = idx._store.get_meta("german_notes") == "1"
+        matrix = idx._searcher.vectors.prepare()
         assert matrix is not None, f"{db_path}: vectors could not be read"
         vectors = {
             int(i): bytes(matrix.rows[n * matrix.dim : (n + 1) * matrix.dim])

@@ -46,7 +46,7 @@ def real_vectors(cache_dir: Path) -> Any:
     for name in SOURCES:
         db = cache_dir / f"{DATASETS[name].index}.db"
         with noteseek.Index(db, create=False) as idx:
-            matrix = idx.searcher.vectors.prepare()
+            matrix = idx._searcher.vectors.prepare()
             assert matrix is not None, f"{db}: no vectors"
             parts.append(np.frombuffer(bytes(matrix.rows), dtype=np.int8).reshape(-1, matrix.dim))
     return np.concatenate(parts)

@@ -13,6 +13,11 @@ Locking model, the SQLite backend's in PostgreSQL terms:
 - A killed indexer's open transaction is rolled back by the server when its connection drops;
   everything committed before is whole files, so the next run finishes the job.
 
+One connection per storage, held for its life and opened again when it breaks: a storage is used
+by one thread (like an SQLite connection), and the long-lived adapters already keep one open index
+per worker (web, daemon, MCP), so psycopg_pool would hold the same connections with a thread of its
+own in every one-shot process; a server-side pooler (PgBouncer, docs/scale.md) is what a team adds.
+
 Credentials come from the URL, `PGPASSFILE` (~/.pgpass) or the PG* environment, all read by
 libpq; noteseek stores none of them (not in meta, not in the daemon's files) and shows the URL
 only through `redact_url`. TLS settings (`sslmode`, `sslrootcert`, ...) in the URL go to libpq.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .terms import ChunkTerms, chunk_terms
 from .text_index import TextIndex
-from .vector_table import VectorTable, halfvec_literal
+from .vector_table import VectorTable
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
     import numpy as np
@@ -149,19 +149,15 @@ class FileWrites(TextIndex, VectorTable):
         now: float,
     ) -> list[int]:
         """Insert the chunks in order (so ids ascend as on SQLite: ties rank the same); ids."""
-        embeddings = (
-            [None] * len(chunks)
-            if vectors is None
-            else [halfvec_literal(vectors[i].tolist()) for i in range(len(chunks))]
-        )
+        embeddings = [None] * len(chunks) if vectors is None else self.halfvecs(vectors)
         rows = self.rows(
             "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, heading_context, "
             "title, tags, lang, mtime_ns, content_hash, doc_len, embedding, embedded_at) "
             "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, u.heading, %(title)s, %(tags)s, "
-            "%(lang)s, %(mtime)s, u.hash, u.len, u.vec::halfvec, "
+            "%(lang)s, %(mtime)s, u.hash, u.len, u.vec, "
             "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END "
             "FROM unnest(%(seq)s::int[], %(section)s::text[], %(body)s::text[], "
-            "%(heading)s::text[], %(hash)s::bigint[], %(len)s::int[], %(vec)s::text[]) "
+            "%(heading)s::text[], %(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[]) "
             "WITH ORDINALITY AS u(seq, section, body, heading, hash, len, vec, n) "
             "ORDER BY u.n RETURNING id, seq",
             {

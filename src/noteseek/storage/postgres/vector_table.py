@@ -14,6 +14,11 @@ killed build is dropped and built again.
 `hnsw.ef_search` is set per query to at least the number of rows asked for (an HNSW scan returns
 at most ef_search rows; pgvector's default of 40 would cut the 100-chunk candidate list to 40),
 with iterative scans for longer lists (filtered searches ask for up to 4,096).
+
+Vectors are written and read back through pgvector's own psycopg adapters (binary halfvec):
+measured against text literals (`[1,-3,…]`) for 5,000 × 256 vectors, building them took 39–93 ms
+instead of 222–443 ms and inserting them 163–167 ms instead of 260–367 ms. The search side sends
+its one query vector as a text literal, so a search never imports numpy for pgvector's types.
 """
 
 from __future__ import annotations
@@ -57,6 +62,19 @@ def int8_bytes(text: str) -> bytes:
 class VectorTable(PgConnection):
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
+    _adapted: object = None
+
+    def halfvecs(self, vectors: npt.NDArray[np.int8]) -> list[object]:
+        """int8 rows as pgvector `HalfVector`s, sent in binary (see the module docstring)."""
+        import numpy as np
+        from pgvector import HalfVector
+        from pgvector.psycopg import register_vector
+
+        if self._adapted is not self.conn:  # once per connection (a new one after a reconnect)
+            register_vector(self.conn)
+            self._adapted = self.conn
+        return [HalfVector(row) for row in np.asarray(vectors, dtype=np.float16)]
+
     def _dim(self) -> int:
         # Once per transaction: a file write and a search each ask several times.
         if self.in_transaction() and "dim" in self.per_transaction:
@@ -91,13 +109,17 @@ class VectorTable(PgConnection):
         wanted = sorted(set(hashes))
         if not wanted or not self.has_vector_table():
             return {}
+        import numpy as np
+
+        self.halfvecs(np.zeros((0, 1), dtype=np.int8))  # the binary loader for the reply
         found: dict[int, bytes] = {}
-        for content_hash, text in self.rows(
-            "SELECT content_hash, embedding::text FROM chunks WHERE collection_id = %s "
+        for content_hash, vector in self.rows(
+            "SELECT content_hash, embedding FROM chunks WHERE collection_id = %s "
             "AND content_hash = ANY(%s) AND embedded_at IS NOT NULL AND embedding IS NOT NULL",
             (self.collections.only, wanted),
         ):
-            found.setdefault(int(content_hash), int8_bytes(text))
+            if int(content_hash) not in found:
+                found[int(content_hash)] = vector.to_numpy().astype(np.int8).tobytes()
         return found
 
     def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
@@ -116,15 +138,10 @@ class VectorTable(PgConnection):
         if not len(ids):
             return
         self.run(
-            "UPDATE chunks c SET embedding = v.e::halfvec, embedded_at = %s "
-            "FROM unnest(%s::bigint[], %s::text[]) AS v(id, e) "
+            "UPDATE chunks c SET embedding = v.e, embedded_at = %s "
+            "FROM unnest(%s::bigint[], %s::halfvec[]) AS v(id, e) "
             "WHERE c.id = v.id AND c.collection_id = %s",
-            (
-                time.time(),
-                [int(i) for i in ids],
-                [halfvec_literal(v.tolist()) for v in vectors],
-                self.collections.only,
-            ),
+            (time.time(), [int(i) for i in ids], self.halfvecs(vectors), self.collections.only),
         )
 
     # -- search -----------------------------------------------------------------------------
