@@ -77,6 +77,11 @@ def test_several_collections_show_collection_paths(indexed: str, selection: str 
         assert only == ["home/howto/garden.md"]
         whole = {h.path for h in idx.search("token git", folders=["work"], mode="bm25")}
         assert whole and all(p.startswith("work/") for p in whole)
+        picked = [h.path for h in idx.search("token", files=["home/about.md"], mode="bm25")]
+        assert picked == ["home/about.md"]  # files by their paths as shown
+        assert idx.search("token", files=["about.md"], mode="bm25") == []  # names no collection
+        assert idx.tags() == {"work": 1}
+        assert idx.folders()["home"] == 3 and idx.folders()["work/howto"] == 2
         status = idx.status()
         assert status.files == 6 and status.chunks == idx.status().chunks
 

@@ -249,16 +249,14 @@ def test_a_spawned_daemon_gets_the_url_by_environment_not_argv(
 
 
 def test_web_api_over_a_url(setup: Setup) -> None:
-    from functools import partial
-
     from fastapi.testclient import TestClient
 
-    from noteseek.web import library
+    from noteseek import locate_index
     from noteseek.web.app import create_app
     from noteseek.web.pool import IndexPool
 
-    locator = library.resolve(setup.url, None, "sample-vault")
-    pool = IndexPool(partial(library.open_index, locator), workers=1, timeout=30)
+    locator = locate_index(db=setup.url, collection="sample-vault")
+    pool = IndexPool(locator, workers=1, timeout=30)
     try:
         pool.warm()
         client = TestClient(create_app(pool, hosts=frozenset({"testserver"})))

@@ -165,20 +165,38 @@ def test_filters(backend: Backend) -> None:
     try:
         fill(store)
         by_path = {v: k for k, v in store.file_paths().items()}
-        assert store.files_matching(folders=["howto"], tags=None) == {
+        match = store.files_matching
+        assert match(folders=["howto"], tags=None, files=None) == {
             by_path["howto/git.md"],
             by_path["howto/tokens.md"],
         }
-        assert store.files_matching(folders=[""], tags=None) == set(by_path.values())
-        assert store.files_matching(folders=None, tags=["dev"]) == {by_path["howto/git.md"]}
-        assert store.files_matching(folders=["notes"], tags=["security"]) == set()
-        assert store.files_matching(folders=["how"], tags=None) == set()  # a prefix, not a folder
+        everything = set(by_path.values())
+        assert match(folders=[""], tags=None, files=None) == everything
+        assert match(folders=[], tags=[], files=[]) == everything  # empty filters are no filters
+        assert match(folders=None, tags=["dev"], files=None) == {by_path["howto/git.md"]}
+        assert match(folders=["notes"], tags=["security"], files=None) == set()
+        assert match(folders=["how"], tags=None, files=None) == set()  # a prefix, not a folder
+        assert match(folders=None, tags=None, files=["howto/git.md", "notes/cooking.md"]) == {
+            by_path["howto/git.md"],
+            by_path["notes/cooking.md"],
+        }
+        assert match(folders=None, tags=None, files=["howto/git"]) == set()  # exact paths only
+        assert match(folders=["howto"], tags=["security"], files=["howto/tokens.md"]) == {
+            by_path["howto/tokens.md"]
+        }
+        assert match(folders=["notes"], tags=None, files=["howto/tokens.md"]) == set()
+        assert store.note_tags() == {
+            by_path["howto/git.md"]: ("dev/git",),
+            by_path["howto/tokens.md"]: ("security",),
+            by_path["notes/cooking.md"]: ("home",),
+        }
         problems = [("notes/skipped.md", "skipped", "too big")]
         with store.write():
             store.replace_file(
                 FileRecord("notes/skipped.md", 0, 0, None, None, "skipped", "too big"), [], None
             )
         assert store.file_problems() == problems
+        assert len(store.note_tags()) == 3  # a skipped file has no tags to list
     finally:
         store.close()
 

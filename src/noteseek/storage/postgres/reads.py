@@ -103,13 +103,18 @@ class FileReads(FileWrites):
         return [int(r[0]) for r in rows]
 
     def files_matching(
-        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
     ) -> set[int]:
         """Ids of files under any of `folders` (prefixes as shown, '' = all) carrying every tag
-        in `tags` (a tag also matches its nested tags)."""
+        in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`.
+        None or empty: that filter is off (as on SQLite)."""
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.collections.ids]
-        if folders is not None and "" not in folders:
+        if folders and "" not in folders:
             options: list[str] = []
             for folder in folders:
                 where = self.collections.split_folder(folder)
@@ -131,8 +136,28 @@ class FileReads(FileWrites):
                 "(tag = %s OR tag LIKE %s))"
             )
             params += [self.collections.ids, tag, _like_prefix(tag)]
+        if files:
+            # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
+            # path) through two array parameters: any number of files, one statement.
+            pairs = [where for where in map(self.collections.split, files) if where is not None]
+            clauses.append(
+                "(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))"
+            )
+            params += [[p[0] for p in pairs], [p[1] for p in pairs]]
         rows = self.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
         return {int(r[0]) for r in rows}
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
+        rows = self.rows(
+            "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
+            "WHERE t.collection_id = ANY(%s) AND f.status != 'skipped' ORDER BY t.file_id, t.tag",
+            (self.collections.ids,),
+        )
+        found: dict[int, list[str]] = {}
+        for file_id, tag in rows:
+            found.setdefault(int(file_id), []).append(str(tag))
+        return {file_id: tuple(tags) for file_id, tags in found.items()}
 
     # -- chunks -----------------------------------------------------------------------------
 
