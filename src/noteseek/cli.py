@@ -355,6 +355,11 @@ def hook_cmd(ctx: click.Context, event: str) -> None:
 def _status_json(status: IndexStatus) -> dict[str, Any]:
     data = asdict(status)
     data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in status.problems]
+    data["left_out"] = [
+        {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in status.left_out
+    ]
+    data["skipped_sections"] = status.skipped_sections
+    data["secrets_scrubbed"] = status.secrets_scrubbed
     return data
 
 
@@ -386,6 +391,17 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
             else f"unavailable, keyword search only: {status.vector_problem}",
         ),
     ]
+    if status.left_out:
+        files_with = sum(1 for _, n, _ in status.left_out if n)
+        secret_files = sum(1 for _, _, k in status.left_out if k)
+        rows.append(
+            (
+                "left out",
+                f"{status.skipped_sections} link section(s) in {files_with} notes (skip list), "
+                f"{status.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
+                + (" ('noteseek scan VAULT' lists them)" if secret_files else ""),
+            )
+        )
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last.get("finished_at", 0))))
         rows.append(

@@ -42,6 +42,18 @@ class IndexStatus:
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: tuple[tuple[str, str, str], ...]
+    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
+    left_out: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def skipped_sections(self) -> int:
+        """Link-list sections (Related, See also, ...) left out of search, over all files."""
+        return sum(sections for _, sections, _ in self.left_out)
+
+    @property
+    def secrets_scrubbed(self) -> int:
+        """Values the scrubber replaced, over all files."""
+        return sum(secrets for _, _, secrets in self.left_out)
 
 
 class Index:
@@ -194,4 +206,5 @@ class Index:
             vector_problem=self.searcher.vector_problem,
             last_run=self.store.get_json("last_run"),
             problems=tuple(self.store.file_problems()),
+            left_out=tuple(self.store.left_out()),
         )

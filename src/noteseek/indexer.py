@@ -39,8 +39,10 @@ __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 log = logging.getLogger("noteseek.indexer")
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "5"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
-# 4: code left out of the embedded text (chunker.prose_text); 5: German stems (m004)
+PIPELINE_VERSION = "6"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
+# 4: code left out of the embedded text (chunker.prose_text); 5: German stems (m004);
+# 6: bare secrets scrubbed (entropy.py), short sections merged instead of dropped, left-out
+# counts per file (m005)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]
@@ -220,6 +222,8 @@ def _prepare(
         names=tuple(k for k in (name_key(n) for n in names) if k),
         tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
         lang=note_language(scrubbed.text),
+        skipped_sections=len(note_chunks.skipped_sections),
+        secrets_scrubbed=sum(scrubbed.counts.values()),
     )
     return _Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
 

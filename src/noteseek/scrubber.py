@@ -11,7 +11,9 @@ Algorithm, per pass:
    collect candidate secret spans, drop any that overlap a span already claimed
    (by an earlier rule, or an existing ``[REDACTED:...]`` marker), and let the
    rule's validator veto placeholders and code.
-3. Replace the surviving spans with ``[REDACTED:<name>]``.
+3. Run the keyword-free detectors of ``noteseek.entropy`` (bare vendor shapes, random
+   base64 / hex runs) on every text, last, so a keyword rule names a span first.
+4. Replace the surviving spans with ``[REDACTED:<name>]``.
 
 Replacing a secret changes the text around later matches, so ``scrub`` repeats
 the pass until nothing more is found.  That makes it idempotent by construction:
@@ -33,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .entropy import BARE_DETECTORS, BARE_REVISION, find_bare_secrets
 from .errors import NoteseekError
 from .secret_patterns import PATTERNS, RULES_REVISION, SecretPattern
 
@@ -228,8 +231,6 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
     # One substring test per distinct keyword; most keywords are absent from most
     # texts, so nearly every rule is then skipped by a set operation.
     present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
-    if not present:
-        return []
     # Rule indices in priority order, only for rules with at least one keyword present.
     active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
     claims = _Claims()
@@ -239,6 +240,7 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
             claims.add(*marker.span())
     positions_cache: dict[str, list[int]] = {}
     found: list[_Span] = []
+    allowed: list[tuple[int, int]] = []
     for index in active:
         pattern = PATTERNS[index]
         haystack = lowered if pattern.ignore_case else text
@@ -256,9 +258,18 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
             if pattern.validator is not None and not pattern.validator(text, match, start, end):
                 continue
             if allow is not None and allow.allows(text[start:end]):
+                allowed.append((start, end))
                 continue  # a known false positive; not claimed (see module docstring)
             claims.add(start, end)
             found.append((start, end, pattern.name))
+    # Keyword-free detectors last: a bare token in prose or a table cell has no keyword.
+    for start, end, name in find_bare_secrets(text):
+        if claims.overlaps(start, end) or any(a <= start and end <= b for a, b in allowed):
+            continue  # part of an allowed value (a JWT's signature) stays with it
+        if allow is not None and allow.allows(text[start:end]):
+            continue
+        claims.add(start, end)
+        found.append((start, end, name))
     found.sort()
     return found
 
@@ -357,6 +368,7 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
     """Short digest of everything that decides what gets redacted."""
     payload = [
         RULES_REVISION,
+        BARE_REVISION,
         [
             [
                 p.name,
@@ -375,12 +387,15 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
     return digest.hexdigest()[:16]
 
 
-PATTERN_NAMES: tuple[str, ...] = tuple(p.name for p in PATTERNS)
+#: Every name a ``[REDACTED:<name>]`` marker can carry: the rules, then the keyword-free detectors.
+PATTERN_NAMES: tuple[str, ...] = tuple(
+    dict.fromkeys([*(p.name for p in PATTERNS), *BARE_DETECTORS])
+)
 _ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for p in PATTERNS for k in p.keywords))
 _RULES_BY_KEYWORD: Mapping[str, tuple[int, ...]] = MappingProxyType(
     {k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords) for k in _ALL_KEYWORDS}
 )
 RULES_FINGERPRINT: str = _fingerprint(PATTERNS)
 
-if len(set(PATTERN_NAMES)) != len(PATTERN_NAMES):  # pragma: no cover - table invariant
+if len({p.name for p in PATTERNS}) != len(PATTERNS):  # pragma: no cover - table invariant
     raise RuntimeError("secret pattern names must be unique")

@@ -72,6 +72,8 @@ class FileRecord:
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
     tags: tuple[str, ...] = ()  # tag_key()s for tag filters
     lang: str | None = None  # language.note_language(): the stemmer its chunks get
+    skipped_sections: int = 0  # link-list sections left out of search (chunker skip list)
+    secrets_scrubbed: int = 0  # values the scrubber replaced
 
 
 @dataclass(frozen=True)
@@ -397,10 +399,13 @@ class Store:
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
-            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at",
+            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
+            "skipped_sections=excluded.skipped_sections, "
+            "secrets_scrubbed=excluded.secrets_scrubbed",
             (
                 file_id,
                 record.path,
@@ -412,6 +417,8 @@ class Store:
                 record.problem,
                 len(chunks),
                 now,
+                record.skipped_sections,
+                record.secrets_scrubbed,
             ),
         )
         if file_id is None:
@@ -617,9 +624,7 @@ class Store:
             if "" in folders:  # the vault root contains everything
                 folders = None
             else:
-                clauses.append(
-                    "(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")"
-                )
+                clauses.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")")
                 for folder in folders:
                     params += [len(folder) + 1, folder + "/"]
         for tag in tags or ():
@@ -679,6 +684,14 @@ class Store:
         if "vectors" in counts and counts["vectors"] != counts["embedded"]:
             problems.append(f"vectors {counts['vectors']} != embedded chunks {counts['embedded']}")
         return problems
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file that left text out."""
+        rows = self.db.execute(
+            "SELECT path, skipped_sections, secrets_scrubbed FROM files "
+            "WHERE skipped_sections > 0 OR secrets_scrubbed > 0 ORDER BY path"
+        )
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning."""

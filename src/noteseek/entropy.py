@@ -1,0 +1,411 @@
+"""Keyword-free secret detection: bare vendor shapes and long random base64 / hex runs.
+
+The rules of ``secret_patterns`` wait for a keyword (a vendor prefix, ``password``, ``api_key``).
+A token pasted bare into a sentence, a list item or a table cell has none, so this module looks
+at every long run of base64 / base64url / hex characters in a text and decides from the run
+alone (and a few characters before it) whether it is a credential.  Pure: text in, spans out;
+``noteseek.scrubber`` runs it after the keyword rules, so a vendor rule names a token first.
+
+What is caught:
+
+* Discord bot tokens (``<base64 user id>.<6>.<27+>``): the first part must decode to digits.
+* Mailgun ``key-`` + 32 random hex.
+* 40-character base64 runs (an AWS secret access key's shape) and any other base64 / base64url
+  run of 20+ characters that looks machine-made: all of lower, upper and digits (or one case and
+  digits for base32/base36), Shannon entropy near what a random string of that length and
+  alphabet reaches (thresholds at about the 1st percentile of random strings, by simulation),
+  character classes that change often (camelCase identifiers change rarely) and no alphabet
+  runs ("abcdefgh…").
+* Hex runs of 32+ characters with entropy, except the shapes of identifiers and hashes below.
+
+What stays searchable, by design (docs/secrets.md has the measurements behind each):
+
+* git SHAs (hex of up to 40 characters; a 40-hex value under a key name such as
+  ``token: …`` is the ``high-entropy-assignment`` rule's), UUIDs (dashed, and compact version-4 ones), hex and base64 that the text names
+  as a hash (``sha256:``, ``sha384-`` SRI, checksum, digest, commit, ``sha256sum`` output);
+* ``data:`` URIs of images, fonts, audio and video; base64 that decodes to readable text
+  (a ``btoa("Hello")`` example, a WebSocket nonce); multi-line and very long blobs (files,
+  images, certificates: a credential is one short line); PEM blocks that are not private keys
+  (certificates, public keys), and ``ssh-rsa AAAA…`` public keys.  Private keys are the
+  ``private-key`` rule's, which runs first.
+
+Measured against detect-secrets' Base64/Hex high-entropy plugins and gitleaks' generic rule
+(bench/secrets_compare.py, docs/secrets.md): those need a keyword or flag git SHAs and hashes;
+this detector is kept because it catches bare tokens at a lower false-positive rate there.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import math
+import re
+from collections import Counter
+
+__all__ = ["BARE_DETECTORS", "BARE_REVISION", "find_bare_secrets", "looks_random"]
+
+#: Bump when a threshold or an exclusion changes: part of the scrubber's fingerprint.
+BARE_REVISION = 1
+
+#: Names the detectors put in ``[REDACTED:<name>]`` markers.
+BARE_DETECTORS: tuple[str, ...] = (
+    "discord-bot-token",
+    "mailgun-api-key",
+    "aws-secret-access-key",
+    "high-entropy-base64",
+    "high-entropy-hex",
+)
+
+_Span = tuple[int, int, str]
+
+MIN_RUN = 20  # shorter random strings are ids, short hashes, colours
+MAX_RUN = 400  # longer single runs are data (images, wasm, key material is a PEM block)
+MIN_HEX = 32
+
+# A maximal run of base64 / base64url characters.  No lookbehind: finditer scans left to
+# right, so a match starts where a run starts, and a plain class repeat is the fastest scan
+# sre has (MDN's 50 MB: 1.6 s with a lookbehind guard, 1.2 s without, on a loaded machine).
+_RUN = re.compile(r"[A-Za-z0-9+/_\-]{20,}")
+# Tried only at a run that is followed by "." (Discord's first part is 24-28 characters).
+_DISCORD = re.compile(
+    r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_.\-])"
+)
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_DIGIT = re.compile(r"[0-9]")
+_DIGITS = re.compile(r"[0-9]+")
+_UUID_COMPACT_V4 = re.compile(r"[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}", re.IGNORECASE)
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_SPLIT = re.compile(r"[/_\-]+")
+_SPLIT_KEEP = re.compile(r"([/_\-]+)")
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]{1,40})-----.*?(?:-----END \1-----|\Z)", re.DOTALL)
+_URL_TAIL = re.compile(r"(?:://|www\.)[^\s\"'<>()\[\]]*$")  # the run continues a URL
+_PUBLIC_ID_URL = re.compile(
+    r"(?:youtube\.com/(?:channel/|watch\?v=|embed/)|youtu\.be/|docs\.google\.com/forms/d/(?:e/)?)$"
+)
+_SHASUM_LINE = re.compile(r"(?:  | \*)[\w./-]+[ \t]*(?:\n|$)")  # "<hex>  file.tar.gz" (sha256sum)
+_PREFIXED_HEX = re.compile(r"(?P<prefix>[A-Za-z]{2,8}?[_-]?)?(?P<hex>[0-9a-fA-F]{20,})")
+
+# Words just before a run that say it is a hash or an identifier, not a credential.
+_HASH_WORDS = (
+    "sha1", "sha-1", "sha224", "sha256", "sha-256", "sha384", "sha-384", "sha512", "sha-512",
+    "sha3", "md5", "blake",
+    "hash", "checksum", "digest", "integrity", "commit", "revision", "rev ", "etag", "fingerprint",
+    "git ", "merge", "cherry-pick", "tree ", "blob ", "object id", "oid ", "build id",
+    "public key", "publickey", "public_key", "pubkey", "applicationserverkey", "certificate",
+    "public-lines:", "mac:", "nonce", "websocket-accept", "websocket-key", "none-match",
+)  # fmt: skip
+_SRI_PREFIXES = ("sha256-", "sha384-", "sha512-")
+_SSH_PUBLIC = ("ssh-rsa ", "ssh-ed25519 ", "ssh-dss ", "ecdsa-sha2-", "sk-ssh-ed25519")
+_DATA_URI = re.compile(r"data:(?:image|font|audio|video|application/(?:font|x-font))[\w/+.-]*;")
+_CONTEXT = 100  # characters before a run searched for the words above
+_MARKER = re.compile(r"\[redacted:[a-z0-9-]+\]")  # an earlier redaction names no credential
+
+
+def shannon_entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    n = len(value)
+    if n == 0:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _entropy_floor(n: int, alphabet: int) -> float:
+    # About the 0.5th percentile of the entropy of random strings of length n drawn from an
+    # alphabet of that size (10,000-sample simulation per length, docs/secrets.md).
+    if alphabet >= 60:
+        return min(0.83 * math.log2(n), 4.8)
+    if alphabet >= 32:
+        return min(0.77 * math.log2(n), 4.4)
+    return 3.2 if n >= 40 else 3.0
+
+
+def _class_of(ch: str) -> int:
+    if "a" <= ch <= "z":
+        return 0
+    if "A" <= ch <= "Z":
+        return 1
+    if "0" <= ch <= "9":
+        return 2
+    return 3
+
+
+def looks_random(value: str) -> bool:
+    """True for a run that looks machine-made (a key, a token), False for words and identifiers."""
+    n = len(value)
+    if n < MIN_RUN:
+        return False
+    # Separators (+ / _ -) are transparent: they are 1/16 of a random base64url run but
+    # would count as class changes between the words of a slug.
+    classes = [k for k in map(_class_of, value) if k != 3]
+    if len(classes) < MIN_RUN:
+        return False
+    has_lower, has_upper, has_digit = 0 in classes, 1 in classes, 2 in classes
+    if not has_digit:
+        return False  # P(no digit) of a random 20-char base64 run is 3 %; of 40 chars 0.1 %
+    pairs = list(itertools.pairwise(classes))
+    m = len(pairs)
+    changes = sum(a != b for a, b in pairs) / m
+    if has_lower and has_upper:
+        alphabet = 64
+        # In random base64 a quarter of the neighbours are lower-lower (upper-upper): 0.165
+        # each; words in camelCase are mostly lower-lower ("compressedTexSubImage2D": 0.64).
+        same_lower = sum(a == b == 0 for a, b in pairs) / m
+        same_upper = sum(a == b == 1 for a, b in pairs) / m
+        if changes < 0.33 or same_lower > 0.4 or same_upper > 0.4:
+            return False  # identifiers: "getElementsByTagName2", "WebGL2RenderingContext"
+    elif has_lower or has_upper:
+        alphabet = 36  # base36 / base32: one case and digits
+        digits = classes.count(2) / len(classes)
+        if not 0.12 <= digits <= 0.7 or changes < 0.2:
+            return False  # "nistspecialpublication800": letters, then a number
+        letters = [c for c in value.lower() if c.isalpha()]
+        if sum(c in "aeiou" for c in letters) > 0.4 * len(letters):
+            return False  # pronounceable: words with numbers ("depth32float"); random is 0.19
+    else:
+        return False  # digits only: numbers, phone numbers, dates
+    steps = sum(1 for a, b in itertools.pairwise(value) if abs(ord(a) - ord(b)) == 1)
+    if steps > 0.2 * n:
+        return False  # "abcdefghijklmnopqrstuvwxyz0123456789": an alphabet, not a key
+    return shannon_entropy(value) >= _entropy_floor(n, alphabet)
+
+
+def _hex_secret(value: str) -> bool:
+    n = len(value)
+    if n < MIN_HEX or _DIGIT.search(value) is None or value.isdigit():
+        return False
+    if n == 32 and _UUID_COMPACT_V4.fullmatch(value):
+        return False
+    if value.upper() != value and value.lower() != value:
+        return False  # mixed-case hex is base64 that happens to use few letters
+    letters = sum(not c.isdigit() for c in value)
+    if not 0.15 * n <= letters <= 0.85 * n:
+        return False  # a long number with an exponent ("…361816E"); random hex is 3/8 letters
+    steps = sum(1 for a, b in itertools.pairwise(value) if abs(ord(a) - ord(b)) == 1)
+    if steps > 0.25 * n:
+        return False  # "0123456789abcdef0123…"
+    return shannon_entropy(value.lower()) >= _entropy_floor(n, 16)
+
+
+def _decodes_to_text(value: str) -> bool:
+    # A secret is random bytes; base64 of readable text (a btoa example, "the sample nonce")
+    # is not one.  ``user:password`` (no space) does count as a credential.
+    raw = value.rstrip("=").replace("-", "+").replace("_", "/")
+    raw += "=" * (-len(raw) % 4)
+    try:
+        data = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if len(data) < 8:
+        return False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    printable = sum(ch.isprintable() or ch in "\t\n\r" for ch in text)
+    if printable < 0.95 * len(text):
+        return False
+    return " " in text or "\n" in text or text.lstrip().startswith(("{", "<", "["))
+
+
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of PEM blocks that are not private keys (certificates, public keys, CSRs)."""
+    if "-----BEGIN " not in text:
+        return []
+    return [m.span() for m in _PEM_BLOCK.finditer(text) if "PRIVATE" not in m.group(1)]
+
+
+def _named_as_hash(before: str) -> bool:
+    return any(word in before for word in _HASH_WORDS)
+
+
+def _is_blob_line(text: str, start: int, end: int) -> bool:
+    """The run is a whole line of a multi-line base64 block (a file or certificate body)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:start].strip() or text[end:line_end].strip() or end - start < 60:
+        return False
+    for neighbour in (
+        text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : max(line_start - 1, 0)],
+        text[line_end + 1 : (lambda i: len(text) if i < 0 else i)(text.find("\n", line_end + 1))],
+    ):
+        candidate = neighbour.strip()
+        if len(candidate) >= 16 and _RUN.fullmatch(candidate):
+            return True
+    return False
+
+
+def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span | None:
+    """The secret in the run ``text[start:end]`` and the detector that fired, or None."""
+    value = text[start:end]
+    core = value.rstrip("=")
+    low_before = text[max(0, start - _CONTEXT) : start].lower()
+    if "[redacted:" in low_before:
+        low_before = _MARKER.sub(" ", low_before)
+    if core.startswith("key-") and len(core) == 36 and _HEX.fullmatch(core, 4):
+        return (start, start + 36, "mailgun-api-key") if _hex_secret(core[4:]) else None
+    prefixed_hex = _PREFIXED_HEX.fullmatch(core)
+    if prefixed_hex is not None:
+        pure = _HEX.fullmatch(core) is not None
+        if pure and in_url:
+            return None  # hex in a URL path names a file, a gist, a commit
+        digits = core if pure else prefixed_hex["hex"]
+        return _classify_hex(text, start, start + len(core), digits, pure, low_before)
+    if len(value) > MAX_RUN or _UUID.fullmatch(core):
+        return None
+    if core.lower().startswith(_SRI_PREFIXES) or _named_as_hash(low_before[-40:]):
+        return None
+    if low_before.endswith("base64,") and _DATA_URI.search(low_before[-60:]):
+        return None
+    if any(p in low_before[-24:] for p in _SSH_PUBLIC):
+        return None
+    if _PUBLIC_ID_URL.search(low_before[-40:]):
+        return None  # YouTube channel and video ids, Google Forms: public by design
+    if "/" in core and not in_url and _URL_TAIL.search(low_before):
+        # A URL path: its parts are names; only a part that is random by itself is a key.
+        return _random_part(text, start, core, "/", in_url=True)
+    if "/" in core or "_" in core or "-" in core:
+        return _classify_joined(text, start, core, in_url=in_url)
+    return _classify_random(text, start, end, core)
+
+
+def _classify_random(text: str, start: int, end: int, core: str) -> _Span | None:
+    if not looks_random(core) or _decodes_to_text(core) or _is_blob_line(text, start, end):
+        return None
+    aws = len(core) == 40 and "-" not in core and "_" not in core
+    return (start, end, "aws-secret-access-key" if aws else "high-entropy-base64")
+
+
+def _classify_joined(text: str, start: int, core: str, *, in_url: bool) -> _Span | None:
+    """A run with / _ - in it: a token (random parts), a name and a token, or words (a slug)."""
+    parts: list[tuple[int, str]] = []  # (offset in core, part)
+    offset = 0
+    for part in _SPLIT_KEEP.split(core):
+        if part and not _SPLIT.fullmatch(part):
+            parts.append((offset, part))
+        offset += len(part)
+    if not parts:
+        return None
+    first, last = 0, len(parts)
+    while first < last and _is_name(parts[first][1]):
+        first += 1  # "inbox/", "pscale_tkn_", "PMAK-": names before the value
+    while last > first and _is_name(parts[last - 1][1]):
+        last -= 1
+    if first == last:
+        return None  # words and numbers only: a slug, a constant, a path
+    middle = parts[first:last]
+    if any(_is_word(p) for _, p in middle):
+        # Words among the parts: a slug or a path; only a part random by itself is a secret.
+        for off, part in middle:
+            if len(part) >= MIN_RUN:
+                found = _classify(text, start + off, start + off + len(part), in_url=in_url)
+                if found is not None:
+                    return found
+        return None
+    lo = middle[0][0]
+    hi = middle[-1][0] + len(middle[-1][1])
+    if hi - lo < MIN_RUN:
+        return None
+    if first > 0 or last < len(parts):
+        return _classify(text, start + lo, start + hi, in_url=in_url)  # the value without names
+    if len(middle) <= 4 and all(len(p) >= 8 and _HEX.fullmatch(p) for _, p in middle):
+        # Hex groups joined by "-" ("<id>-<secret>"): one hex value, checked as a whole.
+        joined = "".join(p for _, p in middle)
+        if in_url or not _hex_secret(joined):
+            return None
+        return (start, start + len(core), "high-entropy-hex")
+    return _classify_random(text, start, start + len(core), core)
+
+
+def _is_name(part: str) -> bool:
+    """A word, a number or a short word: a part of a name rather than of a random value."""
+    if part.isdigit():
+        return True
+    if len(part) == 2 and part.isalpha():
+        return part.islower() or part.isupper() or part.istitle()
+    return _is_word(part)
+
+
+def _classify_hex(
+    text: str, start: int, end: int, digits: str, pure: bool, low_before: str
+) -> _Span | None:
+    """Hex, alone or after a short vendor prefix ("dapi…"): a secret unless it is a hash or an id."""
+    if pure:
+        if len(digits) == 34 and digits.startswith("AC"):
+            return None  # a Twilio account SID is an identifier
+        if len(digits) == 40:
+            return None  # a git SHA-1 (a `token: <hex>` assignment is a keyword rule's)
+    if _named_as_hash(low_before) or _SHASUM_LINE.match(text, end):
+        return None
+    if not _hex_secret(digits):
+        return None  # also: shorter than 32 (short hashes, colours, ids)
+    return (start, end, "high-entropy-hex")
+
+
+def _is_word(part: str) -> bool:
+    """A plain word, or words with a number: "inbox", "UNSIGNED", "depth32float", "stencil8"."""
+    chunks = [c for c in _DIGITS.split(part) if c]
+    if not chunks or max(map(len, chunks)) < 3 or len(chunks) > 3:
+        return False  # random hex / base36 alternates letters and digits many times
+    if sum(map(len, chunks)) < 0.6 * len(part):
+        return False
+    for chunk in chunks:
+        if not chunk.isalpha():
+            return False
+        if chunk.islower() or chunk.isupper() or chunk.istitle():
+            continue
+        pairs = max(len(chunk) - 1, 1)
+        if sum(a.islower() and b.islower() for a, b in itertools.pairwise(chunk)) <= 0.4 * pairs:
+            return False  # mixed case without words in it
+    return True
+
+
+def _random_part(
+    text: str, start: int, value: str, separators: str, *, in_url: bool = False
+) -> _Span | None:
+    """The first part of a run that is a secret by itself (a key in a URL path, in a slug)."""
+    offset = 0
+    for part in re.split(f"[{re.escape(separators)}]", value):
+        if len(part) >= MIN_RUN and part != value:
+            found = _classify(text, start + offset, start + offset + len(part), in_url=in_url)
+            if found is not None:
+                return found
+        offset += len(part) + 1
+    return None
+
+
+def find_bare_secrets(text: str) -> list[_Span]:
+    """Spans of bare tokens in ``text`` with the detector that fired, sorted by position."""
+    found: list[_Span] = []
+    public = _public_blocks(text)
+    skip_to = 0  # the end of a Discord token: its other parts are runs too
+    for m in _RUN.finditer(text):
+        start, end = m.span()
+        if start < skip_to:
+            continue
+        if text.startswith(".", end) and (start == 0 or text[start - 1] != "."):
+            discord = _DISCORD.match(text, start)
+            if discord is not None and _discord_id(discord.group(0)):
+                found.append((start, discord.end(), "discord-bot-token"))
+                skip_to = discord.end()
+                continue
+        if _DIGIT.search(text, start, end) is None:
+            continue  # the cheap test first: most runs are words joined by - or _
+        if public and any(a <= start < b for a, b in public):
+            continue
+        while end < len(text) and end - m.end() < 2 and text[end] == "=":
+            end += 1  # base64 padding
+        span = _classify(text, start, end)
+        if span is not None:
+            found.append(span)
+    return found
+
+
+def _discord_id(token: str) -> bool:
+    head = token.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return len(decoded) >= 17 and decoded.isdigit() and looks_random(token.replace(".", ""))
