@@ -244,8 +244,10 @@ def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None
     headings = scan_headings(lines)
     first_h1 = next((h for h in headings if h.level == 1 and h.text), None)
     title = meta.title or (first_h1.text if first_h1 else None) or file_stem
-    if first_h1 is not None:
-        lines[first_h1.line] = ""  # the title is stored in the heading context, not repeated
+    if first_h1 is not None and first_h1.text == title:
+        # The title is stored in the heading context, not repeated; an H1 under a frontmatter
+        # title is text of its own and stays.
+        lines[first_h1.line] = ""
     context = _heading_context(title, meta)
     skip = {_normalise_heading(s) for s in opts.skip_sections}
 

@@ -69,7 +69,7 @@ MIN_HEX = 32
 _RUN = re.compile(r"[A-Za-z0-9+/_\-]{20,}")
 # Tried only at a run that is followed by "." (Discord's first part is 24-28 characters).
 _DISCORD = re.compile(
-    r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_.\-])"
+    r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])"
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _DIGIT = re.compile(r"[0-9]")
@@ -170,11 +170,12 @@ def looks_random(value: str) -> bool:
     return shannon_entropy(value) >= _entropy_floor(n, alphabet)
 
 
-def _hex_secret(value: str) -> bool:
+def _hex_secret(value: str, *, vendor_shape: bool = False) -> bool:
+    """Random-looking hex of 32+ characters; ``vendor_shape``: a prefix already names it a key."""
     n = len(value)
     if n < MIN_HEX or _DIGIT.search(value) is None or value.isdigit():
         return False
-    if n == 32 and _UUID_COMPACT_V4.fullmatch(value):
+    if n == 32 and not vendor_shape and _UUID_COMPACT_V4.fullmatch(value):
         return False
     if value.upper() != value and value.lower() != value:
         return False  # mixed-case hex is base64 that happens to use few letters
@@ -182,8 +183,8 @@ def _hex_secret(value: str) -> bool:
     if not 0.15 * n <= letters <= 0.85 * n:
         return False  # a long number with an exponent ("…361816E"); random hex is 3/8 letters
     steps = sum(1 for a, b in itertools.pairwise(value) if abs(ord(a) - ord(b)) == 1)
-    if steps > 0.25 * n:
-        return False  # "0123456789abcdef0123…"
+    if steps > 0.3 * n and not vendor_shape:
+        return False  # "0123456789abcdef0123…" (random hex: 0.12 of the neighbours)
     return shannon_entropy(value.lower()) >= _entropy_floor(n, 16)
 
 
@@ -244,7 +245,9 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
     if "[redacted:" in low_before:
         low_before = _MARKER.sub(" ", low_before)
     if core.startswith("key-") and len(core) == 36 and _HEX.fullmatch(core, 4):
-        return (start, start + 36, "mailgun-api-key") if _hex_secret(core[4:]) else None
+        if not _hex_secret(core[4:], vendor_shape=True):
+            return None
+        return (start, start + 36, "mailgun-api-key")
     prefixed_hex = _PREFIXED_HEX.fullmatch(core)
     if prefixed_hex is not None:
         pure = _HEX.fullmatch(core) is not None
@@ -355,8 +358,10 @@ def _is_word(part: str) -> bool:
             return False
         if chunk.islower() or chunk.isupper() or chunk.istitle():
             continue
-        pairs = max(len(chunk) - 1, 1)
-        if sum(a.islower() and b.islower() for a, b in itertools.pairwise(chunk)) <= 0.4 * pairs:
+        # camelCase ("SVGLineElement": 0.54 of the neighbours lower-lower; random base64: 0.17)
+        pairs = len(chunk) - 1
+        lower_pairs = sum(a.islower() and b.islower() for a, b in itertools.pairwise(chunk))
+        if len(chunk) < 8 or lower_pairs <= 0.5 * pairs:
             return False  # mixed case without words in it
     return True
 
@@ -385,9 +390,14 @@ def find_bare_secrets(text: str) -> list[_Span]:
         if start < skip_to:
             continue
         if text.startswith(".", end) and (start == 0 or text[start - 1] != "."):
-            discord = _DISCORD.match(text, start)
+            at = start + m.group(0).rfind("/") + 1  # "inbox/<token>.md": after the folder
+            discord = _DISCORD.match(text, at)
             if discord is not None and _discord_id(discord.group(0)):
-                found.append((start, discord.end(), "discord-bot-token"))
+                if at > start:
+                    span = _classify(text, start, at - 1)
+                    if span is not None:
+                        found.append(span)
+                found.append((at, discord.end(), "discord-bot-token"))
                 skip_to = discord.end()
                 continue
         if _DIGIT.search(text, start, end) is None:
@@ -408,4 +418,9 @@ def _discord_id(token: str) -> bool:
         decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
     except (binascii.Error, ValueError):
         return False
-    return len(decoded) >= 17 and decoded.isdigit() and looks_random(token.replace(".", ""))
+    if not (len(decoded) >= 17 and decoded.isdigit()):
+        return False
+    # The id is a snowflake; the HMAC part is random: reject "…aaaa…" look-alikes.
+    hmac = token.rsplit(".", 1)[1]
+    classes = {_class_of(c) for c in hmac} - {3}
+    return len(classes) >= 2 and shannon_entropy(hmac) >= 3.5
