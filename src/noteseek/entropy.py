@@ -80,6 +80,11 @@ _SPLIT = re.compile(r"[/_\-]+")
 _SPLIT_KEEP = re.compile(r"([/_\-]+)")
 _PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]{1,40})-----.*?(?:-----END \1-----|\Z)", re.DOTALL)
 _URL_TAIL = re.compile(r"(?:://|www\.)[^\s\"'<>()\[\]]*$")  # the run continues a URL
+_QUERY_PARAM = re.compile(r"[?&;#]([a-z0-9_.%\[\]-]{0,40})=$")  # the run is a URL parameter's value
+_SECRET_PARAMS = (
+    "token", "key", "secret", "sig", "pass", "pwd", "auth", "code", "session", "sid", "sk",
+    "credential", "jwt", "ticket", "hash",
+)  # fmt: skip
 _PUBLIC_ID_URL = re.compile(
     r"(?:youtube\.com/(?:channel/|watch\?v=|embed/)|youtu\.be/|docs\.google\.com/forms/d/(?:e/)?)$"
 )
@@ -98,7 +103,7 @@ _HASH_WORDS = (
 _SRI_PREFIXES = ("sha256-", "sha384-", "sha512-")
 _SSH_PUBLIC = ("ssh-rsa ", "ssh-ed25519 ", "ssh-dss ", "ecdsa-sha2-", "sk-ssh-ed25519")
 _DATA_URI = re.compile(r"data:(?:image|font|audio|video|application/(?:font|x-font))[\w/+.-]*;")
-_CONTEXT = 100  # characters before a run searched for the words above
+_CONTEXT = 240  # characters before a run searched for a URL start (long URLs) and hash words
 _MARKER = re.compile(r"\[redacted:[a-z0-9-]+\]")  # an earlier redaction names no credential
 
 
@@ -265,9 +270,16 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
         return None
     if _PUBLIC_ID_URL.search(low_before[-40:]):
         return None  # YouTube channel and video ids, Google Forms: public by design
-    if "/" in core and not in_url and _URL_TAIL.search(low_before):
-        # A URL path: its parts are names; only a part that is random by itself is a key.
-        return _random_part(text, start, core, "/", in_url=True)
+    if not in_url and _URL_TAIL.search(low_before):
+        param = _QUERY_PARAM.search(low_before)
+        if param is not None and not any(w in param.group(1) for w in _SECRET_PARAMS):
+            return None  # ?list=…, &t=…: ids and tracking values; ?token=…, &sig=… are checked
+        if low_before.endswith("#"):
+            return None  # a fragment names a place in the page
+        if "/" in core:
+            # A URL path: its parts are names; only a part that is random by itself is a key.
+            return _random_part(text, start, core, "/", in_url=True)
+        in_url = True
     if "/" in core or "_" in core or "-" in core:
         return _classify_joined(text, start, core, in_url=in_url)
     return _classify_random(text, start, end, core)
@@ -339,7 +351,7 @@ def _classify_hex(
             return None  # a Twilio account SID is an identifier
         if len(digits) == 40:
             return None  # a git SHA-1 (a `token: <hex>` assignment is a keyword rule's)
-    if _named_as_hash(low_before) or _SHASUM_LINE.match(text, end):
+    if _named_as_hash(low_before[-100:]) or _SHASUM_LINE.match(text, end):
         return None
     if not _hex_secret(digits):
         return None  # also: shorter than 32 (short hashes, colours, ids)
@@ -347,23 +359,24 @@ def _classify_hex(
 
 
 def _is_word(part: str) -> bool:
-    """A plain word, or words with a number: "inbox", "UNSIGNED", "depth32float", "stencil8"."""
+    """A plain word, or words with a number: "inbox", "UNSIGNED", "depth32float", "stencil8".
+
+    One case style throughout (lower, upper, Title or camelCase); random parts mix them.
+    """
+    if _HEX.fullmatch(part) and not part.isalpha():
+        return False  # "8a0cae3f": hex digits, not a word
     chunks = [c for c in _DIGITS.split(part) if c]
     if not chunks or max(map(len, chunks)) < 3 or len(chunks) > 3:
         return False  # random hex / base36 alternates letters and digits many times
-    if sum(map(len, chunks)) < 0.6 * len(part):
+    letters = "".join(chunks)
+    if not letters.isalpha() or len(letters) < 0.6 * len(part):
         return False
-    for chunk in chunks:
-        if not chunk.isalpha():
-            return False
-        if chunk.islower() or chunk.isupper() or chunk.istitle():
-            continue
-        # camelCase ("SVGLineElement": 0.54 of the neighbours lower-lower; random base64: 0.17)
-        pairs = len(chunk) - 1
-        lower_pairs = sum(a.islower() and b.islower() for a, b in itertools.pairwise(chunk))
-        if len(chunk) < 8 or lower_pairs <= 0.5 * pairs:
-            return False  # mixed case without words in it
-    return True
+    if letters.islower() or letters.isupper() or all(c.istitle() for c in chunks):
+        return True
+    # camelCase ("SVGLineElement": 0.54 of the neighbours lower-lower; random base64: 0.17)
+    pairs = len(letters) - 1
+    lower_pairs = sum(a.islower() and b.islower() for a, b in itertools.pairwise(letters))
+    return len(letters) >= 8 and lower_pairs > 0.5 * pairs
 
 
 def _random_part(
