@@ -234,10 +234,15 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
     # Rule indices in priority order, only for rules with at least one keyword present.
     active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
     claims = _Claims()
+    markers: _Claims | None = None
     if "[REDACTED:" in text:
-        # Earlier redactions are claimed up front so no rule can match inside them.
+        markers = _Claims()
+        # Earlier redactions are claimed up front so no rule can match inside them, and no
+        # match may start inside one: a marker's name ("password-assignment") is not a key, or
+        # each pass would redact the value after the previous pass's marker (found by fuzzing).
         for marker in _MARKER_RE.finditer(text):
             claims.add(*marker.span())
+            markers.add(*marker.span())
     positions_cache: dict[str, list[int]] = {}
     found: list[_Span] = []
     allowed: list[tuple[int, int]] = []
@@ -253,6 +258,8 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
         for match in matches:
             span = _secret_span(match, pattern.secret_groups)
             if span is None or claims.overlaps(*span):
+                continue
+            if markers is not None and markers.overlaps(match.start(), match.start() + 1):
                 continue
             start, end = span
             if pattern.validator is not None and not pattern.validator(text, match, start, end):
