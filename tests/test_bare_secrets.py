@@ -120,7 +120,30 @@ KEEP = [
     "Number.EPSILON is 2.2204460492503130808472633361816E-16",
     "integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC",
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@x",
+    'deviceId: "jjxEMqxIhGdryqbTjDrXPWrkjy55Vte70kWpMe3Lge8="',  # ids are not credentials
+    "X-Amz-Cf-Id: TOl0FEm6uI4fgLdrKJx0Vao5hpkKGZULYN2TWD2gAWLtr7vlNjTvZw==",
+    '{"kty": "EC", "x": "SzrRXmyI8VWFJg1dPUNbFcc9jZvjZEfH7ulKI1UkXAltd7RGWrcfFxqyGPcwu6AQ"}',
+    "playlist https://www.youtube.com/playlist?list=PLV5XWfKkFpk7MJTKv5YdSSpT9b-vLslWu",
 ]
+
+GO = [
+    # (text, the value that must go): a session is not an id, a JWK's "d" is its private key
+    ("Cookie: sessionId=6ynxs23n521lu21b1t136rhbv7ezngie;", "6ynxs23n521lu21b1t136rhbv7ezngie"),
+    (
+        '{"kty": "EC", "d": "wouCtU7Nw4E8_7n5C1-xBjB4xqSb_liZhYMsy8MGgxUny6Q8NCoH9xSiviwLFfK_"}',
+        "wouCtU7Nw4E8_7n5C1-xBjB4xqSb_liZhYMsy8MGgxUny6Q8NCoH9xSiviwLFfK_",
+    ),
+    (
+        "join https://zoom.us/j/85187672826?pwd=VWZtd2hFaDZNSGRmMXNrQzdJZ3Y0QT09",
+        "VWZtd2hFaDZNSGRmMXNrQzdJZ3Y0QT09",
+    ),
+    ("my paid: aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9"),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), GO)
+def test_credentials_next_to_id_like_names_still_go(text: str, value: str) -> None:
+    assert value not in scrub(text).text
 
 
 @pytest.mark.parametrize("text", KEEP)

@@ -85,6 +85,11 @@ _SECRET_PARAMS = (
     "token", "key", "secret", "sig", "pass", "pwd", "auth", "code", "session", "sid", "sk",
     "credential", "jwt", "ticket", "hash",
 )  # fmt: skip
+# A key named "id" or ending in one as a word: "id", "deviceId", "X-Amz-Cf-Id", "client_id".
+_ID_KEY = re.compile(
+    r"""(?:\b(?:id|ID)|[a-z](?:Id|ID)|[_.-](?:id|Id|ID))["']?[ \t]*[:=][ \t]*["']?\Z"""
+)
+_JWK_PUBLIC = re.compile(r"""(?<![a-z])["']?(?:x|y|n|e)["']?[ \t]*:[ \t]*["']$""")
 _PUBLIC_ID_URL = re.compile(
     r"(?:youtube\.com/(?:channel/|watch\?v=|embed/)|youtu\.be/|docs\.google\.com/forms/d/(?:e/)?)$"
 )
@@ -270,6 +275,11 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
         return None
     if _PUBLIC_ID_URL.search(low_before[-40:]):
         return None  # YouTube channel and video ids, Google Forms: public by design
+    id_key = _ID_KEY.search(text, max(0, start - 48), start)
+    if id_key is not None and "sess" not in text[max(0, id_key.start() - 8) : id_key.end()].lower():
+        return None  # the value of an id: deviceId, groupId, X-Amz-Cf-Id, client_id (not a session)
+    if "kty" in low_before and _JWK_PUBLIC.search(low_before[-16:]):
+        return None  # a JSON Web Key's public members (x, y, n, e); "d" is private and goes
     if not in_url and _URL_TAIL.search(low_before):
         param = _QUERY_PARAM.search(low_before)
         if param is not None and not any(w in param.group(1) for w in _SECRET_PARAMS):

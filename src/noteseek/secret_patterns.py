@@ -66,6 +66,7 @@ _PLACEHOLDER_WORDS = frozenset([
     "api_key", "value", "string", "str", "none", "null", "nil", "undefined", "true", "false",
     "empty", "required", "optional", "redacted", "hidden", "changeme", "change_me", "foo", "bar",
     "baz", "qux", "test", "xxx", "todo", "tbd", "n/a", "na", "env", "default",
+    "passwort", "kennwort", "geheim",  # German vaults' stand-ins
 ])  # fmt: skip
 # Substrings that mark a stand-in ("<your-token>", "sk-xxxx", "EXAMPLEKEY", "********").
 _PLACEHOLDER_HINTS = (
