@@ -87,7 +87,8 @@ _SECRET_PARAMS = (
 )  # fmt: skip
 # A key named "id" or ending in one as a word: "id", "deviceId", "X-Amz-Cf-Id", "client_id".
 _ID_KEY = re.compile(
-    r"""(?:\b(?:id|ID)|[a-z](?:Id|ID)|[_.-](?:id|Id|ID))["']?[ \t]*[:=][ \t]*["']?\Z"""
+    r"""(?:\b(?:id|ID|uuid|UUID|guid|GUID)|[a-z](?:Id|ID)|[_.-](?:id|Id|ID))["']?[ \t]*[:=][ \t]*"""
+    r"""["'{(\[]{0,2}\Z"""
 )
 _JWK_PUBLIC = re.compile(r"""(?<![a-z])["']?(?:x|y|n|e)["']?[ \t]*:[ \t]*["']$""")
 _PUBLIC_ID_URL = re.compile(
@@ -258,6 +259,9 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
         if not _hex_secret(core[4:], vendor_shape=True):
             return None
         return (start, start + 36, "mailgun-api-key")
+    id_key = _ID_KEY.search(text, max(0, start - 48), start)
+    if id_key is not None and "sess" not in text[max(0, id_key.start() - 8) : id_key.end()].lower():
+        return None  # the value of an id: deviceId, groupId, X-Amz-Cf-Id, client_id (not a session)
     prefixed_hex = _PREFIXED_HEX.fullmatch(core)
     if prefixed_hex is not None:
         pure = _HEX.fullmatch(core) is not None
@@ -275,9 +279,6 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
         return None
     if _PUBLIC_ID_URL.search(low_before[-40:]):
         return None  # YouTube channel and video ids, Google Forms: public by design
-    id_key = _ID_KEY.search(text, max(0, start - 48), start)
-    if id_key is not None and "sess" not in text[max(0, id_key.start() - 8) : id_key.end()].lower():
-        return None  # the value of an id: deviceId, groupId, X-Amz-Cf-Id, client_id (not a session)
     if "kty" in low_before and _JWK_PUBLIC.search(low_before[-16:]):
         return None  # a JSON Web Key's public members (x, y, n, e); "d" is private and goes
     if not in_url and _URL_TAIL.search(low_before):
