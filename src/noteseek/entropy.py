@@ -262,10 +262,13 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
     id_key = _ID_KEY.search(text, max(0, start - 48), start)
     if id_key is not None and "sess" not in text[max(0, id_key.start() - 8) : id_key.end()].lower():
         return None  # the value of an id: deviceId, groupId, X-Amz-Cf-Id, client_id (not a session)
+    url = in_url or _URL_TAIL.search(low_before) is not None
+    if url and low_before.endswith("#"):
+        return None  # a fragment names a place in the page
     prefixed_hex = _PREFIXED_HEX.fullmatch(core)
     if prefixed_hex is not None:
         pure = _HEX.fullmatch(core) is not None
-        if pure and in_url:
+        if pure and url:
             return None  # hex in a URL path names a file, a gist, a commit
         digits = core if pure else prefixed_hex["hex"]
         return _classify_hex(text, start, start + len(core), digits, pure, low_before)
@@ -281,12 +284,10 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
         return None  # YouTube channel and video ids, Google Forms: public by design
     if "kty" in low_before and _JWK_PUBLIC.search(low_before[-16:]):
         return None  # a JSON Web Key's public members (x, y, n, e); "d" is private and goes
-    if not in_url and _URL_TAIL.search(low_before):
+    if url and not in_url:
         param = _QUERY_PARAM.search(low_before)
         if param is not None and not any(w in param.group(1) for w in _SECRET_PARAMS):
             return None  # ?list=…, &t=…: ids and tracking values; ?token=…, &sig=… are checked
-        if low_before.endswith("#"):
-            return None  # a fragment names a place in the page
         if "/" in core:
             # A URL path: its parts are names; only a part that is random by itself is a key.
             return _random_part(text, start, core, "/", in_url=True)
