@@ -59,3 +59,10 @@ def test_a_marker_name_is_not_a_key() -> None:
     once = scrub(text)
     assert once.text.count("[REDACTED:") == 1  # the second value is not under a password key
     assert scrub(once.text).text == once.text
+
+
+def test_a_placeholder_hint_by_chance_inside_a_token_does_not_keep_it() -> None:
+    # Found by test_bare_secrets' property test (seed 12360240): "…yoURYUA" holds "your".
+    token = "5383450472:" + "AAJ-U4USN6YUfjhnh9nf9Nf9z2y2yoURYUA"
+    assert token not in scrub(f"I pasted the value {token} into the terminal.").text
+    assert "YOUR_API_KEY" in scrub("api_key: YOUR_API_KEY").text  # a typed stand-in still stays

@@ -112,7 +112,12 @@ def is_placeholder(value: str) -> bool:
     low = v.lower()
     if low in _PLACEHOLDER_WORDS or _TEMPLATE_RE.match(v):
         return True
-    return any(hint in low for hint in _PLACEHOLDER_HINTS)
+    # A stand-in is typed in one case ("your-token", "YOUR_KEY", "Example"); "yoURyua" inside
+    # a random token is chance (found by a property test: a Telegram token was kept).
+    return any(
+        hint in low and (hint in v or hint.upper() in v or hint.capitalize() in v)
+        for hint in _PLACEHOLDER_HINTS
+    )
 
 
 def _is_bare(m: re.Match[str]) -> bool:
