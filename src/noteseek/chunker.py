@@ -291,6 +291,9 @@ def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None
                     sub_start, sub_heading = n + 1, lines[n].strip()
 
     kept = _merge_short(pieces, min_chars=opts.min_chars, max_chars=opts.max_chars)
+    if not kept and first_h1 is not None and first_h1.text == title:
+        # A note that is only its `# Title`: the heading is all its text, and must stay findable.
+        kept = [(title, f"# {title}")]
     chunks = tuple(
         NoteChunk(seq=i, section=n, text=t, heading_context=context)
         for i, (n, t) in enumerate(kept)

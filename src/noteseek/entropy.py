@@ -322,7 +322,7 @@ def _classify_joined(text: str, start: int, core: str, *, in_url: bool) -> _Span
     if first == last:
         return None  # words and numbers only: a slug, a constant, a path
     middle = parts[first:last]
-    if any(_is_word(p) for _, p in middle):
+    if any(_is_word(p, camel=False) for _, p in middle):
         # Words among the parts: a slug or a path; only a part random by itself is a secret.
         for off, part in middle:
             if len(part) >= MIN_RUN:
@@ -351,7 +351,9 @@ def _is_name(part: str) -> bool:
         return True
     if len(part) == 2 and part.isalpha():
         return part.islower() or part.isupper() or part.istitle()
-    return _is_word(part)
+    # camelCase by ratio is not enough here: a random part sometimes has long lowercase runs
+    # ("wafyqnid3chiXGIz…"), and taking it for a name would leave the rest too short to judge.
+    return _is_word(part, camel=False)
 
 
 def _classify_hex(
@@ -370,7 +372,7 @@ def _classify_hex(
     return (start, end, "high-entropy-hex")
 
 
-def _is_word(part: str) -> bool:
+def _is_word(part: str, *, camel: bool = True) -> bool:
     """A plain word, or words with a number: "inbox", "UNSIGNED", "depth32float", "stencil8".
 
     One case style throughout (lower, upper, Title or camelCase); random parts mix them.
@@ -385,6 +387,8 @@ def _is_word(part: str) -> bool:
         return False
     if letters.islower() or letters.isupper() or all(c.istitle() for c in chunks):
         return True
+    if not camel:
+        return False
     # camelCase ("SVGLineElement": 0.54 of the neighbours lower-lower; random base64: 0.17)
     pairs = len(letters) - 1
     lower_pairs = sum(a.islower() and b.islower() for a, b in itertools.pairwise(letters))
