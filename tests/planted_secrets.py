@@ -109,6 +109,9 @@ FORMATS: dict[str, tuple[str, Callable[[random.Random], str]]] = {
     "new-relic": ("other-vendor", lambda r: "NR" + "AK-" + _r(r, UPPER_ALNUM, 27)),
 }
 
+# Bare hex in a file name is an id ("Page <32 hex>.md" in every Notion export), kept searchable.
+HEX_IDS_IN_FILE_NAMES = frozenset({"hex-32", "hex-64"})
+
 # context name -> template; {v} is the value.  All but "assignment" give no keyword.
 CONTEXTS: dict[str, str] = {
     "prose": "# Setup\n\nI pasted the value {v} into the terminal and it worked at once.\n",
@@ -122,11 +125,13 @@ CONTEXTS: dict[str, str] = {
 
 
 def planted(seed: int) -> list[Planted]:
-    """Every format in every context, with fresh values for ``seed``."""
+    """Every format in every context (but bare hex in file names), with fresh values for ``seed``."""
     rng = random.Random(seed)
     out: list[Planted] = []
     for name, (_kind, make) in FORMATS.items():
         for context, template in CONTEXTS.items():
+            if context == "file-name" and name in HEX_IDS_IN_FILE_NAMES:
+                continue  # by design an id there (Notion exports), see docs/secrets.md
             value = make(rng)
             path = f"inbox/{value}.md" if context == "file-name" else f"{name}/{context}.md"
             out.append(Planted(name, context, template.format(v=value), value, path))

@@ -94,6 +94,8 @@ _JWK_PUBLIC = re.compile(r"""(?<![a-z])["']?(?:x|y|n|e)["']?[ \t]*:[ \t]*["']$""
 _PUBLIC_ID_URL = re.compile(
     r"(?:youtube\.com/(?:channel/|watch\?v=|embed/)|youtu\.be/|docs\.google\.com/forms/d/(?:e/)?)$"
 )
+_MAILGUN = re.compile(r"(?:^|(?<=[/_-]))key-([0-9a-f]{32})\Z")
+_FILE_NAME_NEXT = re.compile(r"(?:\.[A-Za-z0-9]{1,8}(?![A-Za-z0-9])|/)")  # ".md", ".png", "/"
 _SHASUM_LINE = re.compile(r"(?:  | \*)[\w./-]+[ \t]*(?:\n|$)")  # "<hex>  file.tar.gz" (sha256sum)
 _PREFIXED_HEX = re.compile(r"(?P<prefix>[A-Za-z]{2,8}?[_-]?)?(?P<hex>[0-9a-fA-F]{20,})")
 
@@ -255,10 +257,11 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
     low_before = text[max(0, start - _CONTEXT) : start].lower()
     if "[redacted:" in low_before:
         low_before = _MARKER.sub(" ", low_before)
-    if core.startswith("key-") and len(core) == 36 and _HEX.fullmatch(core, 4):
-        if not _hex_secret(core[4:], vendor_shape=True):
+    mailgun = _MAILGUN.search(core)
+    if mailgun is not None:  # "key-<32 hex>", alone or at the end of a path ("inbox/key-….md")
+        if not _hex_secret(mailgun.group(1), vendor_shape=True):
             return None
-        return (start, start + 36, "mailgun-api-key")
+        return (start + mailgun.start(), start + mailgun.end(), "mailgun-api-key")
     id_key = _ID_KEY.search(text, max(0, start - 48), start)
     if id_key is not None and "sess" not in text[max(0, id_key.start() - 8) : id_key.end()].lower():
         return None  # the value of an id: deviceId, groupId, X-Amz-Cf-Id, client_id (not a session)
@@ -268,8 +271,10 @@ def _classify(text: str, start: int, end: int, *, in_url: bool = False) -> _Span
     prefixed_hex = _PREFIXED_HEX.fullmatch(core)
     if prefixed_hex is not None:
         pure = _HEX.fullmatch(core) is not None
-        if pure and url:
-            return None  # hex in a URL path names a file, a gist, a commit
+        if pure and (url or _FILE_NAME_NEXT.match(text, start + len(core))):
+            # Hex in a URL path or a file name names a file, a gist, a page (Notion exports name
+            # every page "Title <32 hex>.md"; such a note would otherwise not be indexed at all).
+            return None
         digits = core if pure else prefixed_hex["hex"]
         return _classify_hex(text, start, start + len(core), digits, pure, low_before)
     if len(value) > MAX_RUN or _UUID.fullmatch(core):
