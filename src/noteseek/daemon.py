@@ -311,6 +311,7 @@ class _Handler(socketserver.StreamRequestHandler):
             except OSError:
                 return
 
+
     def _hook(self, daemon: Daemon, line: bytes) -> None:
         """One request from the import-light hook client (wire format in hook_client.py)."""
         try:

@@ -63,10 +63,8 @@ def _private(folder: str) -> bool:
         info = os.lstat(folder)
     except OSError:
         return False
-    return (
-        (info.st_mode & 0o170000) == 0o040000
-        and info.st_uid == os.getuid()
-        and not (info.st_mode & 0o077)
+    return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and not (
+        info.st_mode & 0o077
     )
 
 

@@ -24,6 +24,7 @@ class RefreshState:
     finished_at: float | None = None
 
 
+
 def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return truncate_at_word(flat, width) or flat[:width]

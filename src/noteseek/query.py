@@ -96,3 +96,4 @@ def folder_key(folder: str) -> str:
     """
     parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
     return "/".join(parts)
+
