@@ -347,6 +347,12 @@ def main() -> None:
     parser.add_argument("--review", type=int, default=0, help="print N of our findings to judge")
     parser.add_argument("--review-seed", type=int, default=1)
     parser.add_argument("--skip-corpora", action="store_true")
+    parser.add_argument(
+        "--recall-seeds",
+        type=int,
+        default=0,
+        help="also: noteseek's recall over N seeds from --seed",
+    )
     args = parser.parse_args()
     detectors: dict[str, Detector] = {"noteseek": noteseek_detector}
     try:
@@ -360,6 +366,18 @@ def main() -> None:
         print("no --gitleaks-toml: gitleaks column left out")
     seed = args.seed if args.seed is not None else time.time_ns() % 2**32
     recall_table(detectors, seed)
+    if args.recall_seeds:
+        cases = [p for k in range(args.recall_seeds) for p in planted(seed + k)]
+        missed = [
+            p
+            for p in cases
+            if p.value in scrub(p.path if p.context == "file-name" else p.text).text
+        ]
+        by_format = Counter(p.format for p in missed)
+        print(
+            f"\nnoteseek over seeds {seed}-{seed + args.recall_seeds - 1}: {len(cases)} values, "
+            f"recall {1 - len(missed) / len(cases):.2%}; misses by format: {dict(by_format)}"
+        )
     if not args.skip_corpora:
         if not args.data_dir.is_dir():
             raise SystemExit(f"{args.data_dir} not found: pass --data-dir (../shared/data)")
