@@ -42,9 +42,7 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 
 def status_json(status: IndexStatus) -> dict[str, Any]:
     """The index status as `noteseek status --json` prints it."""
-    data = asdict(status)
-    data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in status.problems]
-    return data
+    return status.to_json()
 
 
 def context_json(result: PromptContext) -> dict[str, Any]:
@@ -121,6 +119,12 @@ class ProblemModel(BaseModel):
     problem: str
 
 
+class LeftOutModel(BaseModel):
+    path: str
+    skipped_sections: int = Field(description="Link-list sections (Related, See also, ...) skipped.")
+    secrets_scrubbed: int = Field(description="Values the scrubber replaced.")
+
+
 class StatusReply(BaseModel):
     db_path: str
     db_bytes: int
@@ -135,6 +139,11 @@ class StatusReply(BaseModel):
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: list[ProblemModel]
+    left_out: list[LeftOutModel] = Field(
+        description="Files that left text out of search on purpose, by path."
+    )
+    skipped_sections: int
+    secrets_scrubbed: int
 
 
 class FolderModel(BaseModel):
