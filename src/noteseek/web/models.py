@@ -121,7 +121,9 @@ class ProblemModel(BaseModel):
 
 class LeftOutModel(BaseModel):
     path: str
-    skipped_sections: int = Field(description="Link-list sections (Related, See also, ...) skipped.")
+    skipped_sections: int = Field(
+        description="Link-list sections (Related, See also, ...) skipped."
+    )
     secrets_scrubbed: int = Field(description="Values the scrubber replaced.")
 
 
