@@ -10,8 +10,10 @@ import base64
 import json
 import random
 import re
+import signal
 import string
-import time
+import subprocess
+import sys
 from dataclasses import FrozenInstanceError, dataclass
 
 import pytest
@@ -691,6 +693,26 @@ def test_findings_of_a_second_pass_map_to_original_lines() -> None:
     assert lines == [2, 3, 4]
 
 
+# A hang guard, not a speed test (the team's rule: no timed assertions; speed is
+# bench/scrub_throughput.py's). Each input is scrubbed in a child process that the kernel stops
+# once it has used 60 s of CPU time (RLIMIT_CPU). CPU time is the child's own work, so other jobs
+# loading the machine do not count towards it: they only stretch the wall time, and the wall-clock
+# timeout below (10 minutes) is a last resort against a machine that stalls. The slowest of these
+# inputs takes 0.8 s of CPU today ("token=" * 30_000 + "(", measured on the shared 2-core machine),
+# so a pass means "no worse than 75 times today". Catastrophic backtracking cannot hide inside that
+# margin: each input is 100,000-560,000 characters of the prefixes, separators and repeats a rule
+# would retry at every position, so a rule that backtracks there does at least n^2 = 10^10-3*10^11
+# steps (minutes to hours of CPU at 10^7-10^8 regex steps a second), and an exponential one never
+# ends.
+_CPU_SECONDS = 60
+_SCRUB_IN_A_CHILD = f"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_CPU, ({_CPU_SECONDS}, {_CPU_SECONDS + 10}))
+from noteseek.secrets.scrubber import scrub
+scrub(sys.stdin.read())
+"""
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -725,9 +747,19 @@ def test_findings_of_a_second_pass_map_to_original_lines() -> None:
     ids=lambda t: repr(t[:12]),
 )
 def test_no_catastrophic_backtracking(text: str) -> None:
-    start = time.perf_counter()
-    scrub(text)
-    assert time.perf_counter() - start < 2.0
+    child = subprocess.run(
+        [sys.executable, "-c", _SCRUB_IN_A_CHILD],
+        input=text,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=600,
+    )
+    # SIGXCPU at the soft limit; SIGKILL at the hard one, should the first be caught.
+    assert child.returncode not in (-signal.SIGXCPU, -signal.SIGKILL), (
+        f"scrub() used {_CPU_SECONDS} s of CPU on {len(text)} characters: catastrophic backtracking"
+    )
+    assert child.returncode == 0, child.stderr
 
 
 # Secret-like soup: keys, separators, quotes, prefixes and markers glued at random.
