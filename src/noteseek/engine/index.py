@@ -219,6 +219,7 @@ class Index:
         explain: bool = False,
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        files: Sequence[str] | None = None,
         max_term_share: float | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
@@ -233,6 +234,7 @@ class Index:
             explain=explain,
             folders=None if folders is None else tuple(folders),
             tags=None if tags is None else tuple(tags),
+            files=None if files is None else tuple(files),
             max_term_share=max_term_share,
         )
         return self._searcher.search(request)
@@ -279,6 +281,21 @@ class Index:
     def note_paths(self) -> list[str]:
         """The vault-relative path of every file the index knows (skipped ones included)."""
         return list(self._store.file_states())
+
+    def folders(self) -> dict[str, int]:
+        """Every vault folder holding indexed notes (at any depth, sorted), with the number of
+        notes below it: what a `folders=[folder]` search filter keeps (a page's folder list)."""
+        from ..core.facets import folder_counts  # not on the per-prompt hook's import path
+
+        states = self._store.file_states()
+        return folder_counts(p for p, state in states.items() if state.status != "skipped")
+
+    def tags(self) -> dict[str, int]:
+        """Every tag of the indexed notes and each parent of a nested tag (sorted, as tag
+        filters spell them), with the number of notes a `tags=[tag]` search filter keeps."""
+        from ..core.facets import tag_counts
+
+        return tag_counts(self._store.note_tags().values())
 
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""

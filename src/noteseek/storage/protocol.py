@@ -146,10 +146,19 @@ class Storage(Protocol):
         ...
 
     def files_matching(
-        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
     ) -> set[int]:
         """Ids of files under any of `folders` (prefixes, '' = all) carrying every tag in `tags`
-        (a tag also matches its nested tags: `project` matches `project/alpha`)."""
+        (a tag also matches its nested tags: `project` matches `project/alpha`) whose path is one
+        of `files` (exact vault-relative paths). None or empty: that filter is off."""
+        ...
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
         ...
 
     # -- chunks -----------------------------------------------------------------------------
