@@ -92,6 +92,7 @@ def note(title: str, *sections: tuple[str, str], tags: str = "", fm: str = "") -
 from .backends import backend  # noqa: E402  # SQLite and PostgreSQL in turn: tests/backends.py
 from .postgres_fixtures import (  # noqa: E402
     _pg_servers,
+    pg_data_dir,
     pg_module_schema,
     pg_schema,
     pg_standby_url,
@@ -99,4 +100,4 @@ from .postgres_fixtures import (  # noqa: E402
     pg_url,
 )
 
-__all__ = ["_pg_servers", "backend", "pg_module_schema", "pg_schema", "pg_standby_url", "pg_target", "pg_url"]
+__all__ = ["_pg_servers", "backend", "pg_data_dir", "pg_module_schema", "pg_schema", "pg_standby_url", "pg_target", "pg_url"]

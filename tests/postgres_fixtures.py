@@ -154,6 +154,13 @@ def pg_standby_url(pg_target: PgTarget, _pg_servers: _Servers) -> str:
     return standby.url
 
 
+@pytest.fixture(scope="session")
+def pg_data_dir(pg_target: PgTarget, _pg_servers: _Servers) -> Any:
+    """The primary's data directory when this session started it (its files can be read then),
+    else None (a server named by NOTESEEK_TEST_PG may be on another machine)."""
+    return None if _pg_servers.primary is None else _pg_servers.primary.data_dir
+
+
 def with_search_path(url: str, schema: str) -> str:
     """`url` with libpq options setting search_path to `schema`, then public."""
     option = quote(f"-c search_path={schema},public", safe="")

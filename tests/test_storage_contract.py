@@ -201,6 +201,33 @@ def test_filters(backend: Backend) -> None:
         store.close()
 
 
+def test_left_out_counts_are_stored_and_replaced_with_the_file(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        assert store.left_out() == []  # nothing left out: nothing listed
+        with store.write():
+            base = record("notes/links.md")
+            store.replace_file(
+                FileRecord(**{**base.__dict__, "skipped_sections": 2, "secrets_scrubbed": 0}),
+                chunks("a note whose See also list was skipped"),
+                None,
+            )
+            base = record("howto/tokens.md", title="Token rotation", tags=("security",))
+            store.replace_file(
+                FileRecord(**{**base.__dict__, "secrets_scrubbed": 3}),
+                chunks("rotate [REDACTED] every ninety days"),
+                None,
+            )
+        assert store.left_out() == [("howto/tokens.md", 0, 3), ("notes/links.md", 2, 0)]
+        with store.write():
+            store.replace_file(record("howto/tokens.md"), chunks("rotate them"), None)
+            store.delete_file("notes/links.md")
+        assert store.left_out() == []
+    finally:
+        store.close()
+
+
 def test_vectors(backend: Backend) -> None:
     store = backend.open()
     try:

@@ -63,11 +63,41 @@ class IndexStatus:
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: tuple[tuple[str, str, str], ...]
+    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
+    left_out: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def skipped_sections(self) -> int:
+        """Link-list sections (Related, See also, ...) left out of search, over all files."""
+        return sum(sections for _, sections, _ in self.left_out)
+
+    @property
+    def secrets_scrubbed(self) -> int:
+        """Values the scrubber replaced, over all files."""
+        return sum(secrets for _, _, secrets in self.left_out)
+
+    def left_out_summary(self) -> str | None:
+        """The left-out totals in words, as `status` and the MCP status tool print them; None
+        when nothing was left out."""
+        if not self.left_out:
+            return None
+        files_with = sum(1 for _, n, _ in self.left_out if n)
+        secret_files = sum(1 for _, _, k in self.left_out if k)
+        return (
+            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
+            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek status --json` prints it (problems as objects)."""
+        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
+        then the left-out totals)."""
         data = asdict(self)
         data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
+        data["left_out"] = [
+            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
+        ]
+        data["skipped_sections"] = self.skipped_sections
+        data["secrets_scrubbed"] = self.secrets_scrubbed
         return data
 
 
@@ -306,4 +336,5 @@ class Index:
             vector_problem=self._searcher.vector_problem,
             last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
+            left_out=tuple(self._store.left_out()),
         )

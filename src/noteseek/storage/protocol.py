@@ -15,6 +15,12 @@ Contract in short:
   them all for the in-memory vector index, `knn()` is the fallback when that is not possible.
 - Keyword search takes the query's terms (already planned: stopwords and common terms left out)
   and returns BM25 scores, higher is better, with the backend's column weights applied.
+- Text a `replace_file` or `delete_file` removes must not stay readable in the index's files
+  (SQLite: `PRAGMA secure_delete=ON` zeroes freed pages): a re-scrub replaces text that held a
+  secret the old rules missed (issue 13). PostgreSQL has no such setting: removed rows are gone
+  for every query at once, but their bytes stay in the server's files until VACUUM and later
+  writes reuse the space, and in its WAL until the segment is overwritten (measured, and what
+  an operator does about it: docs/postgres-design.md §10).
 """
 
 from __future__ import annotations
@@ -118,6 +124,12 @@ class Storage(Protocol):
     ) -> None:
         """Replace a file's rows (chunks, names, tags, one int8 vector per chunk when given)
         with new ones (inside `write()`); marks the common-term counts stale."""
+        ...
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file whose row counts either
+        (`FileRecord.skipped_sections`, `.secrets_scrubbed`, as `replace_file` stored them), by
+        path; files that left nothing out are not listed."""
         ...
 
     def file_problems(self) -> list[tuple[str, str, str]]:

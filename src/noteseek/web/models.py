@@ -52,9 +52,28 @@ class ProblemModel(BaseModel):
     problem: str
 
 
+class LeftOutModel(BaseModel):
+    """A file that left text out of search on purpose."""
+
+    path: str
+    skipped_sections: int = Field(description="Link-list sections (Related, See also, ...) skipped.")
+    secrets_scrubbed: int = Field(description="Values the scrubber replaced.")
+
+
 # `explanation` keeps its default (None): `Hit.to_json` leaves the key out unless explained.
 HitModel = model_of(Hit)
-StatusReply = model_of(IndexStatus, shapes={"problems": list[ProblemModel]})
+_StatusFields = model_of(
+    IndexStatus, shapes={"problems": list[ProblemModel], "left_out": list[LeftOutModel]}
+)
+
+
+class StatusReply(_StatusFields):  # type: ignore[valid-type,misc]
+    """The document `noteseek status --json` prints (with the left-out totals)."""
+
+    skipped_sections: int
+    secrets_scrubbed: int
+
+
 ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})  # type: ignore[valid-type]
 NoteReply = model_of(NoteText, shapes={"sections": list[str]})
 

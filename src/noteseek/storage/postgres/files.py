@@ -99,13 +99,17 @@ class FileWrites(TextIndex, VectorTable):
         file_id = int(
             self.scalar(
                 "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, "
-                "status, problem, chunk_count, indexed_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+                "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed) "
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
                 "ON CONFLICT (collection_id, path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
                 "size = excluded.size, content_hash = excluded.content_hash, "
                 "title = excluded.title, status = excluded.status, problem = excluded.problem, "
-                "chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at RETURNING id",
+                "chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at, "
+                "skipped_sections = excluded.skipped_sections, "
+                "secrets_scrubbed = excluded.secrets_scrubbed RETURNING id",
                 (cid, record.path, record.mtime_ns, record.size, record.content_hash,
-                 record.title, record.status, record.problem, len(chunks), now),
+                 record.title, record.status, record.problem, len(chunks), now,
+                 record.skipped_sections, record.secrets_scrubbed),
             )
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)

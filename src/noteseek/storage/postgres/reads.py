@@ -45,6 +45,16 @@ class FileReads(FileWrites):
         )
         return {int(r[0]): self.collections.show(r[1], r[2]) for r in rows}
 
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path as shown, skipped link sections, scrubbed secrets) of every file that left text
+        out, by path."""
+        rows = self.rows(
+            "SELECT collection_id, path, skipped_sections, secrets_scrubbed FROM files "
+            "WHERE collection_id = ANY(%s) AND (skipped_sections > 0 OR secrets_scrubbed > 0)",
+            (self.collections.ids,),
+        )
+        return sorted((self.collections.show(r[0], r[1]), int(r[2]), int(r[3])) for r in rows)
+
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning, by path."""
         rows = self.rows(

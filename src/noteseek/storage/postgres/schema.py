@@ -127,7 +127,19 @@ CREATE TABLE postings(
 CREATE INDEX postings_by_chunk ON postings(chunk_id);  -- deletes
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", M001_INITIAL),)
+# SQLite's m005: per file, what the index leaves out of search on purpose (skipped link sections,
+# scrubbed secrets), for `status` (issue 13). Existing rows get 0; the pipeline version that comes
+# with it re-processes every note on the next update and fills them in. ADD COLUMN with a constant
+# default is a catalog change in PostgreSQL 11+: no table rewrite, however many files.
+M002_LEFT_OUT = """
+ALTER TABLE files ADD COLUMN skipped_sections int NOT NULL DEFAULT 0;
+ALTER TABLE files ADD COLUMN secrets_scrubbed int NOT NULL DEFAULT 0;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial", M001_INITIAL),
+    Migration(2, "left_out", M002_LEFT_OUT),
+)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

@@ -76,10 +76,13 @@ class FileRows(TextIndex, VectorTable):
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
-            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at",
+            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
+            "skipped_sections=excluded.skipped_sections, "
+            "secrets_scrubbed=excluded.secrets_scrubbed",
             (
                 file_id,
                 record.path,
@@ -91,6 +94,8 @@ class FileRows(TextIndex, VectorTable):
                 record.problem,
                 len(chunks),
                 now,
+                record.skipped_sections,
+                record.secrets_scrubbed,
             ),
         )
         if file_id is None:
@@ -130,6 +135,14 @@ class FileRows(TextIndex, VectorTable):
                 )
 
     # -- reads ------------------------------------------------------------------------------
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file that left text out."""
+        rows = self.db.execute(
+            "SELECT path, skipped_sections, secrets_scrubbed FROM files "
+            "WHERE skipped_sections > 0 OR secrets_scrubbed > 0 ORDER BY path"
+        )
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning."""

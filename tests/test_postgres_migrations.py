@@ -1,0 +1,49 @@
+"""PostgreSQL schema migrations: a database made by an older noteseek is upgraded in place on
+opening, keeping its rows (append-only migrations; storage/postgres/schema.py).
+
+Needs a PostgreSQL server (tests/postgres_fixtures.py): skips locally without one, fails in CI.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from noteseek.storage.open import open_storage
+from noteseek.storage.postgres import connection, schema
+from noteseek.storage.records import FileRecord
+
+from .backends import pg_locator
+
+
+def _open_at(version: int, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Create the collection as a noteseek whose schema ends at `version` would."""
+    with monkeypatch.context() as patch:
+        patch.setattr(connection, "MIGRATIONS", schema.MIGRATIONS[:version])
+        patch.setattr(connection, "SCHEMA_VERSION", version)
+        open_storage(pg_locator(url), create=True).close()
+
+
+def test_version_1_gains_the_left_out_columns_and_keeps_its_files(
+    pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _open_at(1, pg_schema, monkeypatch)
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, status, "
+            "indexed_at) SELECT id, 'old.md', 1, 2, 'h', 'Old', 'ok', 0 FROM collections"
+        )
+    store = open_storage(pg_locator(pg_schema), create=False)
+    try:
+        assert store.schema_version == schema.SCHEMA_VERSION >= 2
+        assert list(store.file_states()) == ["old.md"]
+        assert store.left_out() == []  # old rows count 0 until the re-process fills them in
+        with store.write():
+            old = FileRecord("old.md", 3, 4, "h2", "Old", "ok", None)
+            store.replace_file(FileRecord(**{**old.__dict__, "secrets_scrubbed": 1}), [], None)
+        assert store.left_out() == [("old.md", 0, 1)]
+    finally:
+        store.close()
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        applied = conn.execute("SELECT version, name FROM noteseek_schema ORDER BY version")
+        assert [tuple(r) for r in applied][:2] == [(1, "initial"), (2, "left_out")]
