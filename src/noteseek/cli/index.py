@@ -46,8 +46,14 @@ class _Progress:
 
 def _print_stats(stats: IndexStats, db: Path) -> None:
     verb = "stopped early (Ctrl-C)" if stats.interrupted else "done"
+    seen = (
+        f"{stats.files_seen} files seen ({stats.documents} documents, "
+        f"{stats.documents_extracted} read)"
+        if stats.documents
+        else f"{stats.files_seen} notes seen"
+    )
     click.echo(
-        f"{verb} in {stats.seconds:.1f} s: {stats.files_seen} notes seen, {stats.added} added, "
+        f"{verb} in {stats.seconds:.1f} s: {seen}, {stats.added} added, "
         f"{stats.changed} changed, {stats.removed} removed, {stats.unchanged} unchanged, "
         f"{stats.skipped} skipped; {stats.chunks} chunks in {db}"
     )
@@ -63,6 +69,14 @@ def _print_stats(stats: IndexStats, db: Path) -> None:
             click.echo(f"  {path}: {reason}", err=True)
         if len(stats.problems) > 50:
             click.echo("  … see 'noteseek status' for the full list", err=True)
+    if stats.missing_libraries:
+        from ..documents import INSTALL_HINT
+
+        click.echo(
+            f"to read these documents, install the documents extra: {INSTALL_HINT} "
+            f"(missing: {', '.join(stats.missing_libraries)})",
+            err=True,
+        )
     if stats.interrupted:
         click.echo("the index is consistent; run the same command again to finish", err=True)
 

@@ -55,12 +55,19 @@ _READ_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class NoteFile:
-    """A note found in the vault: its path relative to the vault (always with '/') and its stat."""
+    """A file found in the vault: its path relative to the vault (always with '/'), its stat, and
+    what it is: "note" (Markdown) or a document kind ("pdf", "excalidraw", ...)."""
 
     rel_path: str
     abs_path: Path
     mtime_ns: int
     size: int
+    kind: str = "note"
+
+    @property
+    def is_document(self) -> bool:
+        """Whether it is read by the document extractors rather than as a Markdown note."""
+        return self.kind != "note"
 
 
 @dataclass(frozen=True)
@@ -123,15 +130,18 @@ def walk_vault(
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    documents: bool = True,
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
-    """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
+    """All notes (and documents, unless `documents` is False) under `root`, sorted by path, plus
+    (path, reason) for entries that were passed over.
 
-    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the walk
-    when given. Symlinks are followed only when their target lies inside the vault.
+    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders
+    relative to the vault) limits the walk when given. Symlinks are followed only when their
+    target lies inside the vault. Documents follow exactly the same rules as notes.
     """
     root = root.resolve()
     top = str(root)
-    rules = VaultRules(include=include, exclude=exclude)
+    rules = VaultRules(include=include, exclude=exclude, documents=documents)
     notes: list[NoteFile] = []
     passed_over: list[tuple[str, str]] = []
 
@@ -163,7 +173,8 @@ def walk_vault(
         if not rules.includes_folder(rel_dir):
             continue
         for name in sorted(filenames):
-            if not rules.is_note_name(name):
+            kind = rules.file_kind(name)
+            if kind is None:
                 continue
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if not _is_utf8_name(rel):
@@ -190,7 +201,7 @@ def walk_vault(
             # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
             if not stat_module.S_ISREG(stat.st_mode):
                 continue
-            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size))
+            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size, kind))
     notes.sort(key=lambda n: n.rel_path)
     return notes, passed_over
 

@@ -217,12 +217,21 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
     async def note(
         path: Annotated[str, PathParam(examples=["howto/git-rebase-recipes.md"])],
         section: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
+        page: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        slide: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        sheet: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
     ) -> Response:
-        """One indexed note (or one `section` of it), secrets redacted. Only notes the index
-        holds; absolute paths, '..', symlinks and encoded traversal are 404."""
-        return JSONResponse(
-            await pool.run(lambda index: note_json(library.read_note(index, path, section=section)))
-        )
+        """One indexed note (or one `section` of it), secrets redacted; for a document, one
+        `page`, `slide` or `sheet` of it. Only notes the index holds; absolute paths, '..',
+        symlinks and encoded traversal are 404."""
+
+        def work(index: Index) -> dict[str, Any]:
+            found = library.read_note(
+                index, path, section=section, page=page, slide=slide, sheet=sheet
+            )
+            return note_json(found)
+
+        return JSONResponse(await pool.run(work))
 
     @app.get("/api/status", response_model=StatusReply, responses=ERRORS)
     async def status() -> Response:

@@ -40,9 +40,18 @@ def degraded(index: Index, mode: str) -> str | None:
     return index.vector_problem if mode != "bm25" else None
 
 
-def read_note(index: Index, path: str, *, section: str | None = None) -> NoteText:
-    """An indexed note (or one section), scrubbed; raises NoteAccessError subclasses otherwise."""
-    return index.read_note(path, section=section)
+def read_note(
+    index: Index,
+    path: str,
+    *,
+    section: str | None = None,
+    page: int | None = None,
+    slide: int | None = None,
+    sheet: str | None = None,
+) -> NoteText:
+    """An indexed note (or one section; a document's page, slide or sheet), scrubbed; raises
+    NoteAccessError subclasses otherwise."""
+    return index.read_note(path, section=section, page=page, slide=slide, sheet=sheet)
 
 
 def note_folders(index: Index) -> dict[str, int]:

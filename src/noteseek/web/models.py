@@ -34,17 +34,12 @@ __all__ = [
 
 def hit_json(hit: Hit) -> dict[str, Any]:
     """A hit as `noteseek search --json` prints it (no `explanation` key unless explained)."""
-    data = asdict(hit)
-    if hit.explanation is None:
-        data.pop("explanation")
-    return data
+    return hit.to_json()
 
 
 def status_json(status: IndexStatus) -> dict[str, Any]:
     """The index status as `noteseek status --json` prints it."""
-    data = asdict(status)
-    data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in status.problems]
-    return data
+    return status.to_json()
 
 
 def context_json(result: PromptContext) -> dict[str, Any]:
@@ -88,6 +83,13 @@ class HitModel(BaseModel):
     bm25_score: float | None
     cosine: float | None
     chunk_id: int
+    page: int | None = Field(description="1-based PDF page of the section; null if not a PDF.")
+    page_label: str | None = Field(description="The PDF's own label of that page ('xii'), or null.")
+    slide: int | None = Field(description="1-based slide (PowerPoint); null otherwise.")
+    sheet: str | None = Field(description="Spreadsheet sheet name; null otherwise.")
+    rows: list[int] | None = Field(
+        description="[first, last] 1-based rows (spreadsheets, CSV); null otherwise."
+    )
     explanation: ExplanationModel | None = Field(None, description="Only with explain=true.")
 
 
@@ -113,6 +115,11 @@ class NoteReply(BaseModel):
     sections: list[str]
     redacted: int
     changed_since_indexed: bool
+    kind: str | None = Field(description="Document kind ('pdf', 'pptx', ...); null for a note.")
+    page: int | None = Field(description="The page returned (1-based), or null.")
+    slide: int | None = Field(description="The slide returned (1-based), or null.")
+    sheet: str | None = Field(description="The sheet returned, or null.")
+    locations: list[str] = Field(description="A document's pages, slides or sheets ('p. 3').")
 
 
 class ProblemModel(BaseModel):
@@ -135,6 +142,13 @@ class StatusReply(BaseModel):
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: list[ProblemModel]
+    documents: dict[str, dict[str, int]] = Field(
+        description="Documents per kind and extraction outcome: {'pdf': {'ok': 3, 'encrypted': 1}}."
+    )
+    missing_libraries: list[str] = Field(
+        description="Packages documents needed and did not find when they were read."
+    )
+    install: str | None = Field(description="The command that installs them, or null.")
 
 
 class FolderModel(BaseModel):
