@@ -105,6 +105,11 @@ def _print_stats(stats: IndexStats, db: Path) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Known false positives the scrubber keeps (regex:… or sha256:… lines, as for scan).",
 )
+@click.option(
+    "--no-documents",
+    is_flag=True,
+    help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas and drawing files out.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -114,14 +119,20 @@ def index_cmd(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_file: Path | None,
+    no_documents: bool,
     quiet: bool,
 ) -> None:
-    """Index VAULT: new and changed notes only, unless --full."""
+    """Index VAULT: new and changed notes and documents only, unless --full."""
     # Imported here, not at the top: `noteseek --help` should not pay for the indexing code.
     from .. import IndexOptions, load_allowlist, open_index
 
     allow = load_allowlist(allow_file) if allow_file is not None else None
-    options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude, allow=allow)
+    options = IndexOptions(
+        include=include,
+        exclude=DEFAULT_EXCLUDE + exclude,
+        allow=allow,
+        documents=not no_documents,
+    )
     progress = _Progress(quiet)
     with open_index(db, vault, create=True, model=model, options=options) as idx:
         try:

@@ -26,6 +26,7 @@ __all__ = ["DEFAULT_EXCLUDE", "IGNORE_MARKER", "NOTE_SUFFIXES", "FolderPatterns"
 # folder out that works for every command and every tool, without flags. Intake puts one in its
 # set-aside folder.
 IGNORE_MARKER = ".noteseekignore"
+_GLOB = re.compile(r"[*?\[]")
 
 
 class FolderPatterns:
@@ -43,6 +44,14 @@ class FolderPatterns:
             for p in cleaned
             if p
         ]
+        # Plain folder names (`.git`, `drafts`): with the parents checked, the last component
+        # equal to one of them is the whole test, a set lookup instead of a regex per pattern.
+        self._names = frozenset(
+            os.path.normcase(p) for p in cleaned if p and "/" not in p and not _GLOB.search(p)
+        )
+        self._others = [
+            item for item in self._patterns if item[0] not in self._names or not item[2]
+        ]
 
     def __bool__(self) -> bool:
         return bool(self._patterns)
@@ -53,10 +62,19 @@ class FolderPatterns:
         `parents_checked`: every parent of `rel_dir` is known not to match (the walk prunes
         matching folders), so only its last component needs the per-component test.
         """
+        if parents_checked:
+            last = os.path.normcase(rel_dir.rsplit("/", 1)[-1])
+            if last in self._names:
+                return True
+            patterns = self._others
+        else:
+            patterns = self._patterns
+        if not patterns:
+            return False
         folded = os.path.normcase(rel_dir)
         parts = rel_dir.rsplit("/", 1)[-1:] if parents_checked else rel_dir.split("/")
         folded_parts = [os.path.normcase(part) for part in parts]
-        for pattern, matches, single in self._patterns:
+        for pattern, matches, single in patterns:
             if matches(folded) or rel_dir.startswith(pattern + "/"):
                 return True
             if single and any(matches(part) for part in folded_parts):
