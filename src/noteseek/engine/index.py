@@ -68,6 +68,8 @@ class IndexStatus:
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: tuple[tuple[str, str, str], ...]
+    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
+    left_out: tuple[tuple[str, int, int], ...] = ()
     # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
     # the indexer could not open.
     documents: tuple[tuple[str, str, int], ...] = ()
@@ -76,16 +78,43 @@ class IndexStatus:
     missing_libraries: tuple[str, ...] = ()
     install: str | None = None
 
+    @property
+    def skipped_sections(self) -> int:
+        """Link-list sections (Related, See also, ...) left out of search, over all files."""
+        return sum(sections for _, sections, _ in self.left_out)
+
+    @property
+    def secrets_scrubbed(self) -> int:
+        """Values the scrubber replaced, over all files."""
+        return sum(secrets for _, _, secrets in self.left_out)
+
+    def left_out_summary(self) -> str | None:
+        """The left-out totals in words, as `status` and the MCP status tool print them; None
+        when nothing was left out."""
+        if not self.left_out:
+            return None
+        files_with = sum(1 for _, n, _ in self.left_out if n)
+        secret_files = sum(1 for _, _, k in self.left_out if k)
+        return (
+            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
+            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
+        )
+
     def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek status --json` prints it (problems as objects, documents as
-        {kind: {outcome: files}})."""
+        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
+        documents as {kind: {outcome: files}}, then the left-out totals)."""
         data = asdict(self)
         data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
+        data["left_out"] = [
+            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
+        ]
         documents: dict[str, dict[str, int]] = {}
         for kind, outcome, files in self.documents:
             documents.setdefault(kind, {})[outcome] = files
         data["documents"] = documents
         data["missing_libraries"] = list(self.missing_libraries)
+        data["skipped_sections"] = self.skipped_sections
+        data["secrets_scrubbed"] = self.secrets_scrubbed
         return data
 
 
@@ -209,6 +238,7 @@ class Index:
         explain: bool = False,
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        files: Sequence[str] | None = None,
         max_term_share: float | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
@@ -223,6 +253,7 @@ class Index:
             explain=explain,
             folders=None if folders is None else tuple(folders),
             tags=None if tags is None else tuple(tags),
+            files=None if files is None else tuple(files),
             max_term_share=max_term_share,
         )
         return self._searcher.search(request)
@@ -282,6 +313,21 @@ class Index:
         """The vault-relative path of every file the index knows (skipped ones included)."""
         return list(self._store.file_states())
 
+    def folders(self) -> dict[str, int]:
+        """Every vault folder holding indexed notes (at any depth, sorted), with the number of
+        notes below it: what a `folders=[folder]` search filter keeps (a page's folder list)."""
+        from ..core.facets import folder_counts  # not on the per-prompt hook's import path
+
+        states = self._store.file_states()
+        return folder_counts(p for p, state in states.items() if state.status != "skipped")
+
+    def tags(self) -> dict[str, int]:
+        """Every tag of the indexed notes and each parent of a nested tag (sorted, as tag
+        filters spell them), with the number of notes a `tags=[tag]` search filter keeps."""
+        from ..core.facets import tag_counts
+
+        return tag_counts(self._store.note_tags().values())
+
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""
         return "\n".join(self._store.chunk_texts(path))
@@ -320,6 +366,7 @@ class Index:
             vector_problem=self._searcher.vector_problem,
             last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
+            left_out=tuple(self._store.left_out()),
             documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
             missing_libraries=missing,
             install=_install_hint() if missing else None,

@@ -36,6 +36,8 @@ class FileRecord:
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
     tags: tuple[str, ...] = ()  # tag_key()s for tag filters
     lang: str | None = None  # language.note_language(): the stemmer its chunks get
+    skipped_sections: int = 0  # link-list sections left out of search (chunker skip list)
+    secrets_scrubbed: int = 0  # values the scrubber replaced
     kind: str | None = None  # None: a Markdown note; else the document kind ("pdf", "xlsx", ...)
     # Documents: how extraction ended (ok, encrypted, no_text, corrupt, timed_out, too_large,
     # unsupported; the reason is `problem`), and the library that read it, or "missing:<module>".

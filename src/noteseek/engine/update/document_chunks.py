@@ -183,6 +183,7 @@ def document_rows(
         tags_field=" ".join(p for p in (kind, author, *described) if p),
         names=tuple(k for k in (name_key(n) for n in names) if k),
         lang=note_language("\n".join(texts[:50])),
+        secrets_scrubbed=secrets,  # status counts them as for a note (none of it is skipped)
         kind=kind,
         outcome=Outcome.OK.value,
         engine=doc.engine,
