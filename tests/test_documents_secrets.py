@@ -148,3 +148,24 @@ def test_the_documents_with_secrets_are_indexed_not_dropped(
         hit = idx.search("billing service since Monday", mode="bm25")[0]
     assert hit.path == "docs/runbook.docx"
     assert not [p for p in paths if NAME_SECRET in p]
+
+
+def test_status_counts_the_secrets_scrubbed_in_each_document(
+    doc_vault: SecretVault, tmp_path: Path
+) -> None:
+    # Issue 13's left-out counts hold for documents too: no scrubbed word goes uncounted.
+    with noteseek.Index(tmp_path / "count.db", embedder=FakeEmbedder()) as idx:
+        stats = idx.update(doc_vault.root)
+        left_out = {path: secrets for path, _, secrets in idx.status().left_out}
+    assert set(left_out) == {
+        "docs/runbook.docx",
+        "docs/keys.pptx",
+        "docs/inventory.xlsx",
+        "docs/page.html",
+        "docs/export.csv",
+    }
+    assert left_out["docs/export.csv"] == 1
+    # Once per place, as for notes: the title, the author, and the heading both as the section
+    # and in the text.
+    assert left_out["docs/page.html"] == 4
+    assert sum(left_out.values()) == stats.secrets_scrubbed >= len(doc_vault.secrets)
