@@ -20,7 +20,9 @@ model. Parts (each can be skipped with --skip):
   over the whole vault, with the number of extraction pools they opened (must be 0).
 - `mdn`: the MDN notes alone, full build and no-op run, this checkout against `--main-src` (the
   code before documents, e.g. `git archive d1576be src | tar -x -C /tmp/main`), in `--rounds`
-  alternating rounds, each run in its own process: medians and the median of per-round ratios.
+  alternating rounds, each run in its own process: medians and the median of per-round ratios,
+  of wall time and of the child's CPU time (user + system; the steadier one when others load the
+  machine; the extraction and tokenizer threads count in it).
 
 Figures are medians of one invocation on a shared machine; run it under `nice -n 10`.
 """
@@ -220,15 +222,23 @@ def mixed(cache: Path, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str,
 
 
 CHILD = """
-import json, sys, time
+import json, os, sys, time
 sys.path.insert(0, {src!r})
 import noteseek
 assert noteseek.__file__.startswith({src!r}), noteseek.__file__
+
+def cpu():  # user + system seconds of this process: steadier than wall time on a shared machine
+    t = os.times()
+    return t.user + t.system
+
 with noteseek.Index({db!r}) as idx:
     idx.embed(["load the model"])
-    t = time.perf_counter(); stats = idx.update({vault!r}); full = time.perf_counter() - t
-    t = time.perf_counter(); idx.update({vault!r}); noop = time.perf_counter() - t
-print(json.dumps({{"full_s": full, "noop_s": noop, "chunks": stats.chunks}}))
+    t, c = time.perf_counter(), cpu(); stats = idx.update({vault!r})
+    full, full_cpu = time.perf_counter() - t, cpu() - c
+    t, c = time.perf_counter(), cpu(); idx.update({vault!r})
+    noop, noop_cpu = time.perf_counter() - t, cpu() - c
+print(json.dumps({{"full_s": full, "noop_s": noop, "full_cpu_s": full_cpu,
+                  "noop_cpu_s": noop_cpu, "chunks": stats.chunks}}))
 """
 
 
@@ -248,7 +258,7 @@ def mdn_compare(mdn: Path, main_src: Path, rounds: int, tmp: Path) -> dict[str, 
             runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(f"  mdn round {round_ + 1} {name}: {runs[name][-1]}", file=sys.stderr)
     out: dict[str, Any] = {"rounds": rounds, "main_src": str(main_src), "runs": runs}
-    for key in ("full_s", "noop_s"):
+    for key in ("full_s", "noop_s", "full_cpu_s", "noop_cpu_s"):
         for name in sides:
             out[f"{name}_{key}_median"] = statistics.median(r[key] for r in runs[name])
         out[f"{key}_ratio_median"] = statistics.median(
