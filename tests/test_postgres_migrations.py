@@ -47,3 +47,25 @@ def test_version_1_gains_the_left_out_columns_and_keeps_its_files(
     with psycopg.connect(pg_schema, autocommit=True) as conn:
         applied = conn.execute("SELECT version, name FROM noteseek_schema ORDER BY version")
         assert [tuple(r) for r in applied][:2] == [(1, "initial"), (2, "left_out")]
+
+
+@pytest.mark.parametrize("version", range(1, schema.SCHEMA_VERSION))
+def test_every_older_version_is_upgraded_in_place(
+    version: int, pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _open_at(version, pg_schema, monkeypatch)
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, status, "
+            "indexed_at) SELECT id, 'old.md', 1, 2, 'h', 'Old', 'ok', 0 FROM collections"
+        )
+    store = open_storage(pg_locator(pg_schema), create=False)
+    try:
+        states = store.file_states()
+        assert list(states) == ["old.md"] and states["old.md"].kind is None  # a note
+        assert store.document_outcomes() == [] and store.left_out() == []
+    finally:
+        store.close()
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        applied = [r[0] for r in conn.execute("SELECT version FROM noteseek_schema ORDER BY 1")]
+        assert applied == list(range(1, schema.SCHEMA_VERSION + 1))

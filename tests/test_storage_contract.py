@@ -359,3 +359,64 @@ def test_separate_indexes_do_not_see_each_other(backend: Backend, tmp_path: Path
     finally:
         store.close()
         beside.close()
+
+
+def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
+    from noteseek.storage.records import KindOutcomes, StoredChunk
+
+    store = backend.open()
+    try:
+        fill(store)
+        pdf = FileRecord(
+            "docs/report.pdf", 5, 50, "h-pdf", "Report", "ok", None,
+            kind="pdf", outcome="ok", engine="pypdfium2 5.15.2",
+        )  # fmt: skip
+        page_chunks = [
+            ChunkRecord(0, "Report", "budget overview", "", 11, page=1, page_label="i"),
+            ChunkRecord(1, "Report", "view of the budget lines", "", 12, page=2, overlap=4),
+        ]
+        sheet = FileRecord(
+            "docs/sheet.xlsx", 6, 60, "h-x", "Sheet", "ok", None,
+            kind="xlsx", outcome="ok", engine="python-calamine 0.3",
+        )  # fmt: skip
+        rows = [ChunkRecord(0, "Sheet", "alpha beta budget", "", 13, sheet="q1", row_first=2, row_last=9)]
+        missing = FileRecord(
+            "docs/old.xls", 7, 70, None, None, "skipped", "needs the documents extra",
+            kind="xls", outcome="unsupported", engine="missing:python_calamine",
+        )  # fmt: skip
+        with store.write():
+            store.replace_file(pdf, page_chunks, None)
+            store.replace_file(sheet, rows, None)
+            store.replace_file(missing, [], None)
+            store.replace_file(
+                FileRecord("slides/deck.pptx", 8, 80, "h-p", "Deck", "ok", None, kind="pptx",
+                           outcome="ok", engine="python-pptx 1.0"),
+                [ChunkRecord(0, "Deck", "the budget slide", "", 14, slide=3)],
+                None,
+            )  # fmt: skip
+        states = store.file_states()
+        assert (states["docs/report.pdf"].kind, states["docs/report.pdf"].engine) == (
+            "pdf",
+            "pypdfium2 5.15.2",
+        )
+        assert states["howto/git.md"].kind is None and states["howto/git.md"].engine is None
+        known = store.indexed_file("docs/sheet.xlsx")
+        assert known is not None and known.kind == "xlsx"
+        assert store.file_chunks("docs/report.pdf") == [
+            StoredChunk(0, "Report", "budget overview", 1, "i", None, None, None, None, 0),
+            StoredChunk(1, "Report", "view of the budget lines", 2, None, None, None, None, None, 4),
+        ]
+        assert store.file_chunks("docs/nothing.pdf") == []
+        found = store.keyword_search(["budget"], limit=10, column_weights=(1, 2, 4, 2))
+        by_path = {row.path: row for row in store.chunk_rows([c for c, _, _ in found]).values()}
+        assert (by_path["docs/sheet.xlsx"].sheet, by_path["docs/sheet.xlsx"].row_first) == ("q1", 2)
+        assert by_path["docs/sheet.xlsx"].row_last == 9 and by_path["slides/deck.pptx"].slide == 3
+        assert by_path["docs/report.pdf"].page in (1, 2)
+        assert store.document_outcomes() == [
+            KindOutcomes("pdf", "ok", 1),
+            KindOutcomes("pptx", "ok", 1),
+            KindOutcomes("xls", "unsupported", 1, "python_calamine"),
+            KindOutcomes("xlsx", "ok", 1),
+        ]
+    finally:
+        store.close()

@@ -8,9 +8,17 @@ import time
 import click
 
 from .. import open_index
+from ..core.document_location import outcome_summary
 from .options import collection_option, db_option
 
 __all__ = ["status_cmd"]
+
+
+def _seen(last: dict[str, object]) -> str:
+    documents = last.get("documents") or 0
+    if documents:
+        return f"{last.get('files_seen')} files ({documents} documents)"
+    return f"{last.get('files_seen')} notes"
 
 
 @click.command("status")
@@ -33,6 +41,7 @@ def status_cmd(db: str | None, collection: str | None, vault: str | None, as_jso
         ),
         ("vault", status.vault_root or "-"),
         ("files", f"{status.files} ({len(status.problems)} with problems)"),
+        *([("documents", outcome_summary(status.documents))] if status.documents else []),
         ("chunks", f"{status.chunks} ({status.vectors} with vectors)"),
         ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
         (
@@ -54,8 +63,16 @@ def status_cmd(db: str | None, collection: str | None, vault: str | None, as_jso
         rows.append(
             (
                 "last run",
-                f"{when}: {last.get('files_seen')} notes, {last.get('seconds', 0):.1f} s"
+                f"{when}: {_seen(last)}, {last.get('seconds', 0):.1f} s"
                 + (", interrupted" if last.get("interrupted") else ""),
+            )
+        )
+    if status.install:
+        rows.append(
+            (
+                "install",
+                f"{status.install} to read the documents that need "
+                f"{', '.join(status.missing_libraries)}",
             )
         )
     for key, value in rows:

@@ -46,6 +46,13 @@ __all__ = ["Index", "IndexStatus"]
 _BUNDLED = "bundled"
 
 
+def _install_hint() -> str:
+    # Imported only when a library is missing: the documents package starts the worker pool code.
+    from ..documents import INSTALL_HINT
+
+    return INSTALL_HINT
+
+
 @dataclass(frozen=True)
 class IndexStatus:
     """What `noteseek status` reports."""
@@ -65,6 +72,13 @@ class IndexStatus:
     problems: tuple[tuple[str, str, str], ...]
     # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
     left_out: tuple[tuple[str, int, int], ...] = ()
+    # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
+    # the indexer could not open.
+    documents: tuple[tuple[str, str, int], ...] = ()
+    # Python packages that documents in the index need and that were missing when they were
+    # read; `install` is then the command that brings them.
+    missing_libraries: tuple[str, ...] = ()
+    install: str | None = None
 
     @property
     def skipped_sections(self) -> int:
@@ -90,12 +104,17 @@ class IndexStatus:
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
-        then the left-out totals)."""
+        documents as {kind: {outcome: files}}, then the left-out totals)."""
         data = asdict(self)
         data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
         data["left_out"] = [
             {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
         ]
+        documents: dict[str, dict[str, int]] = {}
+        for kind, outcome, files in self.documents:
+            documents.setdefault(kind, {})[outcome] = files
+        data["documents"] = documents
+        data["missing_libraries"] = list(self.missing_libraries)
         data["skipped_sections"] = self.skipped_sections
         data["secrets_scrubbed"] = self.secrets_scrubbed
         return data
@@ -274,12 +293,24 @@ class Index:
         """The vault folder the last update indexed, or None before the first one."""
         return self._store.get_meta(meta.VAULT_ROOT)
 
-    def read_note(self, path: str, *, section: str | None = None) -> NoteText:
+    def read_note(
+        self,
+        path: str,
+        *,
+        section: str | None = None,
+        page: int | None = None,
+        slide: int | None = None,
+        sheet: str | None = None,
+    ) -> NoteText:
         """An indexed note (or one section of it) read from the vault, scrubbed; refuses paths
-        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`)."""
+        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`).
+        For a document, `page` (1-based), `slide` (1-based) or `sheet` (name) returns that part
+        only; a note has none (SectionNotFoundError)."""
+        from .document_access import DocumentPart
         from .note_access import read_indexed_note
 
-        return read_indexed_note(self._store, path, section=section)
+        part = DocumentPart(page=page, slide=slide, sheet=sheet)
+        return read_indexed_note(self._store, path, section=section, part=part)
 
     def note_paths(self) -> list[str]:
         """The vault-relative path of every file the index knows (skipped ones included)."""
@@ -322,6 +353,8 @@ class Index:
     def status(self) -> IndexStatus:
         """Counts, model, vector support, size and the last run of this index."""
         counts = self._store.counts()
+        outcomes = self._store.document_outcomes()
+        missing = tuple(sorted({o.missing_package for o in outcomes if o.missing_package}))
         return IndexStatus(
             db_path=self._store.location,
             db_bytes=self._store.size_bytes(),
@@ -337,4 +370,7 @@ class Index:
             last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
             left_out=tuple(self._store.left_out()),
+            documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
+            missing_libraries=missing,
+            install=_install_hint() if missing else None,
         )

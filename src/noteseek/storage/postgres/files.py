@@ -99,17 +99,19 @@ class FileWrites(TextIndex, VectorTable):
         file_id = int(
             self.scalar(
                 "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, "
-                "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+                "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed, "
+                "kind, outcome, engine) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
                 "ON CONFLICT (collection_id, path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
                 "size = excluded.size, content_hash = excluded.content_hash, "
                 "title = excluded.title, status = excluded.status, problem = excluded.problem, "
                 "chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at, "
                 "skipped_sections = excluded.skipped_sections, "
-                "secrets_scrubbed = excluded.secrets_scrubbed RETURNING id",
+                "secrets_scrubbed = excluded.secrets_scrubbed, kind = excluded.kind, "
+                "outcome = excluded.outcome, engine = excluded.engine RETURNING id",
                 (cid, record.path, record.mtime_ns, record.size, record.content_hash,
                  record.title, record.status, record.problem, len(chunks), now,
-                 record.skipped_sections, record.secrets_scrubbed),
+                 record.skipped_sections, record.secrets_scrubbed, record.kind,
+                 record.outcome, record.engine),
             )
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)
@@ -156,13 +158,18 @@ class FileWrites(TextIndex, VectorTable):
         embeddings = [None] * len(chunks) if vectors is None else self.halfvecs(vectors)
         rows = self.rows(
             "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, heading_context, "
-            "title, tags, lang, mtime_ns, content_hash, doc_len, embedding, embedded_at) "
+            "title, tags, lang, mtime_ns, content_hash, doc_len, embedding, embedded_at, page, "
+            "page_label, slide, sheet, row_first, row_last, overlap) "
             "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, u.heading, %(title)s, %(tags)s, "
             "%(lang)s, %(mtime)s, u.hash, u.len, u.vec, "
-            "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END "
+            "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
+            "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
             "FROM unnest(%(seq)s::int[], %(section)s::text[], %(body)s::text[], "
-            "%(heading)s::text[], %(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[]) "
-            "WITH ORDINALITY AS u(seq, section, body, heading, hash, len, vec, n) "
+            "%(heading)s::text[], %(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[], "
+            "%(page)s::int[], %(label)s::text[], %(slide)s::int[], %(sheet)s::text[], "
+            "%(row_first)s::int[], %(row_last)s::int[], %(overlap)s::int[]) "
+            "WITH ORDINALITY AS u(seq, section, body, heading, hash, len, vec, page, label, "
+            "slide, sheet, row_first, row_last, overlap, n) "
             "ORDER BY u.n RETURNING id, seq",
             {
                 "cid": self.collections.only,
@@ -179,6 +186,13 @@ class FileWrites(TextIndex, VectorTable):
                 "hash": [c.content_hash for c in chunks],
                 "len": [t.doc_len for t in terms],
                 "vec": embeddings,
+                "page": [c.page for c in chunks],
+                "label": [c.page_label for c in chunks],
+                "slide": [c.slide for c in chunks],
+                "sheet": [c.sheet for c in chunks],
+                "row_first": [c.row_first for c in chunks],
+                "row_last": [c.row_last for c in chunks],
+                "overlap": [c.overlap for c in chunks],
             },
         )
         by_seq = {int(seq): int(chunk_id) for chunk_id, seq in rows}

@@ -11,7 +11,7 @@ from ..rows import ChunkRow
 from .files import FileWrites
 
 if TYPE_CHECKING:
-    from ..records import FileState, IndexedFile
+    from ..records import FileState, IndexedFile, KindOutcomes, StoredChunk
 
 __all__ = ["FileReads"]
 
@@ -30,12 +30,15 @@ class FileReads(FileWrites):
         from ..records import FileState
 
         rows = self.rows(
-            "SELECT collection_id, path, mtime_ns, size, content_hash, status FROM files "
-            "WHERE collection_id = ANY(%s)",
+            "SELECT collection_id, path, mtime_ns, size, content_hash, status, kind, engine "
+            "FROM files WHERE collection_id = ANY(%s)",
             (self.collections.ids,),
         )
         show = self.collections.show
-        return {show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5]) for r in rows}
+        return {
+            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7])
+            for r in rows
+        }
 
     def file_paths(self) -> dict[int, str]:
         """file id -> path as shown, for every known file."""
@@ -72,14 +75,29 @@ class FileReads(FileWrites):
         if where is None:
             return None
         found = self.rows(
-            "SELECT status, problem, mtime_ns, size, title FROM files "
+            "SELECT status, problem, mtime_ns, size, title, kind FROM files "
             "WHERE collection_id = %s AND path = %s",
             where,
         )
         if not found:
             return None
         row = found[0]
-        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4])
+        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+
+    def document_outcomes(self) -> list[KindOutcomes]:
+        """How many documents of each kind ended with each outcome, by kind and outcome (over
+        the selected collections together)."""
+        from ..records import KindOutcomes
+
+        rows = self.rows(
+            "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%%' "
+            "THEN substr(engine, 9) END AS missing FROM files "
+            "WHERE collection_id = ANY(%s) AND kind IS NOT NULL "
+            "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing",
+            (self.collections.ids,),
+        )
+        # No outcome: the indexer could not read the file at all (permissions, vanished).
+        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
 
     def vault_location(self, path: str) -> tuple[str, str] | None:
         """(vault folder, path inside it) of a note path as shown; None when its collection
@@ -185,13 +203,17 @@ class FileReads(FileWrites):
         if not ids:
             return {}
         rows = self.rows(
-            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, c.heading_context "
+            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, c.heading_context, "
+            "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last "
             "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
             "AND c.collection_id = ANY(%s)",
             ([int(i) for i in ids], self.collections.ids),
         )
         show = self.collections.show
-        return {int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5]) for r in rows}
+        return {
+            int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5], *r[6:])
+            for r in rows
+        }
 
     def chunk_texts(self, path: str) -> list[str]:
         """The stored (scrubbed) text of one file's chunks, in order."""
@@ -204,6 +226,21 @@ class FileReads(FileWrites):
             where,
         )
         return [str(r[0]) for r in rows]
+
+    def file_chunks(self, path: str) -> list[StoredChunk]:
+        """Every chunk of one file (path as shown) with its section and location, by seq."""
+        from ..records import StoredChunk
+
+        where = self.collections.split(path)
+        if where is None:
+            return []
+        rows = self.rows(
+            "SELECT c.seq, c.section, c.chunk_text, c.page, c.page_label, c.slide, c.sheet, "
+            "c.row_first, c.row_last, c.overlap FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.collection_id = %s AND f.path = %s ORDER BY c.seq",
+            where,
+        )
+        return [StoredChunk(*r) for r in rows]
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """chunk id -> file id."""

@@ -136,9 +136,27 @@ ALTER TABLE files ADD COLUMN skipped_sections int NOT NULL DEFAULT 0;
 ALTER TABLE files ADD COLUMN secrets_scrubbed int NOT NULL DEFAULT 0;
 """
 
+# SQLite's m006: documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases;
+# issue 14). Per file what it is, how its extraction ended and the library that read it; per
+# chunk where in the document its text is (NULL where a field does not apply: every note chunk)
+# and how many leading characters repeat the chunk before. Existing rows are notes (kind NULL).
+M003_DOCUMENTS = """
+ALTER TABLE files ADD COLUMN kind text;      -- NULL: a Markdown note; else pdf, pptx, xlsx, csv, ...
+ALTER TABLE files ADD COLUMN outcome text;   -- documents: ok | encrypted | no_text | corrupt | ...
+ALTER TABLE files ADD COLUMN engine text;    -- 'pypdfium2 5.15.2', or 'missing:<module>'
+ALTER TABLE chunks ADD COLUMN page int;      -- 1-based PDF page
+ALTER TABLE chunks ADD COLUMN page_label text;
+ALTER TABLE chunks ADD COLUMN slide int;
+ALTER TABLE chunks ADD COLUMN sheet text;
+ALTER TABLE chunks ADD COLUMN row_first int;
+ALTER TABLE chunks ADD COLUMN row_last int;
+ALTER TABLE chunks ADD COLUMN overlap int NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", M001_INITIAL),
     Migration(2, "left_out", M002_LEFT_OUT),
+    Migration(3, "documents", M003_DOCUMENTS),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
