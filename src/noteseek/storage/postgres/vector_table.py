@@ -44,7 +44,7 @@ __all__ = ["EF_SEARCH_MIN", "VectorTable", "halfvec_literal", "int8_bytes"]
 
 # Measured on MDN (docs/postgres-design.md §5): recall@30 0.958 at 100, 0.982 at 200, 0.992 at
 # 400, p50 1.8 / 2.3 / 10.9 ms; hybrid nDCG@10 within 0.002 of exact from 200 on.
-EF_SEARCH_MIN = 200
+EF_SEARCH_MIN = 400  # measured: bench/results/pg_parity*.json, docs/postgres-design.md §9
 EF_SEARCH_MAX = 1000  # pgvector's limit; iterative scans go further
 
 
