@@ -8,7 +8,8 @@ only through the methods below, never through attributes.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Sequence
+import threading
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -136,8 +137,24 @@ class Index:
         *,
         full: bool = False,
         progress: Progress | None = None,
+        paths: Collection[str] | None = None,
+        folders: Collection[str] | None = None,
+        stop: threading.Event | None = None,
+        wait: float | None = None,
     ) -> IndexStats:
-        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all)."""
+        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all).
+
+        `paths` and `folders` (vault-relative, `/`-separated; a file watcher's `ChangeBatch`)
+        make it a targeted update: each named note is stat-ed and indexed, touched (same content
+        hash: not re-read into the index or re-embedded) or dropped when gone or no longer a
+        note, and each named folder is listed again by the same rules, its vanished notes
+        dropped; the rows are exactly those a whole incremental pass would leave. `""` means the
+        whole vault; so does a targeted call that cannot be sure of the rest of the index (first
+        or forced run, other options, an earlier run cut short). `stop`, set from any thread,
+        ends the run after the current file (as Ctrl-C does in the main thread). `wait`: seconds
+        to wait while another update of this index runs (None: until it ends; 0: not at all)
+        before raising IndexLockedError, which names the other writer.
+        """
         from .update.run import run_update
 
         root = Path(vault).expanduser()
@@ -145,6 +162,9 @@ class Index:
             raise VaultNotFoundError(
                 f"vault folder {str(root)!r} does not exist or is not a folder"
             )
+        targets = None
+        if paths is not None or folders is not None:
+            targets = [*(paths or ()), *(folders or ())]
         stats = run_update(
             self._store,
             self._embedder,
@@ -152,6 +172,9 @@ class Index:
             full=full,
             options=self.options,
             progress=progress,
+            targets=targets,
+            stop=stop,
+            wait=wait,
         )
         if stats.vectors:
             source = self._model_source()

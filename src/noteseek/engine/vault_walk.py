@@ -22,6 +22,9 @@ __all__ = [
     "RawNote",
     "ReadResult",
     "decode_note",
+    "enters_folder",
+    "note_entry",
+    "printable_path",
     "read_note",
     "walk_vault",
 ]
@@ -87,7 +90,7 @@ class RawNote:
     recheck: bool = False
 
 
-def _printable_path(rel: str) -> str:
+def printable_path(rel: str) -> str:
     """A path that can be stored and shown: bytes that are not UTF-8 become `\\xe9` escapes."""
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
@@ -123,11 +126,14 @@ def walk_vault(
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    under: str = "",
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
     """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
 
-    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the walk
-    when given. Symlinks are followed only when their target lies inside the vault.
+    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders
+    relative to the vault) limits the walk when given. Symlinks are followed only when their target
+    lies inside the vault. `under` (a vault-relative folder) walks only that folder, as the whole
+    walk would see it; the caller has checked that the walk reaches it (`vault_targets.py`).
     """
     root = root.resolve()
     top = str(root)
@@ -138,61 +144,70 @@ def walk_vault(
     def walk_error(error: OSError) -> None:
         where = Path(error.filename or "").resolve() if error.filename else root
         rel = where.relative_to(root).as_posix() if where.is_relative_to(root) else str(where)
-        passed_over.append((_printable_path(rel), f"cannot read folder: {error.strerror or error}"))
+        passed_over.append((printable_path(rel), f"cannot read folder: {error.strerror or error}"))
 
-    for dirpath, dirnames, filenames in os.walk(top, onerror=walk_error, followlinks=False):
+    start = os.path.join(top, *under.split("/")) if under else top
+    for dirpath, dirnames, filenames in os.walk(start, onerror=walk_error, followlinks=False):
         # os.walk builds every dirpath by joining names onto `top`: slicing is the relative path.
         rel_dir = dirpath[len(top) :].lstrip(os.sep).replace(os.sep, "/")
         kept = []
         for name in sorted(dirnames):
             sub = f"{rel_dir}/{name}" if rel_dir else name
-            if rules.skips_folder(sub, parents_checked=True):
-                continue
-            if os.path.lexists(os.path.join(dirpath, name, IGNORE_MARKER)):
-                continue
-            if not _is_utf8_name(sub):
-                passed_over.append(
-                    (
-                        _printable_path(sub),
-                        "folder name is not valid UTF-8; rename it to index its notes",
-                    )
-                )
-                continue
-            kept.append(name)
+            entered = enters_folder(rules, sub, os.path.join(dirpath, name))
+            if isinstance(entered, str):
+                passed_over.append((printable_path(sub), entered))
+            elif entered:
+                kept.append(name)
         dirnames[:] = kept
         if not rules.includes_folder(rel_dir):
             continue
         for name in sorted(filenames):
-            if not rules.is_note_name(name):
-                continue
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if not _is_utf8_name(rel):
-                passed_over.append(
-                    (
-                        _printable_path(rel),
-                        "file name is not valid UTF-8; rename the file to index it",
-                    )
-                )
-                continue
-            full = Path(dirpath, name)
-            try:
-                stat = os.lstat(full)
-                if stat_module.S_ISLNK(stat.st_mode):
-                    problem = _symlink_problem(full, root)
-                    if problem is not None:
-                        passed_over.append((rel, problem))
-                        continue
-                    stat = os.stat(full)
-            except (OSError, RuntimeError) as exc:
-                reason = getattr(exc, "strerror", None) or str(exc)
-                passed_over.append((rel, f"cannot stat: {reason}"))
-                continue
-            # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
-            if not stat_module.S_ISREG(stat.st_mode):
-                continue
-            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size))
+            found = note_entry(root, rules, rel_dir, dirpath, name)
+            if isinstance(found, NoteFile):
+                notes.append(found)
+            elif found is not None:
+                passed_over.append(found)
     notes.sort(key=lambda n: n.rel_path)
     return notes, passed_over
+
+
+def enters_folder(rules: VaultRules, rel_dir: str, path: str) -> bool | str:
+    """Whether the walk goes into a folder it found (vault-relative `rel_dir`, on disk at `path`):
+    False when a rule or an ignore marker leaves it out, a reason when it is passed over."""
+    if rules.skips_folder(rel_dir, parents_checked=True):
+        return False
+    if os.path.lexists(os.path.join(path, IGNORE_MARKER)):
+        return False
+    if not _is_utf8_name(rel_dir):
+        return "folder name is not valid UTF-8; rename it to index its notes"
+    return True
+
+
+def note_entry(
+    root: Path, rules: VaultRules, rel_dir: str, dirpath: str, name: str
+) -> NoteFile | tuple[str, str] | None:
+    """What the walk makes of a file `name` listed in the folder `rel_dir` (on disk at `dirpath`;
+    `root` resolved): a note, (path, reason) when it is passed over, or None when not a note."""
+    if not rules.is_note_name(name):
+        return None
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    if not _is_utf8_name(rel):
+        return (printable_path(rel), "file name is not valid UTF-8; rename the file to index it")
+    full = Path(dirpath, name)
+    try:
+        stat = os.lstat(full)
+        if stat_module.S_ISLNK(stat.st_mode):
+            problem = _symlink_problem(full, root)
+            if problem is not None:
+                return (rel, problem)
+            stat = os.stat(full)
+    except (OSError, RuntimeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return (rel, f"cannot stat: {reason}")
+    # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
+    if not stat_module.S_ISREG(stat.st_mode):
+        return None
+    return NoteFile(rel, full, stat.st_mtime_ns, stat.st_size)
 
 
 def _size(size: int) -> str:

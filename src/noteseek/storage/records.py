@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ChunkRecord", "FileRecord", "FileState", "IndexedFile"]
+__all__ = ["ChunkRecord", "FileEntry", "FileRecord", "FileState", "IndexedFile"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +56,16 @@ class IndexedFile:
     mtime_ns: int
     size: int
     title: str | None
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file's row as per-file coverage (`noteseek status --files`) lists it."""
+
+    path: str
+    status: str  # ok | warning | skipped
+    problem: str | None
+    mtime_ns: int  # 0 for a problem looked at again on every run (see engine/update/run.py)
+    size: int
+    chunks: int
+    indexed_at: float  # when the row was last written (seconds since the epoch)

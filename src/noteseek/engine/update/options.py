@@ -77,3 +77,5 @@ class IndexStats:
     interrupted: bool = False
     vectors: bool = True
     problems: tuple[tuple[str, str], ...] = ()
+    # Only the named paths were looked at (files_seen counts the notes among them).
+    targeted: bool = False

@@ -1,25 +1,35 @@
 """Phase 1 of an update: check the index can be written, settle the model and the pipeline, walk the
-vault and decide which notes to look at."""
+vault (or only the paths a targeted update names) and decide which notes to look at.
+
+A targeted plan (`targets`) looks only at the named paths (`vault_targets.walk_targets`) and the
+known files at or below them, so it leads to exactly the rows a whole pass would, provided the
+rest of the index already reflects the vault. It falls back to a whole pass whenever that is not
+known: a forced or first run, another pipeline, other folders (scope) or another vault than the
+last finished run, or an earlier run that did not finish (`meta.UPDATE_INCOMPLETE`).
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...embedding.embedder import Embedder
-from ...errors import VectorSupportError
+from ...errors import VaultGoneError, VectorSupportError
 from ...secrets.scrubber import scrub
 from ...storage import meta
 from ...storage.records import FileState
+from ..vault_targets import normalise_targets, walk_targets
 from ..vault_walk import NoteFile, walk_vault
 from .options import IndexOptions
 
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
 
-__all__ = ["UpdatePlan", "plan_update"]
+__all__ = ["UpdatePlan", "check_vault", "plan_update", "vault_identity"]
 
 log = logging.getLogger("noteseek.indexer")
 
@@ -40,6 +50,28 @@ class UpdatePlan:
     candidates: list[NoteFile]  # notes whose stat changed (or all, when forced)
     problems: list[tuple[str, str]] = field(default_factory=list)
     unchanged: int = 0
+    targeted: bool = False  # only the named paths were looked at
+    identity: tuple[int, int] = (0, 0)  # the vault folder's (device, inode) when the run began
+
+
+def vault_identity(root: Path) -> tuple[int, int]:
+    """The vault folder's device and inode: another pair means it was replaced or unmounted."""
+    st = os.stat(root)
+    return st.st_dev, st.st_ino
+
+
+def check_vault(plan: UpdatePlan) -> None:
+    """Raise VaultGoneError when the vault folder is gone or no longer the one the run began on,
+    before the run records anything it saw missing (a vanished note, a note gone from the walk)."""
+    try:
+        same = plan.root.is_dir() and vault_identity(plan.root) == plan.identity
+    except OSError:
+        same = False
+    if not same:
+        raise VaultGoneError(
+            f"the vault folder {str(plan.root)!r} was deleted, replaced or unmounted during the "
+            "update; what was indexed before stays as it was"
+        )
 
 
 def plan_update(
@@ -49,8 +81,10 @@ def plan_update(
     *,
     options: IndexOptions,
     full: bool,
+    targets: Sequence[str] | None = None,
 ) -> UpdatePlan:
-    """Settle the vectors and the pipeline (one transaction), then walk the vault."""
+    """Settle the vectors and the pipeline (one transaction), then walk the vault, or only the
+    `targets` (vault-relative notes or folders; `""` is the whole vault) when that is safe."""
     use_vectors = embedder is not None and store.vectors_available
     if not store.vectors_available and store.has_vector_table():
         # Writing now would leave vectors of deleted chunks behind; searching still works.
@@ -58,6 +92,8 @@ def plan_update(
             f"this index has vectors but sqlite-vec cannot be loaded ({store.vector_error}); "
             "reinstall it (pip install --force-reinstall sqlite-vec) before updating the index"
         )
+    named = None if targets is None else normalise_targets(targets)
+    identity = vault_identity(root)
     with store.write():
         if use_vectors:
             assert embedder is not None
@@ -69,9 +105,22 @@ def plan_update(
                 store.reset_vectors(embedder.dim, fingerprint)
         pipeline = options.fingerprint()
         force = full or store.get_meta(meta.PIPELINE) != pipeline
+        targeted = named is not None and not (
+            force
+            or store.get_meta(meta.SCOPE) != options.scope()
+            or store.get_meta(meta.VAULT_ROOT) != str(root)
+            or store.get_meta(meta.UPDATE_INCOMPLETE) != "0"
+        )
         store.set_meta(meta.VAULT_ROOT, str(root))
+        store.set_meta(meta.UPDATE_INCOMPLETE, "1")
 
-    notes, passed_over = walk_vault(root, include=options.include, exclude=options.exclude)
+    if targeted:
+        assert named is not None
+        listing = walk_targets(root, named, include=options.include, exclude=options.exclude)
+        notes, passed_over, covers = listing.notes, listing.passed_over, listing.covers
+    else:
+        notes, passed_over = walk_vault(root, include=options.include, exclude=options.exclude)
+        covers = None
     problems: list[tuple[str, str]] = []
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
@@ -93,7 +142,8 @@ def plan_update(
         or known[n.rel_path].mtime_ns != n.mtime_ns
         or known[n.rel_path].size != n.size
     ]
-    return UpdatePlan(
+    looked_at = known if covers is None else [p for p in known if covers(p)]
+    plan = UpdatePlan(
         root=root,
         options=options,
         use_vectors=use_vectors,
@@ -102,8 +152,13 @@ def plan_update(
         notes=notes,
         passed_over=passed_over,
         known=known,
-        gone=sorted(set(known) - present),
+        gone=sorted(set(looked_at) - present),
         candidates=candidates,
         problems=problems,
         unchanged=len(notes) - len(candidates),
+        targeted=targeted,
+        identity=identity,
     )
+    # A walk of a vault that vanished half-way would make every note it missed look deleted.
+    check_vault(plan)
+    return plan
