@@ -22,7 +22,20 @@ from noteseek import Index, IndexLockedError, VaultGoneError
 
 from .conftest import FakeEmbedder, note
 
-WORDS = ["alpha", "beta", "gamma", "delta", "rebase", "token", "rotate", "certificate", "banana", "flour", "query", "index"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "rebase",
+    "token",
+    "rotate",
+    "certificate",
+    "banana",
+    "flour",
+    "query",
+    "index",
+]
 
 
 def _text(rng: random.Random, title: str) -> str:
@@ -66,7 +79,14 @@ def rows(index: Index) -> dict[str, Any]:
         "SELECT key, value FROM meta WHERE key NOT IN ('last_run') ORDER BY key"
     ).fetchall()
     fts = db.execute("SELECT count(*) FROM chunks_fts_docsize").fetchall()
-    return {"files": files, "chunks": chunks, "names": names, "tags": tags, "meta": meta, "fts": fts}
+    return {
+        "files": files,
+        "chunks": chunks,
+        "names": names,
+        "tags": tags,
+        "meta": meta,
+        "fts": fts,
+    }
 
 
 _NUMBERS = itertools.count(1)  # unique new names across rounds
@@ -277,7 +297,9 @@ def test_a_targeted_update_looks_only_at_the_named_paths(tmp_path: Path) -> None
     with Index(tmp_path / "targeted.db", embedder=embedder) as idx2:
         idx.close()
         # Changed on disk but not named: a targeted update leaves it for a whole pass.
-        (vault / "f1" / "sub1" / "n1.md").write_text(note("Unnamed", ("S", "an unnamed edit of this note, long enough to keep")))
+        (vault / "f1" / "sub1" / "n1.md").write_text(
+            note("Unnamed", ("S", "an unnamed edit of this note, long enough to keep"))
+        )
         edited = vault / "f0" / "n0.md"
         edited.write_text(note("Edited", ("S", "zqedited word in a section long enough to keep")))
         stats = idx2.update(vault, paths=["f0/n0.md"])
@@ -304,7 +326,9 @@ def test_targeted_becomes_a_whole_pass_after_a_run_that_did_not_finish(tmp_path:
     vault, idx, other = _pair(tmp_path, 2)
     other.close()
     for path in sorted(vault.rglob("n*.md"))[:6]:
-        path.write_text(note("Changed", ("S", f"zqchanged {path.stem} in a section long enough to keep")))
+        path.write_text(
+            note("Changed", ("S", f"zqchanged {path.stem} in a section long enough to keep"))
+        )
     stop = threading.Event()
     # Stopped (from the progress callback, as another thread would) after the first note.
     stats = idx.update(vault, progress=lambda done, total, path: stop.set(), stop=stop)

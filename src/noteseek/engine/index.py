@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..storage.protocol import Storage
+    from .coverage import Coverage
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
     from .vector_export import ChunkVectors
@@ -287,6 +288,15 @@ class Index:
         """Changes when the index file is replaced or re-indexed with another model: a long-lived
         process holding this Index should then open the file again."""
         return (*self._store.identity(), self._store.get_meta(meta.MODEL_SOURCE))
+
+    def file_coverage(self, *, pending: bool = True) -> Coverage:
+        """Every file's state: indexed, skipped, failed or (with `pending`: a stat walk of the
+        vault) pending, with the reason, chunks and when it was indexed (`engine/coverage.py`)."""
+        from .coverage import file_coverage
+
+        return file_coverage(
+            self._store, self.options, vault_root=self.vault_root, pending=pending
+        )
 
     def check(self) -> list[str]:
         """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""

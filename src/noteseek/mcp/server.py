@@ -11,9 +11,12 @@ Design (the user-facing version is docs/mcp.md):
   first tool call that needs them, so `initialize` is answered at once however large or stale
   the index, and a server started before `noteseek index` ran still starts (its tools say what
   to run).
-- `--refresh` runs one incremental `Index.update` in a background thread with its own `Index`
-  (its own SQLite connection). WAL lets the tools keep reading the last committed state; each
-  note switches from old to new atomically when its transaction commits.
+- `--watch` (the default where the vault is known: `--vault`, or the vault the index was built
+  from) keeps the index fresh: an `IndexRefresher` (watch/refresh.py), started in a background
+  thread after `initialize`, with a writing `Index` of its own, indexes each change of the vault.
+  With `--vault` and no index yet, it builds one. `--refresh` runs one incremental `Index.update`
+  in the same way, without watching. WAL lets the tools keep reading the last committed state;
+  each note switches from old to new atomically when its transaction commits.
 - The SDK runs sync tools on worker threads; one lock serialises the shared `Index`, whose
   `Store` must not be used by two threads at once.
 """
@@ -29,11 +32,25 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import click
 
-from .. import Hit, Index, IndexStatus, LazyIndex, Mode, NoteseekError, NoteText, SearchRequest
+from .. import (
+    Coverage,
+    Hit,
+    Index,
+    IndexStatus,
+    LazyIndex,
+    Mode,
+    NoteseekError,
+    NoteText,
+    SearchRequest,
+    open_index,
+)
 from .format import RefreshState, format_hits, format_note, format_status
+from .freshness import Freshness
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from ..watch.refresh import IndexRefresher
 
 __all__ = [
     "RefreshState",
@@ -97,6 +114,8 @@ class VaultService:
         self._lock = threading.Lock()
         self._refresh = RefreshState()
         self._refresh_thread: threading.Thread | None = None
+        self._db = db
+        self._freshness = Freshness(vault=vault, open_writer=self._open_writer)
 
     @property
     def opened(self) -> bool:
@@ -127,6 +146,29 @@ class VaultService:
         """The index's status and the refresh state."""
         with self._lock:
             return self._index.get().status(), self._refresh
+
+    def coverage(self) -> Coverage:
+        """Every file's state (indexed, skipped, failed, pending): `Index.file_coverage`."""
+        with self._lock:
+            return self._index.get().file_coverage()
+
+    def watch_line(self) -> str | None:
+        """What keeping the index fresh does now, for the status tool (None: not asked to)."""
+        return self._freshness.line()
+
+    def start_watch(self) -> None:
+        """Watch the vault in the background (no tool call waits for it)."""
+        self._freshness.start()
+
+    def wait_watch_started(self, timeout: float | None = None) -> "IndexRefresher | None":
+        """The refresher once started (tests), or None when the vault is not watched."""
+        return self._freshness.wait_started(timeout)
+
+    def _open_writer(self) -> Index:
+        path = self._index.path()
+        if not path.exists() and self._vault is not None:
+            return open_index(self._db, self._vault, create=True)  # --vault: build it
+        return self._index.open_separate()
 
     def start_refresh(self) -> None:
         """Start one incremental update in a background thread (its own connection)."""
@@ -175,7 +217,8 @@ class VaultService:
             end("failed", f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
-        """Close the index if a tool call opened it."""
+        """Stop watching (after the current file) and close the index if a tool call opened it."""
+        self._freshness.close()
         with self._lock:
             self._index.close()
 
@@ -264,9 +307,25 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         note = call("get_note", lambda: service.get_note(path, section=section))
         return format_note(note, max_tokens=max_tokens)
 
-    def status() -> str:
+    def status(
+        files: Annotated[
+            Literal["none", "problems", "all"],
+            Field(
+                description="Also list files: 'problems' (skipped, failed, pending: changed since "
+                "the last update), or 'all' with indexed ones."
+            ),
+        ] = "none",
+    ) -> str:
         current, refresh = call("status", service.status)
-        return format_status(current, refresh, now=time.time())
+        coverage = None if files == "none" else call("status", service.coverage)
+        return format_status(
+            current,
+            refresh,
+            now=time.time(),
+            watch=service.watch_line(),
+            coverage=coverage,
+            problems_only=files == "problems",
+        )
 
     for fn, doc, title in (
         (search, SEARCH_DOC, "Search notes"),
