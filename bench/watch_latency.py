@@ -13,7 +13,8 @@ change: what a user or an agent sees. It reports, with the load average beside e
   how many update runs it took; side by side in each round, the same 1,000 notes (checkout undone,
   the watcher stopped) as a plain ``noteseek index`` run (its own ``done in`` time and the whole
   process, model load included);
-- the idle cost of the watch process: CPU over ``--idle`` seconds without changes, its RSS and peak.
+- the idle cost of the watch process: CPU over ``--idle`` seconds without changes, its RSS and peak,
+  once after the catch-up and once after the edits (the model loaded).
 
     nice -n 10 python bench/watch_latency.py --data /work/shared/data [--workdir DIR]
         [--runs 20] [--checkouts 3] [--idle 60] [--polling --poll-interval S]
@@ -329,8 +330,9 @@ def main() -> None:
             idle_cost(watch, args.idle)
         if args.runs:
             latency(vault, reader, watch, args.runs)
-            rss, peak = watch.memory()
-            print(f"watch process after the edits: RSS {rss:.0f} MB, peak {peak:.0f} MB")
+            if args.idle:  # again, now that the model is loaded and the edits were indexed
+                print("after the edits:", end=" ")
+                idle_cost(watch, args.idle)
         print(f"watch exited with {watch.stop()} on SIGINT")
         if args.checkouts:
             checkout(vault, db, reader, words, rounds=args.checkouts, extra=extra)
