@@ -93,8 +93,10 @@ GET_NOTE_DOC = (
 )
 STATUS_DOC = (
     "Describe the note index: notes and sections indexed, the vault folder, the embedding model, "
-    "when it was last updated (how stale it may be), and whether a background refresh is running. "
-    "Use it when search misses a note you expect, or to tell the user how to update the index."
+    "when it was last updated (how stale it may be), and what keeps it fresh (watching the vault, or "
+    "a background refresh). With files='problems' it lists the files that are not searchable and "
+    "why (skipped, failed, or changed since the last update). Use it when search misses a note you "
+    "expect, or to tell the user how to update the index."
 )
 
 
