@@ -79,6 +79,7 @@ COMMANDS = (
     "intake",
     "install-hooks",
     "uninstall-hooks",
+    "watch",
 )
 
 
@@ -397,6 +398,18 @@ class Run:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError(
                         "noteseek serve did not answer: " + (self.root / "serve.log").read_text()
+                    )
+                time.sleep(0.2)
+            # The daemon watches by default (the index knows its vault) and starts with a catch-up
+            # pass; wait until it is done, so `serve --stop` never cuts it short and the later
+            # status goldens never read an interrupted last run (seen once in a full suite run).
+            while (self._ask(sock, {"op": "ping", "db": real, "v": 1}) or {}).get("watch", {}).get(
+                "state"
+            ) not in ("watching", "off", "failed"):
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(
+                        "noteseek serve did not finish its catch-up: "
+                        + (self.root / "serve.log").read_text()
                     )
                 time.sleep(0.2)
             self.hooks(warm=True)

@@ -340,6 +340,25 @@ def test_targeted_becomes_a_whole_pass_after_a_run_that_did_not_finish(tmp_path:
     idx.close()
 
 
+def test_a_stop_after_the_last_note_cuts_nothing_short(tmp_path: Path) -> None:
+    # A server stopped just as its watcher's catch-up reaches the last note: nothing was left
+    # undone, so the run is finished (no "interrupted" in status, the next call stays targeted).
+    vault, idx, other = _pair(tmp_path, 2)
+    other.close()
+    paths = sorted(vault.rglob("n*.md"))[:3]
+    for path in paths:
+        path.write_text(note("Changed", ("S", f"zqlast {path.stem} in a section long enough")))
+    stop = threading.Event()
+    stats = idx.update(
+        vault, progress=lambda done, total, path: stop.set() if done == total else None, stop=stop
+    )
+    assert stop.is_set() and not stats.interrupted and stats.changed == 3
+    last = idx.status().last_run
+    assert last is not None and not last["interrupted"]
+    assert idx.update(vault, paths=["f0/n0.md"]).targeted
+    idx.close()
+
+
 def test_a_stop_from_another_thread_ends_the_run_after_the_current_file(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     make_vault(vault, random.Random(3))

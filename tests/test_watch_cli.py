@@ -70,6 +70,22 @@ class Watch:
         )
         assert len(self.lines(marker)) >= count, self.text()
 
+    def runs(self) -> list[str]:
+        return self.lines("updated: ")
+
+    def wait_for_run(self, after: int, text: str) -> str:
+        """The first run line after the first `after` ones that holds `text` (waited for). A
+        change is searchable a moment before its run's line is printed, so a test that counts
+        runs waits for the line itself, never only for the search."""
+        wait_until(
+            lambda: (
+                any(text in line for line in self.runs()[after:]) or self.proc.poll() is not None
+            ),
+            what=f"a run with {text!r} after {after} in {self.text()}",
+        )
+        (line,) = [line for line in self.runs()[after:] if text in line][:1] or [self.text()]
+        return line
+
     def stop(self, signum: int = signal.SIGINT) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signum)
@@ -132,6 +148,7 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
     folder = vault / "notes"
     with watching(vault, db, tmp_path) as watch:
         # vim :w with backup: probe file, swap files, rename to x~, new file, backup deleted.
+        runs = len(watch.runs())
         (folder / ".n0.md.swp").write_bytes(b"swap")
         (folder / "4913").write_bytes(b"")
         (folder / "4913").unlink()
@@ -140,20 +157,23 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
         (folder / "n0.md~").unlink()
         (folder / ".n0.md.swp").unlink()
         wait_until(lambda: found(db, "zqvim") == ["notes/n0.md"], what="vim save")
+        watch.wait_for_run(runs, ": 0 added, 1 changed,")
         # An atomic save: a temp file renamed over the note.
+        runs = len(watch.runs())
         (folder / "n1.md.tmp").write_text(body("zqatomic"))
         os.replace(folder / "n1.md.tmp", folder / "n1.md")
         wait_until(lambda: found(db, "zqatomic") == ["notes/n1.md"], what="atomic save")
+        watch.wait_for_run(runs, ": 0 added, 1 changed,")
         with Index(db, create=False) as idx:
             before = idx._store.db.execute(  # type: ignore[attr-defined]
                 "SELECT id, embedded_at FROM chunks ORDER BY id"
             ).fetchall()
-        runs = len(watch.lines("updated: "))
+        runs = len(watch.runs())
         # A sync tool touching the mtime only: an update run that changes and embeds nothing.
         st = (folder / "n3.md").stat()
         os.utime(folder / "n3.md", ns=(st.st_atime_ns, st.st_mtime_ns + 9_000_000_000))
         watch.wait_for("updated: ", runs + 1)
-        assert "0 added, 0 changed, 0 removed" in watch.lines("updated: ")[-1]
+        assert "0 added, 0 changed, 0 removed" in watch.runs()[runs], watch.text()
         with Index(db, create=False) as idx:
             after = idx._store.db.execute(  # type: ignore[attr-defined]
                 "SELECT id, embedded_at FROM chunks ORDER BY id"
@@ -162,7 +182,7 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
             assert (
                 idx._store.file_states()["notes/n3.md"].mtime_ns == st.st_mtime_ns + 9_000_000_000
             )
-        runs = len(watch.lines("updated: "))
+        runs = len(watch.runs())
         # Obsidian's churn, editor side files, emacs locks: no update run at all.
         for i in range(20):
             (vault / ".obsidian" / "workspace.json").write_text(json.dumps({"i": i}))
@@ -171,12 +191,18 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
         (folder / "n4.md~").write_text("backup")
         (vault / "sentinel.md").write_text(body("zqsentinel"))
         wait_until(lambda: found(db, "zqsentinel") == ["sentinel.md"], what="sentinel")
-        assert len(watch.lines("updated: ")) == runs + 1  # the sentinel's run only
-        # A folder renamed: its notes move in one run.
-        runs = len(watch.lines("updated: "))
+        # Runs are handled in order: a run for the churn would come before the sentinel's.
+        watch.wait_for_run(runs, ": 1 added,")
+        assert len(watch.runs()) == runs + 1, watch.text()  # the sentinel's run only
+        # A folder renamed: its notes move in one run (a second sentinel shows none came after).
+        runs = len(watch.runs())
         os.rename(folder, vault / "renamed")
         wait_until(lambda: found(db, "zqstart4") == ["renamed/n4.md"], what="folder rename")
-        assert len(watch.lines("updated: ")) == runs + 1
+        (vault / "sentinel2.md").write_text(body("zqsentineltwo"))
+        wait_until(lambda: found(db, "zqsentineltwo") == ["sentinel2.md"], what="sentinel 2")
+        watch.wait_for_run(runs + 1, ": 1 added,")
+        assert len(watch.runs()) == runs + 2, watch.text()
+        assert ": 5 added, 0 changed, 5 removed" in watch.runs()[runs], watch.text()
         assert watch.stop(signal.SIGTERM) == 0
     with Index(db, create=False) as idx:
         assert idx.check() == []

@@ -71,7 +71,11 @@ def holder_label() -> str:
     """Who runs an update, as a waiting writer's message shows it: `noteseek watch [thread]`."""
     program = os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else "python")
     command = sys.argv[1] if len(sys.argv) > 1 else ""
-    if program in ("noteseek", "__main__.py") and command[:1].isalpha() and command.replace("-", "").isalnum():
+    if (
+        program in ("noteseek", "__main__.py")
+        and command[:1].isalpha()
+        and command.replace("-", "").isalnum()
+    ):
         program = f"noteseek {command}"  # a subcommand name, never an argument that could be data
     thread = threading.current_thread().name
     return program if thread == "MainThread" else f"{program} [{thread}]"
@@ -108,18 +112,20 @@ def run_update(
         counter["unchanged"] = plan.unchanged
         with _stop_on_first_interrupt(stop) as stopping:
             delete_gone(store, plan, counter)
-            _write_notes(
+            finished = _write_notes(
                 store, embedder, plan, counter, stop=stopping, progress=progress, full=full
             )
-            if plan.use_vectors and embedder is not None and not stopping.is_set():
-                backfill_vectors(store, embedder, stop=stopping, counter=counter)
+            if finished and plan.use_vectors and embedder is not None:
+                finished = backfill_vectors(store, embedder, stop=stopping, counter=counter)
+        # A stop that came once every note and vector was written cut nothing short: the run
+        # finished (a server stopped right after its watcher's catch-up is not "interrupted").
         return finish_update(
             store,
             plan,
             counter,
             started=started,
             deleted_before=deleted_before,
-            interrupted=stopping.is_set(),
+            interrupted=not finished,
         )
 
 
@@ -132,9 +138,10 @@ def _write_notes(
     stop: threading.Event,
     progress: Progress | None,
     full: bool,
-) -> None:
+) -> bool:
     """Prepare every candidate note; write unchanged and skipped ones at once, the others a batch
-    at a time once their vectors are known (each file in its own transaction)."""
+    at a time once their vectors are known (each file in its own transaction). False when the
+    stop came before the last candidate."""
     pending: list[Prepared] = []
     pending_chunks = 0
 
@@ -158,7 +165,8 @@ def _write_notes(
     candidates = plan.candidates
     for done, note in enumerate(candidates, start=1):
         if stop.is_set():
-            break
+            flush()
+            return False
         try:
             result = prepare_note(
                 note, plan.root, plan.known.get(note.rel_path), plan.options, plan.force
@@ -203,3 +211,4 @@ def _write_notes(
         if progress is not None:
             progress(done, len(candidates), note.rel_path)
     flush()
+    return True
