@@ -61,6 +61,13 @@ def status_cmd(
             else f"unavailable, keyword search only: {status.vector_problem}",
         ),
     ]
+    left_out = status.left_out_summary()
+    if left_out:
+        # Which notes held secrets is the scan's to say (fingerprints, never values).
+        scan_hint = any(k for _, _, k in status.left_out)
+        rows.append(
+            ("left out", left_out + (" ('noteseek scan VAULT' lists them)" if scan_hint else ""))
+        )
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last.get("finished_at", 0))))
         rows.append(

@@ -63,11 +63,41 @@ class IndexStatus:
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: tuple[tuple[str, str, str], ...]
+    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
+    left_out: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def skipped_sections(self) -> int:
+        """Link-list sections (Related, See also, ...) left out of search, over all files."""
+        return sum(sections for _, sections, _ in self.left_out)
+
+    @property
+    def secrets_scrubbed(self) -> int:
+        """Values the scrubber replaced, over all files."""
+        return sum(secrets for _, _, secrets in self.left_out)
+
+    def left_out_summary(self) -> str | None:
+        """The left-out totals in words, as `status` and the MCP status tool print them; None
+        when nothing was left out."""
+        if not self.left_out:
+            return None
+        files_with = sum(1 for _, n, _ in self.left_out if n)
+        secret_files = sum(1 for _, _, k in self.left_out if k)
+        return (
+            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
+            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek status --json` prints it (problems as objects)."""
+        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
+        then the left-out totals)."""
         data = asdict(self)
         data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
+        data["left_out"] = [
+            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
+        ]
+        data["skipped_sections"] = self.skipped_sections
+        data["secrets_scrubbed"] = self.secrets_scrubbed
         return data
 
 
@@ -213,6 +243,7 @@ class Index:
         explain: bool = False,
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        files: Sequence[str] | None = None,
         max_term_share: float | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
@@ -227,6 +258,7 @@ class Index:
             explain=explain,
             folders=None if folders is None else tuple(folders),
             tags=None if tags is None else tuple(tags),
+            files=None if files is None else tuple(files),
             max_term_share=max_term_share,
         )
         return self._searcher.search(request)
@@ -274,6 +306,21 @@ class Index:
         """The vault-relative path of every file the index knows (skipped ones included)."""
         return list(self._store.file_states())
 
+    def folders(self) -> dict[str, int]:
+        """Every vault folder holding indexed notes (at any depth, sorted), with the number of
+        notes below it: what a `folders=[folder]` search filter keeps (a page's folder list)."""
+        from ..core.facets import folder_counts  # not on the per-prompt hook's import path
+
+        states = self._store.file_states()
+        return folder_counts(p for p, state in states.items() if state.status != "skipped")
+
+    def tags(self) -> dict[str, int]:
+        """Every tag of the indexed notes and each parent of a nested tag (sorted, as tag
+        filters spell them), with the number of notes a `tags=[tag]` search filter keeps."""
+        from ..core.facets import tag_counts
+
+        return tag_counts(self._store.note_tags().values())
+
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""
         return "\n".join(self._store.chunk_texts(path))
@@ -319,4 +366,5 @@ class Index:
             vector_problem=self._searcher.vector_problem,
             last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
+            left_out=tuple(self._store.left_out()),
         )

@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.chunker import SECTION_SEPARATOR, scan_headings
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
@@ -73,6 +73,12 @@ class NoteText:
     sections: tuple[str, ...]  # every section name, as search shows them
     redacted: int  # secrets replaced by [REDACTED:...] in the whole note
     changed_since_indexed: bool  # the file on disk differs from what was indexed
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field (sections as a list), as the web API's `/api/notes/{path}` sends it."""
+        data = asdict(self)
+        data["sections"] = list(self.sections)
+        return data
 
 
 def _shown(path: str) -> str:
@@ -246,8 +252,8 @@ def read_indexed_note(store: Storage, path: str, *, section: str | None = None) 
         hint = _suggestions(store, rel)
         maybe = f"; did you mean {', '.join(repr(p) for p in hint)}?" if hint else ""
         raise NoteNotIndexedError(
-            f"{_shown(rel)} is not an indexed note{why}{maybe} Use search to find notes by "
-            "content, or run 'noteseek index VAULT' if the note is new"
+            f"{_shown(rel)} is not an indexed note{why}{maybe or '.'} Use search to find notes "
+            "by content, or run 'noteseek index VAULT' if the note is new"
         )
     mtime_ns, size, title = known.mtime_ns, known.size, known.title
     info = check_note_path(root, rel)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..core.budget import fit_to_budget
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ..core.query import folder_key, name_key, search_terms, tag_key
+from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, query_vector
 from ..errors import ModelLoadError
 from .query_plan import CommonTerms
@@ -230,13 +230,18 @@ class Searcher:
         the query text (the request has checked its options)."""
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
-        folders, tags = request.folders, request.tags
-        folder_keys = None if folders is None else [folder_key(f) for f in folders]
-        tag_keys = None if tags is None else [k for k in (tag_key(t) for t in tags) if k]
+        # An empty sequence is no filter, like None (an adapter's unset repeatable option).
+        folder_keys = [folder_key(f) for f in request.folders] if request.folders else None
+        tag_keys = [k for k in (tag_key(t) for t in request.tags or ()) if k] or None
+        file_names = sorted({k for f in request.files or () for k in file_keys(f)})
+        if request.files and not file_names:
+            return []  # only the vault root or empty names: no file
         with self.store.snapshot():
             allowed = None
-            if folder_keys is not None or tag_keys:
-                allowed = self.store.files_matching(folders=folder_keys, tags=tag_keys)
+            if folder_keys is not None or tag_keys or file_names:
+                allowed = self.store.files_matching(
+                    folders=folder_keys, tags=tag_keys, files=file_names or None
+                )
                 if not allowed:
                     return []
             return self._search(

@@ -172,6 +172,13 @@ def format_status(
     if coverage is not None:
         lines += _coverage_lines(coverage, problems_only=problems_only)
     vault = status.vault_root or "VAULT"
+    left_out = status.left_out_summary()  # the same words as `noteseek status`'s row
+    if left_out:
+        secrets = any(k for _, _, k in status.left_out)
+        lines.append(
+            f"Left out of search on purpose: {left_out}"
+            + (f" (noteseek scan '{vault}' lists them)" if secrets else "")
+        )
     lines.append(f"To update the index: noteseek index '{vault}'")
     return "\n".join(lines)
 

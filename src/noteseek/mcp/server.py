@@ -125,7 +125,14 @@ class VaultService:
         return self._index.opened
 
     def search(
-        self, query: str, *, limit: int, mode: Mode, folders: list[str], tags: list[str]
+        self,
+        query: str,
+        *,
+        limit: int,
+        mode: Mode,
+        folders: list[str],
+        tags: list[str],
+        files: list[str] | None = None,
     ) -> tuple[list[Hit], str | None]:
         """Hits (unbudgeted) and why vectors were not used, if they were not."""
         request = SearchRequest(
@@ -134,6 +141,7 @@ class VaultService:
             mode=mode,
             folders=tuple(folders) or None,
             tags=tuple(tags) or None,
+            files=tuple(files or ()) or None,
         )
         with self._lock:
             result = self._index.get().run_search(request)
@@ -278,6 +286,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         tags: Annotated[
             list[str] | None, Field(description="Only notes that carry every one of these tags.")
         ] = None,
+        files: Annotated[
+            list[str] | None,
+            Field(description="Only these notes (vault-relative paths as search returns them)."),
+        ] = None,
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
@@ -285,12 +297,21 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         hits, degraded = call(
             "search",
             lambda: service.search(
-                query, limit=limit, mode=mode, folders=folders or [], tags=tags or []
+                query,
+                limit=limit,
+                mode=mode,
+                folders=folders or [],
+                tags=tags or [],
+                files=files or [],
             ),
         )
         scope = "".join(
             f"; {label} {', '.join(values)}"
-            for label, values in (("in", folders or []), ("tagged", tags or []))
+            for label, values in (
+                ("in", folders or []),
+                ("tagged", tags or []),
+                ("files", files or []),
+            )
             if values
         )
         return format_hits(

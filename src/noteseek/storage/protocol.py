@@ -18,6 +18,9 @@ Contract in short:
   them all for the in-memory vector index, `knn()` is the fallback when that is not possible.
 - Keyword search takes the query's terms (already planned: stopwords and common terms left out)
   and returns BM25 scores, higher is better, with the backend's column weights applied.
+- Text a `replace_file` or `delete_file` removes must not stay readable in the index's files
+  (SQLite: `PRAGMA secure_delete=ON` zeroes freed pages): a re-scrub replaces text that held a
+  secret the old rules missed (issue 13).
 """
 
 from __future__ import annotations
@@ -136,6 +139,12 @@ class Storage(Protocol):
         with new ones (inside `write()`); marks the common-term counts stale."""
         ...
 
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file whose row counts either
+        (`FileRecord.skipped_sections`, `.secrets_scrubbed`, as `replace_file` stored them), by
+        path; files that left nothing out are not listed."""
+        ...
+
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning, by path."""
         ...
@@ -157,10 +166,19 @@ class Storage(Protocol):
         ...
 
     def files_matching(
-        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
     ) -> set[int]:
         """Ids of files under any of `folders` (prefixes, '' = all) carrying every tag in `tags`
-        (a tag also matches its nested tags: `project` matches `project/alpha`)."""
+        (a tag also matches its nested tags: `project` matches `project/alpha`) whose path is one
+        of `files` (exact vault-relative paths). None or empty: that filter is off."""
+        ...
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
         ...
 
     # -- chunks -----------------------------------------------------------------------------

@@ -34,6 +34,8 @@ class FileRecord:
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
     tags: tuple[str, ...] = ()  # tag_key()s for tag filters
     lang: str | None = None  # language.note_language(): the stemmer its chunks get
+    skipped_sections: int = 0  # link-list sections left out of search (chunker skip list)
+    secrets_scrubbed: int = 0  # values the scrubber replaced
 
 
 @dataclass(frozen=True)

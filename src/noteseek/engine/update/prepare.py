@@ -114,7 +114,7 @@ def prepare_note(
         names=tuple(k for k in (name_key(n) for n in names) if k),
         tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
         lang=note_language(scrubbed.text),
+        skipped_sections=len(note_chunks.skipped_sections),
+        secrets_scrubbed=sum(scrubbed.counts.values()),
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
-
-

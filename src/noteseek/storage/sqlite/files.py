@@ -75,10 +75,13 @@ class FileRows(TextIndex, VectorTable):
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
-            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at",
+            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
+            "skipped_sections=excluded.skipped_sections, "
+            "secrets_scrubbed=excluded.secrets_scrubbed",
             (
                 file_id,
                 record.path,
@@ -90,6 +93,8 @@ class FileRows(TextIndex, VectorTable):
                 record.problem,
                 len(chunks),
                 now,
+                record.skipped_sections,
+                record.secrets_scrubbed,
             ),
         )
         if file_id is None:
@@ -129,6 +134,14 @@ class FileRows(TextIndex, VectorTable):
                 )
 
     # -- reads ------------------------------------------------------------------------------
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file that left text out."""
+        rows = self.db.execute(
+            "SELECT path, skipped_sections, secrets_scrubbed FROM files "
+            "WHERE skipped_sections > 0 OR secrets_scrubbed > 0 ORDER BY path"
+        )
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning."""
@@ -174,28 +187,44 @@ class FileRows(TextIndex, VectorTable):
         return [int(r[0]) for r in rows]
 
     def files_matching(
-        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
     ) -> set[int]:
         """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
-        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags)."""
+        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags) and whose
+        path is one of `files` (exact paths). None or empty: that filter is off."""
         clauses: list[str] = []
         params: list[object] = []
-        if folders is not None:
-            if "" in folders:  # the vault root contains everything
-                folders = None
-            else:
-                clauses.append(
-                    "(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")"
-                )
-                for folder in folders:
-                    params += [len(folder) + 1, folder + "/"]
+        if folders and "" not in folders:  # the vault root contains everything
+            clauses.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")")
+            for folder in folders:
+                params += [len(folder) + 1, folder + "/"]
         for tag in tags or ():
             clauses.append(
                 "id IN (SELECT file_id FROM note_tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
             )
             params += [tag, len(tag) + 1, tag + "/"]
+        if files:
+            # One JSON parameter, not one '?' per path: any number of files (SQLite allows 32,766
+            # parameters), and the IN list still looks each path up in the unique path index.
+            clauses.append("path IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(files)))
         where = " AND ".join(clauses) or "1"
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
+        rows = self.db.execute(
+            "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
+            "WHERE f.status != 'skipped' ORDER BY t.file_id, t.tag"
+        )
+        found: dict[int, list[str]] = {}
+        for file_id, tag in rows:
+            found.setdefault(int(file_id), []).append(str(tag))
+        return {file_id: tuple(tags) for file_id, tags in found.items()}
 
     # -- chunks -----------------------------------------------------------------------------
 

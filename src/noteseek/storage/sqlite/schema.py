@@ -175,10 +175,24 @@ def m004_german_stemming(db: Connection) -> None:
     )
 
 
+def m005_left_out(db: Connection) -> None:
+    """Per file, what the index leaves out of search on purpose: skipped link sections (Related,
+    See also, ...) and scrubbed secrets, so `status` can say so (issue 13: no word lost silently).
+    Existing rows get 0; the pipeline version bump that comes with this migration re-processes
+    every note on the next update and fills them in."""
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN skipped_sections INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE files ADD COLUMN secrets_scrubbed INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
     m003_note_tags,
     m004_german_stemming,
+    m005_left_out,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -47,7 +47,7 @@
   $("token-form").addEventListener("submit", () => {
     token = $("token").value.trim();
     sessionStorage.setItem("noteseek-token", token);
-    loadFolders();
+    loadFilters();
     schedule(0);
   });
 
@@ -222,7 +222,7 @@
     $("preview").scrollTop = 0;
   }
 
-  async function loadFolders() {
+  async function loadFilters() {
     try {
       const body = await api("/api/folders");
       vaultName = body.vault_name;
@@ -230,6 +230,14 @@
       for (const f of body.folders) folder.appendChild(new Option(`${f.path} (${f.notes})`, f.path));
     } catch (error) {
       status.textContent = "Could not read the folders: " + error.message;
+    }
+    try {
+      const body = await api("/api/tags");
+      const options = $("tag-list");
+      options.replaceChildren();
+      for (const t of body.tags) options.appendChild(new Option(`${t.tag} (${t.notes})`, t.tag));
+    } catch (error) {
+      // Suggestions only: typing a tag works without them.
     }
   }
 
@@ -253,6 +261,6 @@
   tag.addEventListener("input", () => schedule());
   mode.addEventListener("change", () => schedule(0));
   folder.addEventListener("change", () => schedule(0));
-  loadFolders();
+  loadFilters();
   if (q.value) schedule(0);
 })();
