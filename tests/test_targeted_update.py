@@ -60,12 +60,13 @@ def rows(index: Index) -> dict[str, Any]:
     """Every row of the index that an update decides, keyed by path (ids and times left out)."""
     db = index._store.db  # type: ignore[attr-defined]
     files = db.execute(
-        "SELECT path, mtime_ns, size, content_hash, title, status, problem, chunk_count FROM files "
-        "ORDER BY path"
+        "SELECT path, mtime_ns, size, content_hash, title, status, problem, chunk_count, "
+        "skipped_sections, secrets_scrubbed, kind, outcome, engine FROM files ORDER BY path"
     ).fetchall()
     chunks = db.execute(
         "SELECT f.path, c.seq, c.section, c.chunk_text, c.heading_context, c.title, c.tags, "
-        "c.mtime_ns, c.content_hash, c.lang, c.embedded_at IS NOT NULL, v.embedding "
+        "c.mtime_ns, c.content_hash, c.lang, c.page, c.page_label, c.slide, c.sheet, "
+        "c.row_first, c.row_last, c.overlap, c.embedded_at IS NOT NULL, v.embedding "
         "FROM chunks c JOIN files f ON f.id = c.file_id "
         "LEFT JOIN chunks_vec v ON v.rowid = c.id ORDER BY f.path, c.seq"
     ).fetchall()
@@ -139,6 +140,8 @@ class Edits:
             self.symlinks,
             self.note_becomes_folder,
             self.odd_names,
+            self.document,
+            self.document,
         ]
         for _ in range(count):
             self.rng.choice(ops)()
@@ -243,6 +246,39 @@ class Edits:
             (path / "inner.md").write_text(_text(self.rng, "Inner"))
             self.notes.add(self._rel(path))  # the watcher names the deleted note only
 
+    def document(self) -> None:
+        """A document beside the notes created, rewritten, touched or deleted: CSV and HTML (read
+        without optional libraries), a canvas, a drawing; an Office lock file and a damaged PDF."""
+        docs = [
+            p for p in self._existing("") if not p.name.endswith(".md") or ".excalidraw" in p.name
+        ]
+        action = self.rng.choice(["new", "new", "edit", "touch", "delete"])
+        if action != "new" and docs:
+            path = self.rng.choice(docs)
+            if action == "delete":
+                path.unlink()
+            elif action == "touch":
+                st = path.stat()
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
+            else:
+                path.write_bytes(path.read_bytes() + b"\n")
+            self.notes.add(self._rel(path))
+            return
+        folder = self.rng.choice(self._folders() or [self.root])
+        n = self.counter
+        words = " ".join(self.rng.choice(WORDS) for _ in range(12))
+        name, data = self.rng.choice(
+            [
+                (f"table{n}.csv", f"name,value\n{words.replace(' ', ',')}\nrow,{n}\n"),
+                (f"page{n}.html", f"<html><body><h1>Page {n}</h1><p>{words}</p></body></html>"),
+                (f"board{n}.canvas", '{"nodes":[{"id":"a","type":"text","text":"' + words + '"}]}'),
+                (f"~$deck{n}.pptx", "owner file of an open Office document"),
+                (f"broken{n}.pdf", "%PDF-1.4 not really a PDF"),
+            ]
+        )
+        (folder / name).write_text(data)
+        self.notes.add(self._rel(folder / name))
+
     def odd_names(self) -> None:
         folder = self.rng.choice(self._folders() or [self.root])
         n = self.counter
@@ -320,6 +356,44 @@ def test_a_targeted_update_looks_only_at_the_named_paths(tmp_path: Path) -> None
         stats = idx2.update(vault, folders=[""])
         assert not stats.targeted and stats.files_seen == 40
         assert [h.path for h in idx2.search("unnamed", mode="bm25")] == ["f1/sub1/n1.md"]
+
+
+def test_a_symlink_to_a_named_note_is_read_again_with_it(tmp_path: Path) -> None:
+    # An event names the file written, never a symlink to it elsewhere in the vault; a whole
+    # pass re-reads the link too (its stat is its target's), so a targeted update must as well.
+    vault, targeted, whole = _pair(tmp_path, 5)
+    target, link = vault / "f0" / "n0.md", vault / "f1" / "alias.md"
+    link.symlink_to(target)
+    targeted.update(vault, paths=["f1/alias.md"])
+    whole.update(vault)
+    target.write_text(note("Edited", ("S", "zqalias in a section long enough to be kept")))
+    stats = targeted.update(vault, paths=["f0/n0.md"])
+    assert stats.targeted and stats.changed == 2
+    whole.update(vault)
+    assert rows(targeted) == rows(whole)
+    hits = sorted(h.path for h in targeted.search("zqalias", mode="bm25"))
+    assert hits == ["f0/n0.md", "f1/alias.md"]
+    targeted.close()
+    whole.close()
+
+
+def test_a_document_to_read_again_is_read_by_a_targeted_update_too(tmp_path: Path) -> None:
+    # A document stored as a note (an index from before documents were read) is extracted again
+    # by a whole pass though its stat is unchanged; a targeted update naming other paths too.
+    vault, targeted, whole = _pair(tmp_path, 6)
+    (vault / "f2" / "cars.csv").write_text("model,zqseats\nroadster,2\nvan,9\n")
+    for idx in (targeted, whole):
+        idx.update(vault)
+        db = idx._store.db  # type: ignore[attr-defined]
+        with idx._store.write():
+            db.execute("UPDATE files SET kind = NULL, outcome = NULL WHERE path = 'f2/cars.csv'")
+    stats = targeted.update(vault, paths=["f0/n0.md"])
+    assert stats.targeted and stats.changed == 1
+    whole.update(vault)
+    assert rows(targeted) == rows(whole)
+    assert targeted._store.file_states()["f2/cars.csv"].kind == "csv"
+    targeted.close()
+    whole.close()
 
 
 def test_targeted_becomes_a_whole_pass_after_a_run_that_did_not_finish(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def search_cmd(
             if value
         )
         click.echo(
-            click.style(f"{rank:>2}. {hit.path} › {hit.section}", bold=True) + f"  ({ranks})"
+            click.style(f"{rank:>2}. {hit.heading}", bold=True) + f"  ({ranks})"
         )
         if hit.explanation is not None:
             click.echo(f"    {_explain(hit)}")

@@ -10,11 +10,19 @@ from typing import TYPE_CHECKING
 import click
 
 from .. import open_index
+from ..core.document_location import outcome_summary
 
 if TYPE_CHECKING:
     from .. import Coverage
 
 __all__ = ["status_cmd"]
+
+
+def _seen(last: dict[str, object]) -> str:
+    documents = last.get("documents") or 0
+    if documents:
+        return f"{last.get('files_seen')} files ({documents} documents)"
+    return f"{last.get('files_seen')} notes"
 
 
 @click.command("status")
@@ -52,6 +60,7 @@ def status_cmd(
         ),
         ("vault", status.vault_root or "-"),
         ("files", f"{status.files} ({len(status.problems)} with problems)"),
+        *([("documents", outcome_summary(status.documents))] if status.documents else []),
         ("chunks", f"{status.chunks} ({status.vectors} with vectors)"),
         ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
         (
@@ -73,9 +82,17 @@ def status_cmd(
         rows.append(
             (
                 "last run",
-                f"{when}: {last.get('files_seen')} notes, {last.get('seconds', 0):.1f} s"
+                f"{when}: {_seen(last)}, {last.get('seconds', 0):.1f} s"
                 + (", changed paths only (a watcher)" if last.get("targeted") else "")
                 + (", interrupted" if last.get("interrupted") else ""),
+            )
+        )
+    if status.install:
+        rows.append(
+            (
+                "install",
+                f"{status.install} to read the documents that need "
+                f"{', '.join(status.missing_libraries)}",
             )
         )
     for key, value in rows:

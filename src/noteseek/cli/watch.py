@@ -60,6 +60,11 @@ class _Progress:
     help="Known false positives the scrubber keeps (as for index).",
 )
 @click.option(
+    "--no-documents",
+    is_flag=True,
+    help="Markdown notes only, as for index: PDF, Office and other documents are left out.",
+)
+@click.option(
     "--polling", is_flag=True, help="Poll instead of using OS file events (network drives)."
 )
 @click.option(
@@ -76,6 +81,7 @@ def watch_cmd(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_file: Path | None,
+    no_documents: bool,
     polling: bool,
     poll_interval: float,
     quiet: bool,
@@ -90,7 +96,12 @@ def watch_cmd(
     from ..watch.refresh import IndexRefresher, RefreshRun
 
     allow = load_allowlist(allow_file) if allow_file is not None else None
-    options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude, allow=allow)
+    options = IndexOptions(
+        include=include,
+        exclude=DEFAULT_EXCLUDE + exclude,
+        allow=allow,
+        documents=not no_documents,
+    )
     db_path: list[Path] = []
 
     def open_writer() -> Index:

@@ -96,7 +96,8 @@ def prose_text(text: str) -> str:
 def embedding_text(title: str, section: str, text: str) -> str:
     """The text that is embedded: title and section give an isolated chunk its context, and the
     chunk's prose its meaning (its code is left out unless the chunk is nothing but code)."""
-    head = title if section == title else f"{title}{SECTION_SEPARATOR}{section}"
+    # A document's chunk named by its place alone (a PDF page without bookmarks) has no section.
+    head = title if section in (title, "") else f"{title}{SECTION_SEPARATOR}{section}"
     body = prose_text(text)
     return f"{head}\n\n{body if body.strip() else text}"
 

@@ -46,6 +46,13 @@ __all__ = ["Index", "IndexStatus"]
 _BUNDLED = "bundled"
 
 
+def _install_hint() -> str:
+    # Imported only when a library is missing: the documents package starts the worker pool code.
+    from ..documents import INSTALL_HINT
+
+    return INSTALL_HINT
+
+
 @dataclass(frozen=True)
 class IndexStatus:
     """What `noteseek status` reports."""
@@ -65,6 +72,13 @@ class IndexStatus:
     problems: tuple[tuple[str, str, str], ...]
     # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
     left_out: tuple[tuple[str, int, int], ...] = ()
+    # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
+    # the indexer could not open.
+    documents: tuple[tuple[str, str, int], ...] = ()
+    # Python packages that documents in the index need and that were missing when they were
+    # read; `install` is then the command that brings them.
+    missing_libraries: tuple[str, ...] = ()
+    install: str | None = None
 
     @property
     def skipped_sections(self) -> int:
@@ -90,12 +104,17 @@ class IndexStatus:
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
-        then the left-out totals)."""
+        documents as {kind: {outcome: files}}, then the left-out totals)."""
         data = asdict(self)
         data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
         data["left_out"] = [
             {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
         ]
+        documents: dict[str, dict[str, int]] = {}
+        for kind, outcome, files in self.documents:
+            documents.setdefault(kind, {})[outcome] = files
+        data["documents"] = documents
+        data["missing_libraries"] = list(self.missing_libraries)
         data["skipped_sections"] = self.skipped_sections
         data["secrets_scrubbed"] = self.secrets_scrubbed
         return data
@@ -173,18 +192,13 @@ class Index:
         stop: threading.Event | None = None,
         wait: float | None = None,
     ) -> IndexStats:
-        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all).
+        """Index new and changed notes and documents of `vault`, drop deleted ones (`full`: all).
 
-        `paths` and `folders` (vault-relative, `/`-separated; a file watcher's `ChangeBatch`)
-        make it a targeted update: each named note is stat-ed and indexed, touched (same content
-        hash: not re-read into the index or re-embedded) or dropped when gone or no longer a
-        note, and each named folder is listed again by the same rules, its vanished notes
-        dropped; the rows are exactly those a whole incremental pass would leave. `""` means the
-        whole vault; so does a targeted call that cannot be sure of the rest of the index (first
-        or forced run, other options, an earlier run cut short). `stop`, set from any thread,
-        ends the run after the current file (as Ctrl-C does in the main thread). `wait`: seconds
-        to wait while another update of this index runs (None: until it ends; 0: not at all)
-        before raising IndexLockedError, which names the other writer.
+        `paths`/`folders` (vault-relative; a watcher's batch) make it a targeted update: only they
+        are looked at, leaving the rows a whole incremental pass would (it is a whole pass when the
+        rest of the index is not known to be current; `""` is the whole vault). `stop`, set from
+        any thread, ends the run after the current file; `wait`: seconds to wait for another update
+        of this index (None: until it ends) before IndexLockedError. See docs/watch.md.
         """
         from .update.run import run_update
 
@@ -193,9 +207,8 @@ class Index:
             raise VaultNotFoundError(
                 f"vault folder {str(root)!r} does not exist or is not a folder"
             )
-        targets = None
-        if paths is not None or folders is not None:
-            targets = [*(paths or ()), *(folders or ())]
+        named = paths is not None or folders is not None
+        targets = [*(paths or ()), *(folders or ())] if named else None
         stats = run_update(
             self._store,
             self._embedder,
@@ -295,12 +308,24 @@ class Index:
         """The vault folder the last update indexed, or None before the first one."""
         return self._store.get_meta(meta.VAULT_ROOT)
 
-    def read_note(self, path: str, *, section: str | None = None) -> NoteText:
+    def read_note(
+        self,
+        path: str,
+        *,
+        section: str | None = None,
+        page: int | None = None,
+        slide: int | None = None,
+        sheet: str | None = None,
+    ) -> NoteText:
         """An indexed note (or one section of it) read from the vault, scrubbed; refuses paths
-        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`)."""
+        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`).
+        For a document, `page` (1-based), `slide` (1-based) or `sheet` (name) returns that part
+        only; a note has none (SectionNotFoundError)."""
+        from .document_access import DocumentPart
         from .note_access import read_indexed_note
 
-        return read_indexed_note(self._store, path, section=section)
+        part = DocumentPart(page=page, slide=slide, sheet=sheet)
+        return read_indexed_note(self._store, path, section=section, part=part)
 
     def note_paths(self) -> list[str]:
         """The vault-relative path of every file the index knows (skipped ones included)."""
@@ -341,9 +366,7 @@ class Index:
         vault) pending, with the reason, chunks and when it was indexed (`engine/coverage.py`)."""
         from .coverage import file_coverage
 
-        return file_coverage(
-            self._store, self.options, vault_root=self.vault_root, pending=pending
-        )
+        return file_coverage(self._store, self.options, vault_root=self.vault_root, pending=pending)
 
     def check(self) -> list[str]:
         """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""
@@ -352,6 +375,8 @@ class Index:
     def status(self) -> IndexStatus:
         """Counts, model, vector support, size and the last run of this index."""
         counts = self._store.counts()
+        outcomes = self._store.document_outcomes()
+        missing = tuple(sorted({o.missing_package for o in outcomes if o.missing_package}))
         return IndexStatus(
             db_path=self._store.location,
             db_bytes=self._store.size_bytes(),
@@ -367,4 +392,7 @@ class Index:
             last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
             left_out=tuple(self._store.left_out()),
+            documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
+            missing_libraries=missing,
+            install=_install_hint() if missing else None,
         )

@@ -2,13 +2,14 @@
 
 A targeted update (`Index.update(vault, paths=…, folders=…)`, fed by the file watcher) looks only
 at the paths that changed. For each one this module gives exactly the entries `walk_vault` would
-give for it, by the walk's own per-entry rules (`enters_folder`, `note_entry`): every folder on the
-way must be one the walk enters (a real folder, not a symlink, not a dot-folder or excluded, no
-ignore marker, a UTF-8 name), a file must pass the walk's note test, and a folder is walked whole
-(`walk_vault(under=…)`). A named note that is now a folder is walked as one, and a named folder
-that is now a file is tested as a note. What it cannot mirror without listing every folder on the
-way: a folder that cannot be read but can be entered (a full walk reports "cannot read folder";
-here its notes are stat-ed and read directly).
+give for it, by the walk's own rules (`enters_folder` and `note_entry` below apply to one path
+what the walk applies inline; both share its `file_entry`): every folder on the way must be one
+the walk enters (a real folder, not a symlink, not a dot-folder or excluded, no ignore marker, a
+UTF-8 name), a file must pass the walk's file test (a note, or a document unless documents are
+off), and a folder is walked whole (`walk_vault(under=…)`). A named note that is now a folder is
+walked as one, and a named folder that is now a file is tested as a file. What it cannot mirror
+without listing every folder on the way: a folder that cannot be read but can be entered (a full
+walk reports "cannot read folder"; here its files are stat-ed and read directly).
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ..core.vault_rules import VaultRules
+from ..core.vault_rules import IGNORE_MARKER, VaultRules
 from .vault_walk import (
     DEFAULT_EXCLUDE,
     NoteFile,
-    enters_folder,
-    note_entry,
+    file_entry,
+    is_utf8_name,
     printable_path,
     walk_vault,
 )
 
-__all__ = ["TargetListing", "normalise_targets", "walk_targets"]
+__all__ = ["TargetListing", "covered", "normalise_targets", "walk_targets"]
 
 
 @dataclass(frozen=True)
@@ -44,26 +45,31 @@ class TargetListing:
 
     def covers(self, rel_path: str) -> bool:
         """Whether a vault-relative path is a target or lies below one (its state was looked at)."""
-        # The path and each folder above it looked up in a set: a plan asks this of every known
-        # file, and a 1,000-file checkout times 13,000 MDN files is 13 million prefix tests.
-        wanted = self._wanted
-        if rel_path in wanted:
-            return True
-        cut = rel_path.find("/")
-        while cut != -1:
-            if rel_path[:cut] in wanted:
-                return True
-            cut = rel_path.find("/", cut + 1)
-        return False
+        return covered(self._wanted, rel_path)
 
     @cached_property
     def _wanted(self) -> frozenset[str]:
         return frozenset(self.targets)
 
 
+def covered(targets: frozenset[str], rel_path: str) -> bool:
+    """Whether `rel_path` is one of `targets` or lies below one."""
+    # The path and each folder above it looked up in a set: a plan asks this of every known
+    # file, and a 1,000-file checkout times 13,000 MDN files is 13 million prefix tests.
+    if rel_path in targets:
+        return True
+    cut = rel_path.find("/")
+    while cut != -1:
+        if rel_path[:cut] in targets:
+            return True
+        cut = rel_path.find("/", cut + 1)
+    return False
+
+
 def normalise_targets(paths: Iterable[str]) -> tuple[str, ...] | None:
-    """The paths as vault-relative, `/`-separated and free of `.`/`..`, none below another;
-    None when one of them is the whole vault (`""`). ValueError for a path outside the vault."""
+    """The paths as vault-relative, `/`-separated and free of `.`/`..`, none below another, an
+    ignore marker standing for its folder; None when one of them is the whole vault (`""`).
+    ValueError for a path outside the vault."""
     cleaned: set[str] = set()
     for raw in paths:
         path = str(raw).replace(os.sep, "/")
@@ -74,6 +80,11 @@ def normalise_targets(paths: Iterable[str]) -> tuple[str, ...] | None:
             raise ValueError(f"{raw!r} lies outside the vault")
         if path.startswith("../"):
             raise ValueError(f"{raw!r} lies outside the vault")
+        folder, _, name = path.rpartition("/")
+        if name == IGNORE_MARKER:
+            # The marker decides for its whole folder: created, it drops the folder's notes;
+            # removed, it brings them back. A watcher names its folder; a caller may name it.
+            path = folder or "."
         if path == ".":
             return None
         cleaned.add(path)
@@ -91,10 +102,11 @@ def walk_targets(
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    documents: bool = True,
 ) -> TargetListing:
     """What `walk_vault(root)` would list at or below each target (normalised, none `""`)."""
     root = root.resolve()
-    rules = VaultRules(include=include, exclude=exclude)
+    rules = VaultRules(include=include, exclude=exclude, documents=documents)
     notes: dict[str, NoteFile] = {}
     passed_over: dict[str, str] = {}
     for target in targets:
@@ -111,7 +123,9 @@ def walk_targets(
             if isinstance(entered, str):
                 passed_over[printable_path(target)] = entered
             elif entered:
-                found, skipped = walk_vault(root, include=include, exclude=exclude, under=target)
+                found, skipped = walk_vault(
+                    root, include=include, exclude=exclude, documents=documents, under=target
+                )
                 notes.update((n.rel_path, n) for n in found)
                 passed_over.update(skipped)
         elif not os.path.isdir(path):
@@ -153,3 +167,32 @@ def _reached_folder(
         if not entered:
             return None
     return "/".join(parts[:-1])
+
+
+# The walk's rules for one entry: walk_vault applies the same tests inline (a folder's ignore
+# marker and name when it lists the folder, its subfolders by rule, its files by `file_entry`).
+
+
+def enters_folder(rules: VaultRules, rel_dir: str, path: str) -> bool | str:
+    """Whether the walk goes into a folder it found (vault-relative `rel_dir`, on disk at `path`):
+    False when a rule or an ignore marker leaves it out, a reason when it is passed over."""
+    if rules.skips_folder(rel_dir, parents_checked=True):
+        return False
+    if os.path.lexists(os.path.join(path, IGNORE_MARKER)):
+        return False
+    if not is_utf8_name(rel_dir):
+        return "folder name is not valid UTF-8; rename it to index its notes"
+    return True
+
+
+def note_entry(
+    root: Path, rules: VaultRules, rel_dir: str, dirpath: str, name: str
+) -> NoteFile | tuple[str, str] | None:
+    """What the walk makes of a file `name` listed in the folder `rel_dir` (on disk at `dirpath`;
+    `root` resolved): a note or document, (path, reason) when it is passed over, or None when it
+    is neither."""
+    kind = rules.file_kind(name)
+    if kind is None:
+        return None
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    return file_entry(root, rel, os.path.join(dirpath, name), kind, None)

@@ -22,8 +22,8 @@ __all__ = [
     "RawNote",
     "ReadResult",
     "decode_note",
-    "enters_folder",
-    "note_entry",
+    "file_entry",
+    "is_utf8_name",
     "printable_path",
     "read_note",
     "walk_vault",
@@ -58,12 +58,26 @@ _READ_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class NoteFile:
-    """A note found in the vault: its path relative to the vault (always with '/') and its stat."""
+    """A file found in the vault: its path relative to the vault (always with '/'), its stat, and
+    what it is: "note" (Markdown) or a document kind ("pdf", "excalidraw", ...)."""
 
     rel_path: str
-    abs_path: Path
+    # Where it is: a plain string from the walk, since building 13,000 Path objects cost a no-op
+    # run over MDN a quarter of a second; `abs_path` makes the Path when a file is read.
+    location: str | os.PathLike[str]
     mtime_ns: int
     size: int
+    kind: str = "note"
+
+    @property
+    def abs_path(self) -> Path:
+        """The file's absolute path."""
+        return Path(self.location)
+
+    @property
+    def is_document(self) -> bool:
+        """Whether it is read by the document extractors rather than as a Markdown note."""
+        return self.kind != "note"
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ def printable_path(rel: str) -> str:
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
-def _is_utf8_name(rel: str) -> bool:
+def is_utf8_name(rel: str) -> bool:
     # os.walk hands out undecodable name bytes as lone surrogates, which SQLite cannot store.
     try:
         rel.encode("utf-8")
@@ -126,78 +140,87 @@ def walk_vault(
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    documents: bool = True,
     under: str = "",
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
-    """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
+    """All notes (and documents, unless `documents` is False) under `root`, sorted by path, plus
+    (path, reason) for entries that were passed over.
 
     Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders
-    relative to the vault) limits the walk when given. Symlinks are followed only when their target
-    lies inside the vault. `under` (a vault-relative folder) walks only that folder, as the whole
-    walk would see it; the caller has checked that the walk reaches it (`vault_targets.py`).
+    relative to the vault) limits the walk when given. Symlinks are followed only when their
+    target lies inside the vault. Documents follow exactly the same rules as notes. `under` (a
+    vault-relative folder) walks only that folder, as the whole walk would see it; the caller has
+    checked that the walk reaches it (`vault_targets.py`).
     """
     root = root.resolve()
-    top = str(root)
-    rules = VaultRules(include=include, exclude=exclude)
+    rules = VaultRules(include=include, exclude=exclude, documents=documents)
     notes: list[NoteFile] = []
     passed_over: list[tuple[str, str]] = []
 
-    def walk_error(error: OSError) -> None:
-        where = Path(error.filename or "").resolve() if error.filename else root
-        rel = where.relative_to(root).as_posix() if where.is_relative_to(root) else str(where)
-        passed_over.append((printable_path(rel), f"cannot read folder: {error.strerror or error}"))
+    def listing(folder: str, rel_dir: str) -> list[os.DirEntry[str]] | None:
+        try:
+            with os.scandir(folder) as entries:
+                return sorted(entries, key=lambda entry: entry.name)
+        except OSError as error:
+            shown = printable_path(rel_dir or ".")
+            passed_over.append((shown, f"cannot read folder: {error.strerror or error}"))
+            return None
 
-    start = os.path.join(top, *under.split("/")) if under else top
-    for dirpath, dirnames, filenames in os.walk(start, onerror=walk_error, followlinks=False):
-        # os.walk builds every dirpath by joining names onto `top`: slicing is the relative path.
-        rel_dir = dirpath[len(top) :].lstrip(os.sep).replace(os.sep, "/")
-        kept = []
-        for name in sorted(dirnames):
-            sub = f"{rel_dir}/{name}" if rel_dir else name
-            entered = enters_folder(rules, sub, os.path.join(dirpath, name))
-            if isinstance(entered, str):
-                passed_over.append((printable_path(sub), entered))
-            elif entered:
-                kept.append(name)
-        dirnames[:] = kept
-        if not rules.includes_folder(rel_dir):
+    # Depth first, sorted, like os.walk(topdown=True); with os.scandir directly, so the type of
+    # an entry (folder, symlink) comes from the listing instead of one more lstat per folder and
+    # the ignore marker from the folder's own listing instead of one per folder again: 26,000
+    # system calls fewer on MDN's 13,000 folders, a third of a no-op run.
+    start = os.path.join(str(root), *under.split("/")) if under else str(root)
+    stack: list[tuple[str, str]] = [(start, under)]
+    while stack:
+        folder, rel_dir = stack.pop()
+        entries = listing(folder, rel_dir)
+        if entries is None:
             continue
-        for name in sorted(filenames):
-            found = note_entry(root, rules, rel_dir, dirpath, name)
+        if rel_dir and any(entry.name == IGNORE_MARKER for entry in entries):
+            continue
+        if rel_dir and not is_utf8_name(rel_dir):
+            reason = "folder name is not valid UTF-8; rename it to index its notes"
+            passed_over.append((printable_path(rel_dir), reason))
+            continue
+        subfolders: list[tuple[str, str]] = []
+        take_files = rules.includes_folder(rel_dir)
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                is_dir = entry.is_dir()  # follows a symlink, as os.walk does
+            except OSError:
+                is_dir = False
+            if is_dir:
+                # Symlinked folders are not followed.
+                if not entry.is_symlink() and not rules.skips_folder(rel, parents_checked=True):
+                    subfolders.append((entry.path, rel))
+                continue
+            kind = rules.file_kind(name) if take_files else None
+            if kind is None:
+                continue
+            found = file_entry(root, rel, entry.path, kind, entry)
             if isinstance(found, NoteFile):
                 notes.append(found)
             elif found is not None:
                 passed_over.append(found)
+        stack.extend(reversed(subfolders))
     notes.sort(key=lambda n: n.rel_path)
     return notes, passed_over
 
 
-def enters_folder(rules: VaultRules, rel_dir: str, path: str) -> bool | str:
-    """Whether the walk goes into a folder it found (vault-relative `rel_dir`, on disk at `path`):
-    False when a rule or an ignore marker leaves it out, a reason when it is passed over."""
-    if rules.skips_folder(rel_dir, parents_checked=True):
-        return False
-    if os.path.lexists(os.path.join(path, IGNORE_MARKER)):
-        return False
-    if not _is_utf8_name(rel_dir):
-        return "folder name is not valid UTF-8; rename it to index its notes"
-    return True
-
-
-def note_entry(
-    root: Path, rules: VaultRules, rel_dir: str, dirpath: str, name: str
+def file_entry(
+    root: Path, rel: str, full: str, kind: str, entry: os.DirEntry[str] | None
 ) -> NoteFile | tuple[str, str] | None:
-    """What the walk makes of a file `name` listed in the folder `rel_dir` (on disk at `dirpath`;
-    `root` resolved): a note, (path, reason) when it is passed over, or None when not a note."""
-    if not rules.is_note_name(name):
-        return None
-    rel = f"{rel_dir}/{name}" if rel_dir else name
-    if not _is_utf8_name(rel):
+    """A listed file of an indexed kind as the walk keeps it: a NoteFile, (path, reason) when it
+    is passed over, or None (not a regular file). `entry`: its listing entry, when there is one."""
+    if not is_utf8_name(rel):
         return (printable_path(rel), "file name is not valid UTF-8; rename the file to index it")
-    full = Path(dirpath, name)
     try:
-        stat = os.lstat(full)
+        stat = entry.stat(follow_symlinks=False) if entry is not None else os.lstat(full)
         if stat_module.S_ISLNK(stat.st_mode):
-            problem = _symlink_problem(full, root)
+            problem = _symlink_problem(Path(full), root)
             if problem is not None:
                 return (rel, problem)
             stat = os.stat(full)
@@ -207,7 +230,7 @@ def note_entry(
     # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
     if not stat_module.S_ISREG(stat.st_mode):
         return None
-    return NoteFile(rel, full, stat.st_mtime_ns, stat.st_size)
+    return NoteFile(rel, full, stat.st_mtime_ns, stat.st_size, kind)
 
 
 def _size(size: int) -> str:

@@ -44,6 +44,7 @@ from .. import (
     SearchRequest,
     open_index,
 )
+from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status
 from .freshness import Freshness
 
@@ -70,34 +71,6 @@ SEARCH_TOKENS = 1500
 NOTE_TOKENS = 4000
 MAX_LIMIT = 50
 _T = TypeVar("_T")
-
-INSTRUCTIONS = (
-    "noteseek searches the user's own Markdown notes (a local vault: how-tos, decisions, meeting "
-    "notes, projects, people). Use `search` for questions the user's notes may answer, by meaning "
-    "or keywords, then `get_note` to read a note or one section. Use grep for exact strings in code."
-)
-SEARCH_DOC = (
-    "Search the user's Markdown notes by meaning and keywords together (BM25 + embeddings), best "
-    "notes first, each with its most relevant section. Prefer this over grep/find when looking for "
-    "a concept, an answer to a natural-language question, or a note whose exact wording you do not "
-    "know ('how did we fix the cert outage', 'undo a rebase'); use grep for exact strings or "
-    "identifiers in code. The reply stays within max_tokens: lower-ranked hits are listed by path "
-    "and section only; read them with get_note(path, section)."
-)
-GET_NOTE_DOC = (
-    "Read one note of the indexed vault, or one section of it, by the vault-relative path that "
-    "search returned (e.g. 'howto/git-rebase-recipes.md'). Pass section (a heading as search shows "
-    "it, e.g. 'Undo a rebase that went wrong') to read just that part. Secrets are redacted. Only "
-    "indexed notes can be read: absolute paths, '..' and symlinks are refused. A long note is cut "
-    "at max_tokens and the reply lists its sections so you can ask for one."
-)
-STATUS_DOC = (
-    "Describe the note index: notes and sections indexed, the vault folder, the embedding model, "
-    "when it was last updated (how stale it may be), and what keeps it fresh (watching the vault, or "
-    "a background refresh). With files='problems' it lists the files that are not searchable and "
-    "why (skipped, failed, or changed since the last update). Use it when search misses a note you "
-    "expect, or to tell the user how to update the index."
-)
 
 
 class VaultService:
@@ -147,10 +120,20 @@ class VaultService:
             result = self._index.get().run_search(request)
         return list(result.hits), result.degraded
 
-    def get_note(self, path: str, *, section: str | None) -> NoteText:
-        """A scrubbed note or section (see `Index.read_note`)."""
+    def get_note(
+        self,
+        path: str,
+        *,
+        section: str | None,
+        page: int | None = None,
+        slide: int | None = None,
+        sheet: str | None = None,
+    ) -> NoteText:
+        """A scrubbed note or section, or a document's page/slide/sheet (see `Index.read_note`)."""
         with self._lock:
-            return self._index.get().read_note(path, section=section)
+            return self._index.get().read_note(
+                path, section=section, page=page, slide=slide, sheet=sheet
+            )
 
     def status(self) -> tuple[IndexStatus, RefreshState]:
         """The index's status and the refresh state."""
@@ -326,8 +309,20 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=200, le=30_000, description="Reply budget (about 4 characters a token).")
         ] = NOTE_TOKENS,
+        page: Annotated[
+            int | None, Field(ge=1, description="A PDF's page number (1-based) to return.")
+        ] = None,
+        slide: Annotated[
+            int | None, Field(ge=1, description="A slide number (1-based) to return.")
+        ] = None,
+        sheet: Annotated[
+            str | None, Field(description="A spreadsheet's sheet (by name) to return.")
+        ] = None,
     ) -> str:
-        note = call("get_note", lambda: service.get_note(path, section=section))
+        note = call(
+            "get_note",
+            lambda: service.get_note(path, section=section, page=page, slide=slide, sheet=sheet),
+        )
         return format_note(note, max_tokens=max_tokens)
 
     def status(

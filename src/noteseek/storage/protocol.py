@@ -29,7 +29,15 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .records import ChunkRecord, FileEntry, FileRecord, FileState, IndexedFile
+from .records import (
+    ChunkRecord,
+    FileEntry,
+    FileRecord,
+    FileState,
+    IndexedFile,
+    KindOutcomes,
+    StoredChunk,
+)
 from .rows import ChunkRow, VectorRows
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
@@ -135,8 +143,10 @@ class Storage(Protocol):
         chunks: Sequence[ChunkRecord],
         vectors: npt.NDArray[np.int8] | None,
     ) -> None:
-        """Replace a file's rows (chunks, names, tags, one int8 vector per chunk when given)
-        with new ones (inside `write()`); marks the common-term counts stale."""
+        """Replace a file's rows (chunks with their locations, names, tags, one int8 vector per
+        chunk when given) with new ones (inside `write()`); marks the common-term counts stale.
+        The record's `kind`, `outcome` and `engine` are stored with the file and come back in
+        `file_states()`."""
         ...
 
     def left_out(self) -> list[tuple[str, int, int]]:
@@ -154,7 +164,13 @@ class Storage(Protocol):
         ...
 
     def indexed_file(self, path: str) -> IndexedFile | None:
-        """The row of one file by its exact vault-relative path, or None."""
+        """The row of one file by its exact vault-relative path, or None (its `kind` included)."""
+        ...
+
+    def document_outcomes(self) -> list[KindOutcomes]:
+        """Files with a document kind, counted per (kind, outcome, missing package), ordered by
+        them; a document without an outcome (never read: permissions, vanished) counts as outcome
+        "unread"; `missing_package` is the X of an engine "missing:X" (else None)."""
         ...
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
@@ -188,11 +204,16 @@ class Storage(Protocol):
         ...
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        """Stored chunks by id (missing ids are left out)."""
+        """Stored chunks by id with their location fields (missing ids are left out)."""
         ...
 
     def chunk_texts(self, path: str) -> list[str]:
         """The stored text of one file's chunks, in order."""
+        ...
+
+    def file_chunks(self, path: str) -> list[StoredChunk]:
+        """Every chunk of one file (exact vault-relative path) with its section, location and
+        overlap, by `seq`; empty for an unknown path."""
         ...
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:

@@ -155,6 +155,7 @@ class IndexRefresher:
                 self._handle,
                 include=options.include if self._include is None else self._include,
                 exclude=options.exclude if self._exclude is None else self._exclude,
+                documents=options.documents,
                 on_notice=self._on_notice,
                 **self._watch_options,  # type: ignore[arg-type]
             )

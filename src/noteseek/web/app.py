@@ -217,11 +217,19 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
     async def note(
         path: Annotated[str, PathParam(examples=["howto/git-rebase-recipes.md"])],
         section: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
+        page: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        slide: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        sheet: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
     ) -> Response:
-        """One indexed note (or one `section` of it), secrets redacted. Only notes the index
-        holds; absolute paths, '..', symlinks and encoded traversal are 404."""
+        """One indexed note (or one `section` of it), secrets redacted; for a document, one
+        `page`, `slide` or `sheet` of it. Only notes the index holds; absolute paths, '..',
+        symlinks and encoded traversal are 404."""
         return JSONResponse(
-            await pool.run(lambda index: index.read_note(path, section=section).to_json())
+            await pool.run(
+                lambda index: index.read_note(
+                    path, section=section, page=page, slide=slide, sheet=sheet
+                ).to_json()
+            )
         )
 
     @app.get("/api/status", response_model=StatusReply, responses=ERRORS)

@@ -61,9 +61,16 @@ class LeftOutModel(BaseModel):
 
 
 # `explanation` keeps its default (None): `Hit.to_json` leaves the key out unless explained.
-HitModel = model_of(Hit)
+HitModel = model_of(Hit, shapes={"rows": list[int] | None})
 _StatusFields = model_of(
-    IndexStatus, shapes={"problems": list[ProblemModel], "left_out": list[LeftOutModel]}
+    IndexStatus,
+    shapes={
+        "problems": list[ProblemModel],
+        "left_out": list[LeftOutModel],
+        # {kind: {outcome: files}}: {"pdf": {"ok": 3, "encrypted": 1}}
+        "documents": dict[str, dict[str, int]],
+        "missing_libraries": list[str],
+    },
 )
 
 
@@ -75,7 +82,7 @@ class StatusReply(_StatusFields):  # type: ignore[valid-type,misc]
 
 
 ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})  # type: ignore[valid-type]
-NoteReply = model_of(NoteText, shapes={"sections": list[str]})
+NoteReply = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
 
 
 class SearchReply(BaseModel):

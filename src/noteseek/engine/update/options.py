@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...core.chunker import ChunkOptions
+from ...documents import ExtractionLimits
 from ...secrets.scrubber import RULES_FINGERPRINT, Allowlist
 from ..vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES
 
@@ -33,10 +34,20 @@ class IndexOptions:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     # Known false positives the scrubber must leave alone (`noteseek scan` shows fingerprints).
     allow: Allowlist | None = None
+    # Documents beside the notes (PDF, Office, CSV, HTML, canvases: noteseek.documents), read in
+    # worker processes under these limits (file size, unpacked size, memory, time per file).
+    documents: bool = True
+    extraction: ExtractionLimits = field(default_factory=ExtractionLimits)
 
     def scope(self) -> str:
-        """The folders indexed, as stored in the index's meta (JSON)."""
-        return json.dumps({"include": list(self.include), "exclude": list(self.exclude)})
+        """The folders (and whether documents are) indexed, as stored in the index's meta (JSON)."""
+        return json.dumps(
+            {
+                "include": list(self.include),
+                "exclude": list(self.exclude),
+                "documents": self.documents,
+            }
+        )
 
     @classmethod
     def from_scope(cls, stored: str | None) -> IndexOptions:
@@ -45,9 +56,10 @@ class IndexOptions:
             data = json.loads(stored) if stored else {}
             include = tuple(str(f) for f in data.get("include", ()))
             exclude = tuple(str(f) for f in data.get("exclude", DEFAULT_EXCLUDE))
+            documents = bool(data.get("documents", True))
         except (ValueError, TypeError, AttributeError):
             return cls()
-        return cls(include=include, exclude=exclude)
+        return cls(include=include, exclude=exclude, documents=documents)
 
     def fingerprint(self) -> str:
         """Changes when re-chunking (and re-scrubbing) every note is needed."""
@@ -81,3 +93,7 @@ class IndexStats:
     problems: tuple[tuple[str, str], ...] = ()
     # Only the named paths were looked at (files_seen counts the notes among them).
     targeted: bool = False
+    documents: int = 0  # of files_seen: documents (PDF, Office, CSV, HTML, canvases, ...)
+    documents_extracted: int = 0  # documents read by the extraction workers in this run
+    # Python packages a document of this run needed and did not find (`noteseek[documents]`).
+    missing_libraries: tuple[str, ...] = ()

@@ -5,7 +5,8 @@ A targeted plan (`targets`) looks only at the named paths (`vault_targets.walk_t
 known files at or below them, so it leads to exactly the rows a whole pass would, provided the
 rest of the index already reflects the vault. It falls back to a whole pass whenever that is not
 known: a forced or first run, another pipeline, other folders (scope) or another vault than the
-last finished run, or an earlier run that did not finish (`meta.UPDATE_INCOMPLETE`).
+last finished run, or an earlier run that did not finish (`meta.UPDATE_INCOMPLETE`). The files a
+whole pass reads again although their stat is unchanged (documents to retry) are named with them.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...core.file_kinds import DOCUMENT_SUFFIXES, document_kind
 from ...embedding.embedder import Embedder
 from ...errors import VaultGoneError, VectorSupportError
 from ...secrets.scrubber import scrub
 from ...storage import meta
 from ...storage.records import FileState
-from ..vault_targets import normalise_targets, walk_targets
+from ..vault_targets import covered, normalise_targets, walk_targets
 from ..vault_walk import NoteFile, walk_vault
+from .documents import library_now_installed
 from .options import IndexOptions
 
 if TYPE_CHECKING:
@@ -52,6 +55,9 @@ class UpdatePlan:
     unchanged: int = 0
     targeted: bool = False  # only the named paths were looked at
     identity: tuple[int, int] = (0, 0)  # the vault folder's (device, inode) when the run began
+    # Documents to extract even if their content is unchanged: stored as `unsupported` for a
+    # library that is installed now, or indexed as a note before (an `.excalidraw.md`).
+    retry: set[str] = field(default_factory=set)
 
 
 def vault_identity(root: Path) -> tuple[int, int]:
@@ -98,7 +104,10 @@ def plan_update(
         if use_vectors:
             assert embedder is not None
             fingerprint = embedder.fingerprint
-            if not store.has_vector_table() or store.get_meta(meta.MODEL_FINGERPRINT) != fingerprint:
+            if (
+                not store.has_vector_table()
+                or store.get_meta(meta.MODEL_FINGERPRINT) != fingerprint
+            ):
                 log.info(
                     "embedding model changed (%s): every chunk will be re-embedded", fingerprint
                 )
@@ -114,26 +123,59 @@ def plan_update(
         store.set_meta(meta.VAULT_ROOT, str(root))
         store.set_meta(meta.UPDATE_INCOMPLETE, "1")
 
+    known = store.file_states()
     if targeted:
         assert named is not None
-        listing = walk_targets(root, named, include=options.include, exclude=options.exclude)
+        # What a whole pass would read again although no event names it is named too: a
+        # symlink to a named file, a document to retry (see `_also_named`).
+        named = normalise_targets([*named, *_also_named(named, known, documents=options.documents)])
+        assert named is not None
+        listing = walk_targets(
+            root,
+            named,
+            include=options.include,
+            exclude=options.exclude,
+            documents=options.documents,
+        )
         notes, passed_over, covers = listing.notes, listing.passed_over, listing.covers
     else:
-        notes, passed_over = walk_vault(root, include=options.include, exclude=options.exclude)
+        notes, passed_over = walk_vault(
+            root, include=options.include, exclude=options.exclude, documents=options.documents
+        )
         covers = None
     problems: list[tuple[str, str]] = []
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
-    secret_paths = [n for n in notes if scrub(n.rel_path, allow=options.allow).counts]
+    # A path the index holds passed this check when it was stored, under the same rules and
+    # allow-list (another fingerprint forces every note through again), so only new ones need it.
+    secret_paths = [
+        n
+        for n in notes
+        if (force or n.rel_path not in known) and scrub(n.rel_path, allow=options.allow).counts
+    ]
     for note in secret_paths:
         shown = scrub(note.rel_path, allow=options.allow).text
         log.warning("not indexed: the path of %s contains a secret; rename the file", shown)
         problems.append((shown, "the file name contains a secret; rename the file to index it"))
     notes = [n for n in notes if n not in secret_paths]
-    known = store.file_states()
+    # The entries the walk passed over are stored too (as skipped, by path): the same rule.
+    secret_entries = [e for e in passed_over if scrub(e[0], allow=options.allow).counts]
+    for path, _ in secret_entries:
+        shown = scrub(path, allow=options.allow).text
+        problems.append((shown, "the file name contains a secret; rename the file to index it"))
+    passed_over = [e for e in passed_over if e not in secret_entries]
     # Passed-over entries (symlinks out of the vault, loops) are re-recorded as skipped; they are
     # still there, so they must not be counted as removed on every run.
     present = {n.rel_path for n in notes} | {path for path, _ in passed_over}
+    retry = {
+        n.rel_path
+        for n in notes
+        if n.is_document
+        and n.rel_path in known
+        and (
+            (known[n.rel_path].kind or "note") != n.kind or library_now_installed(known[n.rel_path])
+        )
+    }
     candidates = [
         n
         for n in notes
@@ -141,6 +183,7 @@ def plan_update(
         or n.rel_path not in known
         or known[n.rel_path].mtime_ns != n.mtime_ns
         or known[n.rel_path].size != n.size
+        or n.rel_path in retry
     ]
     looked_at = known if covers is None else [p for p in known if covers(p)]
     plan = UpdatePlan(
@@ -158,7 +201,45 @@ def plan_update(
         unchanged=len(notes) - len(candidates),
         targeted=targeted,
         identity=identity,
+        retry=retry,
     )
     # A walk of a vault that vanished half-way would make every note it missed look deleted.
     check_vault(plan)
     return plan
+
+
+def _also_named(named: Sequence[str], known: dict[str, FileState], *, documents: bool) -> list[str]:
+    """Known files a whole pass would read again although no watcher names them (one pass over
+    the known files, done on every targeted run, so each test is a C call or two):
+
+    - a symlink inside the vault to a named file: an event names the target only, and a link's
+      stored stat and content are its target's (the walk follows it), so the same stored
+      (mtime, size), or the same content, marks a possible alias (a copy is only stat-ed);
+    - a document whose library is installed now, or whose kind changed (an `.excalidraw.md`
+      indexed as a note before documents were read).
+    """
+    wanted = frozenset(named)
+    stats: set[tuple[int, int]] = set()
+    hashes: set[str] = set()
+    for path, state in known.items():
+        if covered(wanted, path):
+            if state.mtime_ns:  # 0: a problem looked at again anyway, nothing to match
+                stats.add((state.mtime_ns, state.size))
+            if state.content_hash:
+                hashes.add(state.content_hash)
+    return [
+        path
+        for path, state in known.items()
+        if (state.mtime_ns, state.size) in stats
+        or state.content_hash in hashes
+        or (documents and _retry(path, state))
+    ]
+
+
+def _retry(path: str, state: FileState) -> bool:
+    """Whether a whole pass would extract this known document again though its stat is unchanged
+    (`retry` in plan_update)."""
+    if state.engine is not None and library_now_installed(state):
+        return True
+    lower = path.lower()
+    return lower.endswith(DOCUMENT_SUFFIXES) and (state.kind or "note") != document_kind(lower)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..rows import ChunkRow
 from .text_index import TextIndex
@@ -16,7 +16,15 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy.typing as npt
 
     # Imported where they are made: a one-shot search never creates these dataclasses.
-    from ..records import ChunkRecord, FileEntry, FileRecord, FileState, IndexedFile
+    from ..records import (
+        ChunkRecord,
+        FileEntry,
+        FileRecord,
+        FileState,
+        IndexedFile,
+        KindOutcomes,
+        StoredChunk,
+    )
 
 __all__ = ["FileRows"]
 
@@ -28,8 +36,10 @@ class FileRows(TextIndex, VectorTable):
         """Every known file with the data needed for change detection."""
         from ..records import FileState
 
-        rows = self.db.execute("SELECT path, mtime_ns, size, content_hash, status FROM files")
-        return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+        rows = self.db.execute(
+            "SELECT path, mtime_ns, size, content_hash, status, kind, engine FROM files"
+        )
+        return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
         """file id -> vault-relative path, for every known file."""
@@ -75,13 +85,14 @@ class FileRows(TextIndex, VectorTable):
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
             "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
             "skipped_sections=excluded.skipped_sections, "
-            "secrets_scrubbed=excluded.secrets_scrubbed",
+            "secrets_scrubbed=excluded.secrets_scrubbed, "
+            "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine",
             (
                 file_id,
                 record.path,
@@ -95,6 +106,9 @@ class FileRows(TextIndex, VectorTable):
                 now,
                 record.skipped_sections,
                 record.secrets_scrubbed,
+                record.kind,
+                record.outcome,
+                record.engine,
             ),
         )
         if file_id is None:
@@ -111,7 +125,8 @@ class FileRows(TextIndex, VectorTable):
         for i, chunk in enumerate(chunks):
             self.db.execute(
                 "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
-                "mtime_ns, content_hash, embedded_at, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "mtime_ns, content_hash, embedded_at, lang, page, page_label, slide, sheet, "
+                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
@@ -124,6 +139,13 @@ class FileRows(TextIndex, VectorTable):
                     chunk.content_hash,
                     now if store_vectors else None,
                     record.lang,
+                    chunk.page,
+                    chunk.page_label,
+                    chunk.slide,
+                    chunk.sheet,
+                    chunk.row_first,
+                    chunk.row_last,
+                    chunk.overlap,
                 ),
             )
             if store_vectors:
@@ -165,9 +187,23 @@ class FileRows(TextIndex, VectorTable):
         from ..records import IndexedFile
 
         row = self.db.execute(
-            "SELECT status, problem, mtime_ns, size, title FROM files WHERE path = ?", (path,)
+            "SELECT status, problem, mtime_ns, size, title, kind FROM files WHERE path = ?", (path,)
         ).fetchone()
-        return None if row is None else IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4])
+        if row is None:
+            return None
+        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+
+    def document_outcomes(self) -> list[KindOutcomes]:
+        """How many documents of each kind ended with each outcome, by kind and outcome."""
+        from ..records import KindOutcomes
+
+        rows = self.db.execute(
+            "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%' "
+            "THEN substr(engine, 9) END AS missing FROM files WHERE kind IS NOT NULL "
+            "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing"
+        )
+        # No outcome: the indexer could not read the file at all (permissions, vanished).
+        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
         """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
@@ -238,11 +274,12 @@ class FileRows(TextIndex, VectorTable):
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context FROM chunks c "
+            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context, c.page, "
+            f"c.page_label, c.slide, c.sheet, c.row_first, c.row_last FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             list(ids),
         )
-        return {r[0]: ChunkRow(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: ChunkRow(*r) for r in rows}
 
     def chunk_texts(self, path: str) -> list[str]:
         """The stored (scrubbed) text of a file's chunks, in order."""
@@ -252,6 +289,18 @@ class FileRows(TextIndex, VectorTable):
             (path,),
         ).fetchall()
         return [str(r[0]) for r in rows]
+
+    def file_chunks(self, path: str) -> list[StoredChunk]:
+        """Every chunk of one file with its section and location, in order."""
+        from ..records import StoredChunk
+
+        rows: list[Any] = self.db.execute(
+            "SELECT c.seq, c.section, c.chunk_text, c.page, c.page_label, c.slide, c.sheet, "
+            "c.row_first, c.row_last, c.overlap FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? ORDER BY c.seq",
+            (path,),
+        ).fetchall()
+        return [StoredChunk(*r) for r in rows]
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """chunk id -> file id."""

@@ -188,11 +188,39 @@ def m005_left_out(db: Connection) -> None:
     )
 
 
+def m006_documents(db: Connection) -> None:
+    """Documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases; issue 14).
+
+    Per file: what it is and how its extraction ended; the reason stays in `problem` and the
+    status in `status` (ok | warning | skipped), as for notes. Per chunk: where in the document
+    its text is, NULL where a field does not apply (every note chunk). Existing rows are notes,
+    so nothing is re-processed: a NULL `kind` is a note, and an `.excalidraw.md` indexed as one
+    before is re-read as a drawing because its kind changed.
+    """
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN kind TEXT;      -- NULL: a Markdown note; else pdf, pptx, xlsx, csv, ...
+        ALTER TABLE files ADD COLUMN outcome TEXT;   -- documents: ok | encrypted | no_text | corrupt | timed_out | too_large | unsupported
+        ALTER TABLE files ADD COLUMN engine TEXT;    -- the library that read it ('pypdfium2 5.15.2'), or 'missing:<module>'
+        ALTER TABLE chunks ADD COLUMN page INTEGER;       -- 1-based PDF page
+        ALTER TABLE chunks ADD COLUMN page_label TEXT;    -- the PDF's own label of that page ('xii')
+        ALTER TABLE chunks ADD COLUMN slide INTEGER;      -- 1-based slide
+        ALTER TABLE chunks ADD COLUMN sheet TEXT;         -- spreadsheet sheet name
+        ALTER TABLE chunks ADD COLUMN row_first INTEGER;  -- 1-based first and last row (spreadsheets, CSV)
+        ALTER TABLE chunks ADD COLUMN row_last INTEGER;
+        -- characters at the start repeated from the chunk before (a long unit cut inside a
+        -- paragraph), left out when a document's text is put back together for reading
+        ALTER TABLE chunks ADD COLUMN overlap INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
     m003_note_tags,
     m004_german_stemming,
     m005_left_out,
+    m006_documents,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
