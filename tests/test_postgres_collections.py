@@ -125,3 +125,18 @@ def test_collections_with_different_models_search_by_keywords_together(
         result = idx.run_search(__import__("noteseek").SearchRequest("tokens"))
         assert result.degraded is not None and "different models" in result.degraded
         assert {h.path for h in result.hits} >= {"other/a.md", "work/howto/tokens.md"}
+
+
+def test_update_locks_of_different_collections_do_not_wait(indexed: str) -> None:
+    from noteseek.storage.open import open_storage
+
+    from .backends import pg_locator
+
+    work = open_storage(pg_locator(indexed, "work"), create=False)
+    home = open_storage(pg_locator(indexed, "home"), create=False)
+    try:
+        with work.update_lock(wait=0, holder="a"), home.update_lock(wait=0, holder="b"):
+            pass
+    finally:
+        work.close()
+        home.close()

@@ -420,3 +420,27 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
         ]
     finally:
         store.close()
+
+
+def test_update_lock_serialises_runs_and_names_the_holder(backend: Backend) -> None:
+    first, second = backend.open(), backend.open()
+    try:
+        with first.update_lock(wait=0, holder="noteseek index (test)"):
+            with pytest.raises(IndexLockedError) as caught, second.update_lock(wait=0, holder="b"):
+                pass
+            assert "is being updated by noteseek index (test) (pid " in str(caught.value)
+            started = time.monotonic()
+            with pytest.raises(IndexLockedError), second.update_lock(wait=0.3, holder="b"):
+                pass
+            assert time.monotonic() - started >= 0.25  # it waited before giving up
+            with pytest.raises(IndexLockedError), second.update_lock(
+                wait=None, holder="b", cancel=lambda: True
+            ):
+                pass
+            with second.write():  # single writes outside a run still go through
+                second.set_meta("k", "v")
+        with second.update_lock(wait=0, holder="b"):  # released at the end of the block
+            assert second.get_meta("k") == "v"
+    finally:
+        first.close()
+        second.close()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         bundled_model_path,
         default_embedder,
     )
+    from .engine.coverage import Coverage, FileCoverage
     from .engine.index import Index, IndexStatus
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
@@ -85,6 +86,8 @@ _EXPORTS: dict[str, str] = {
     "VectorSupportError": "errors",
     "WatchError": "errors",
     "reciprocal_rank_fusion": "core.fusion",
+    "Coverage": "engine.coverage",
+    "FileCoverage": "engine.coverage",
     "Index": "engine.index",
     "IndexStatus": "engine.index",
     "NoteText": "engine.note_access",
@@ -119,10 +122,12 @@ __all__ = [
     "AllowlistError",
     "ChunkOptions",
     "ChunkedNote",
+    "Coverage",
     "DatabaseConnectionError",
     "DatabaseUrl",
     "Embedder",
     "Explanation",
+    "FileCoverage",
     "GateSettings",
     "Hit",
     "Index",

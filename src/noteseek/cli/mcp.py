@@ -26,7 +26,15 @@ __all__ = ["mcp_cmd"]
     help=f"Port on {LOCALHOST} for --transport http.",
 )
 @click.option(
-    "--refresh", is_flag=True, help="Update the index once in the background while serving."
+    "--watch/--no-watch",
+    default=True,
+    show_default=True,
+    help="Keep the index fresh: index each change of the vault (--vault, or the index's own).",
+)
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="With --no-watch: update the index once in the background while serving.",
 )
 def mcp_cmd(
     db: str | None,
@@ -35,12 +43,15 @@ def mcp_cmd(
     vault: str | None,
     transport: str,
     port: int,
+    watch: bool,
     refresh: bool,
 ) -> None:
     """Serve search, get_note and status to MCP clients (Claude Code, Claude Desktop, ...)."""
     service = VaultService(db=db, vault=vault, collection=collection, write_db=write_db)
     server = build_server(service)
-    if refresh:
+    if watch:
+        service.start_watch()  # its catch-up pass is the refresh
+    elif refresh:
         service.start_refresh()
     try:
         serve(server, transport=transport, port=port)

@@ -8,7 +8,8 @@ only through the methods below, never through attributes.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Sequence
+import threading
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..storage.protocol import Storage
+    from .coverage import Coverage
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
     from .vector_export import ChunkVectors
@@ -121,12 +123,11 @@ class IndexStatus:
 
 
 class Index:
-    """One noteseek index: an SQLite file, or a collection of a PostgreSQL database.
+    """One noteseek index: an SQLite file, or collections of a PostgreSQL database (a URL).
 
     >>> with Index("notes.db") as idx:          # doctest: +SKIP
     ...     idx.update("~/vault")
     ...     hits = idx.search("token rotation")
-    >>> Index("postgresql://me@db.internal/notes?collection=team")   # doctest: +SKIP
     """
 
     def __init__(
@@ -188,8 +189,19 @@ class Index:
         *,
         full: bool = False,
         progress: Progress | None = None,
+        paths: Collection[str] | None = None,
+        folders: Collection[str] | None = None,
+        stop: threading.Event | None = None,
+        wait: float | None = None,
     ) -> IndexStats:
-        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all)."""
+        """Index new and changed notes and documents of `vault`, drop deleted ones (`full`: all).
+
+        `paths`/`folders` (vault-relative; a watcher's batch) make it a targeted update: only they
+        are looked at, leaving the rows a whole incremental pass would (it is a whole pass when the
+        rest of the index is not known to be current; `""` is the whole vault). `stop`, set from
+        any thread, ends the run after the current file; `wait`: seconds to wait for another update
+        of this index (None: until it ends) before IndexLockedError. See docs/watch.md.
+        """
         from .update.run import run_update
 
         root = Path(vault).expanduser()
@@ -197,6 +209,8 @@ class Index:
             raise VaultNotFoundError(
                 f"vault folder {str(root)!r} does not exist or is not a folder"
             )
+        named = paths is not None or folders is not None
+        targets = [*(paths or ()), *(folders or ())] if named else None
         stats = run_update(
             self._store,
             self._embedder,
@@ -204,6 +218,9 @@ class Index:
             full=full,
             options=self.options,
             progress=progress,
+            targets=targets,
+            stop=stop,
+            wait=wait,
         )
         if stats.vectors:
             source = self._model_source()
@@ -345,6 +362,13 @@ class Index:
         """Changes when the index file is replaced or re-indexed with another model: a long-lived
         process holding this Index should then open the file again."""
         return (*self._store.identity(), self._store.get_meta(meta.MODEL_SOURCE))
+
+    def file_coverage(self, *, pending: bool = True) -> Coverage:
+        """Every file's state: indexed, skipped, failed or (with `pending`: a stat walk of the
+        vault) pending, with the reason, chunks and when it was indexed (`engine/coverage.py`)."""
+        from .coverage import file_coverage
+
+        return file_coverage(self._store, self.options, vault_root=self.vault_root, pending=pending)
 
     def check(self) -> list[str]:
         """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""

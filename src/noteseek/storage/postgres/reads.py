@@ -11,7 +11,7 @@ from ..rows import ChunkRow
 from .files import FileWrites
 
 if TYPE_CHECKING:
-    from ..records import FileState, IndexedFile, KindOutcomes, StoredChunk
+    from ..records import FileEntry, FileState, IndexedFile, KindOutcomes, StoredChunk
 
 __all__ = ["FileReads"]
 
@@ -66,6 +66,23 @@ class FileReads(FileWrites):
             (self.collections.ids,),
         )
         return sorted((self.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
+
+    def file_entries(self) -> list[FileEntry]:
+        """Every known file's row (status, problem, stat, chunk count, when written), by path
+        as shown."""
+        from ..records import FileEntry
+
+        rows = self.rows(
+            "SELECT collection_id, path, status, problem, mtime_ns, size, chunk_count, indexed_at "
+            "FROM files WHERE collection_id = ANY(%s)",
+            (self.collections.ids,),
+        )
+        show = self.collections.show
+        return sorted(
+            (FileEntry(show(r[0], r[1]), r[2], r[3], int(r[4]), int(r[5]), int(r[6]), float(r[7]))
+             for r in rows),
+            key=lambda e: e.path,
+        )  # fmt: skip
 
     def indexed_file(self, path: str) -> IndexedFile | None:
         """The row of one file by its exact path as shown (for note access)."""

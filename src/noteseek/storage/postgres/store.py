@@ -7,16 +7,18 @@ its own module (docs/postgres-design.md).
 - text_index.py, bm25.py, terms.py: BM25 in SQL over noteseek's own postings;
 - vector_table.py: halfvec vectors, HNSW per collection, KNN on the server;
 - files.py, reads.py: a file's rows in its transaction; file and chunk reads;
-- integrity.py: counts and checks; schema.py: the migrations.
+- integrity.py: counts and checks; schema.py: the migrations;
+- update_lock.py: the lock one update run holds from start to end (a session advisory lock).
 """
 
 from __future__ import annotations
 
 from .integrity import Integrity
+from .update_lock import UpdateLocking
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(Integrity):
+class PostgresStore(Integrity, UpdateLocking):
     """One collection selection of a PostgreSQL database (`Storage`). Not thread-safe: use one
     per thread."""
