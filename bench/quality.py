@@ -53,7 +53,7 @@ from datasets import (
     DataSet,
     NoteMatcher,
     ensure_corpus,
-    read_qrels,
+    load_qrels,
     read_queries,
     select_datasets,
 )
@@ -72,7 +72,7 @@ log = logging.getLogger("bench.quality")
 class RunState:
     """What sets of one run share: ranked notes per (index, mode), indexes already rebuilt."""
 
-    ranked: dict[tuple[str, str], dict[str, list[str]]] = field(default_factory=dict)
+    ranked: dict[tuple[str, str, str], dict[str, list[str]]] = field(default_factory=dict)
     rebuilt: set[str] = field(default_factory=set)
 
 
@@ -261,7 +261,7 @@ def measure_set(
 
     chunk_counts = note_chunk_counts(db)
     matcher = NoteMatcher(chunk_counts, ds.id_prefix)
-    raw_qrels = read_qrels(data_dir / ds.qrels, ds.min_score)
+    raw_qrels = load_qrels(ds, data_dir, cache_dir)
     qrels, unmatched = matcher.map_qrels(raw_qrels)
     no_chunks: Counter[str] = Counter()
     for docs in qrels.values():
@@ -289,7 +289,9 @@ def measure_set(
         judged_without_chunks=dict(no_chunks),
     )
     for mode in args.modes:
-        key = (ds.index, mode)
+        # Sets over one index share runs only when they share the query file too: the
+        # cross-lingual sets reuse the other language's query ids.
+        key = (ds.index, ds.queries, mode)
         cached = state.ranked.setdefault(key, {})
         todo = [(qid, text) for qid, text in queries if qid not in cached]
         seconds, problem = 0.0, None
