@@ -264,8 +264,13 @@ def known_words_rule(nonsense_queries: list[str]) -> None:
                 path = CACHE_DIR / "pools" / f"{name}.pkl"
                 if path.exists():
                     pool = pickle.loads(path.read_bytes())
-                    texts = [e["text"] for e in pool["queries"].values()]
-                    dev.append(f"{name}: {sum(caught(t) for t in texts)}/{len(texts)}")
+                    hit = [e for e in pool["queries"].values() if caught(e["text"])]
+                    today = (
+                        f", their hybrid nDCG@10 today {np.mean([ndcg10([f for f, *_ in e['fused']], e['qrels']) for e in hit]):.3f}"
+                        if hit
+                        else ""
+                    )
+                    dev.append(f"{name}: {len(hit)}/{len(pool['queries'])}{today}")
         print(f"| {index} | {n_caught}/{len(nonsense_queries)} | {'; '.join(dev)} |")
 
 

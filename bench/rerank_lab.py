@@ -274,7 +274,7 @@ def baseline(rows: list[Any]) -> list[float]:
     return [ndcg10(fused, qrels) for _, _, _, _, fused, qrels, _ in rows]
 
 
-def train(kind: str, rows: list[Any], cols: list[int], seed: int = 0) -> Any:
+def train(kind: str, rows: list[Any], cols: list[int], seed: int = 0, trees: int = 300) -> Any:
     X = np.vstack([r[2][:, cols] for r in rows])
     y = np.concatenate([r[3] for r in rows])
     if kind == "lambdarank":
@@ -282,7 +282,7 @@ def train(kind: str, rows: list[Any], cols: list[int], seed: int = 0) -> Any:
 
         model = lgb.LGBMRanker(
             objective="lambdarank",
-            n_estimators=300,
+            n_estimators=trees,
             learning_rate=0.05,
             num_leaves=15,
             min_child_samples=50,
@@ -292,7 +292,7 @@ def train(kind: str, rows: list[Any], cols: list[int], seed: int = 0) -> Any:
             lambdarank_truncation_level=20,
             random_state=seed,
             verbose=-1,
-            n_jobs=1,
+            n_jobs=2,
         )
         model.fit(X, y, group=[len(r[1]) for r in rows])
         return model
@@ -311,13 +311,13 @@ def predict(kind: str, model: Any, X: np.ndarray) -> np.ndarray:
     return np.asarray(model.decision_function(X))
 
 
-def loco(data: dict[str, Any], kind: str, cols: list[int]) -> dict[str, list[float]]:
+def loco(data: dict[str, Any], kind: str, cols: list[int], trees: int = 300) -> dict[str, list[float]]:
     """Per set: per-query nDCG@10 after reranking with a model trained on the other corpora."""
     sets = [s for s in data if not s.startswith("_")]
     out: dict[str, list[float]] = {}
     for corpus in sorted({CORPUS_OF[s] for s in sets}):
         train_rows = [r for s in sets if CORPUS_OF[s] != corpus for r in data[s]]
-        model = train(kind, train_rows, cols)
+        model = train(kind, train_rows, cols, trees=trees)
         for s in sets:
             if CORPUS_OF[s] == corpus:
                 out[s] = rerank(data[s], [predict(kind, model, r[2][:, cols]) for r in data[s]])
@@ -336,11 +336,24 @@ def main() -> int:
     parser.add_argument("--sets", default=",".join(CORPUS_OF))
     parser.add_argument("--rerank", type=int, default=40)
     parser.add_argument("--ablate", action="store_true")
+    parser.add_argument("--ablate-kind", choices=["linear", "lambdarank"], default="linear")
+    parser.add_argument("--kinds", default="lambdarank,linear")
+    parser.add_argument("--drop", default="", help="comma-separated feature or group names left out")
     parser.add_argument("--export", type=Path)
+    parser.add_argument("--export-without", default="", help="corpus left out of the exported models")
+    parser.add_argument("--no-cv", action="store_true", help="only export")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--body", choices=["matched", "whole"], default="matched")
     args = parser.parse_args()
-    data = load([s.strip() for s in args.sets.split(",")], args.rerank, args.body)
+    names = [s.strip() for s in args.sets.split(",")]
+    cache = CACHE_DIR / f"rerank-features-{args.body}-{args.rerank}.pkl"
+    stamp = [(n, (CACHE_DIR / "pools" / f"{n}.pkl").stat().st_mtime_ns) for n in names if (CACHE_DIR / "pools" / f"{n}.pkl").exists()]
+    cached = pickle.loads(cache.read_bytes()) if cache.exists() else None
+    if cached is not None and cached["stamp"] == stamp:
+        data = cached["data"]
+    else:
+        data = load(names, args.rerank, args.body)
+        cache.write_bytes(pickle.dumps({"stamp": stamp, "data": data}))
     t = data["_timing"]
     sets = [s for s in data if not s.startswith("_")]
     print(
@@ -348,51 +361,68 @@ def main() -> int:
         f"features: {1e6 * t['features_s'] / max(t['candidates'], 1):.1f} µs/candidate; "
         f"tokenizing what a search would ({args.body}): {1e6 * t['runtime_tokenize_s'] / max(t['candidates'], 1):.1f} µs/candidate"
     )
-    all_cols = list(range(len(FEATURE_NAMES)))
+    if args.export and args.no_cv:
+        export(data, args.export, args.export_without, args.drop)
+        return 0
+    dropped = {n for d in args.drop.split(",") if d for n in GROUPS.get(d, (d,))}
+    unknown = dropped - set(FEATURE_NAMES)
+    if unknown:
+        parser.error(f"--drop: unknown features {sorted(unknown)}")
+    all_cols = [i for i, n in enumerate(FEATURE_NAMES) if n not in dropped]
+    if dropped:
+        print(f"features left out: {', '.join(sorted(dropped))}")
     result: dict[str, Any] = {"baseline": {s: baseline(data[s]) for s in sets}}
-    for kind in ("lambdarank", "linear"):
+    kinds = [k for k in args.kinds.split(",") if k]
+    for kind in kinds:
         result[kind] = loco(data, kind, all_cols)
-    print("\n| set | queries | hybrid now | LambdaRank (LOCO) | Δ (p) | linear (LOCO) | Δ (p) |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| set | queries | hybrid now | " + " | ".join(f"{k} (LOCO) | Δ (p)" for k in kinds) + " |")
+    print("|---|---|---|" + "---|---|" * len(kinds))
     for s in sets:
         b = result["baseline"][s]
         cells = [s, str(len(b)), f"{np.mean(b):.3f}"]
-        for kind in ("lambdarank", "linear"):
+        for kind in kinds:
             r = result[kind][s]
             cells += [f"{np.mean(r):.3f}", f"{np.mean(r) - np.mean(b):+.3f} ({fmt_p(r, b)})"]
         print("| " + " | ".join(cells) + " |")
     if args.ablate:
-        print("\nAblation (LambdaRank, LOCO, one group left out; mean nDCG@10 per set):\n")
+        kind = args.ablate_kind
+        print(f"\nAblation ({kind}, LOCO, one group left out; mean nDCG@10 per set):\n")
         print("| without | " + " | ".join(sets) + " |")
         print("|---|" + "---|" * len(sets))
-        print(
-            "| (all features) | "
-            + " | ".join(f"{np.mean(result['lambdarank'][s]):.3f}" for s in sets)
-            + " |"
-        )
+        print("| (hybrid today) | " + " | ".join(f"{np.mean(result['baseline'][s]):.3f}" for s in sets) + " |")
+        print("| (all features) | " + " | ".join(f"{np.mean(result[kind][s]):.3f}" for s in sets) + " |")
         result["ablation"] = {}
         for group, names in GROUPS.items():
             cols = [i for i, n in enumerate(FEATURE_NAMES) if n not in names]
-            r = loco(data, "lambdarank", cols)
+            r = loco(data, kind, cols, trees=150)
             result["ablation"][group] = r
-            print(f"| {group} | " + " | ".join(f"{np.mean(r[s]):.3f}" for s in sets) + " |")
+            cells = []
+            for s in sets:
+                diff = np.mean(r[s]) - np.mean(result[kind][s])
+                cells.append(f"{np.mean(r[s]):.3f} ({diff:+.3f}, p {fmt_p(r[s], result[kind][s])})")
+            print(f"| {group} | " + " | ".join(cells) + " |", flush=True)
     if args.export:
-        export(data, args.export)
+        export(data, args.export, args.export_without, args.drop)
     if args.json:
         args.json.write_text(json.dumps(result), encoding="utf-8")
     return 0
 
 
-def export(data: dict[str, Any], out: Path) -> None:
-    """Train on every development set and write both models as plain JSON."""
-    sets = [s for s in data if not s.startswith("_")]
-    rows = [r for s in sets for r in data[s]]
+def export(data: dict[str, Any], out: Path, without: str = "", drop: str = "") -> None:
+    """Train on every development set (but `without`'s corpus) and write both models as JSON.
+
+    Left-out features get weight 0 (linear) or are never split on (trees), so both files still
+    take the full `FEATURE_NAMES` vector.
+    """
+    sets = [s for s in data if not s.startswith("_") and CORPUS_OF[s] != without]
+    dropped = {n for d in drop.split(",") if d for n in GROUPS.get(d, (d,))}
+    rows = [(*r[:2], np.where([n in dropped for n in FEATURE_NAMES], 0.0, r[2]), *r[3:]) for s in sets for r in data[s]]
     cols = list(range(len(FEATURE_NAMES)))
     out.mkdir(parents=True, exist_ok=True)
     lgbm = train("lambdarank", rows, cols)
-    (out / "rerank-lambdarank.json").write_text(
-        json.dumps(lgbm.booster_.dump_model()), encoding="utf-8"
-    )
+    dump = lgbm.booster_.dump_model()
+    dump["feature_names"] = list(FEATURE_NAMES)
+    (out / "rerank-lambdarank.json").write_text(json.dumps(dump), encoding="utf-8")
     lin = train("linear", rows, cols)
     scaler, logit = lin.steps[0][1], lin.steps[1][1]
     weights = logit.coef_[0] / scaler.scale_
@@ -402,6 +432,22 @@ def export(data: dict[str, Any], out: Path) -> None:
         encoding="utf-8",
     )
     print(f"wrote {out}/rerank-lambdarank.json and rerank-linear.json")
+    # The pure-Python evaluators must give the training libraries' own scores.
+    from noteseek.rerank_model import load_model
+
+    X = np.vstack([r[2] for r in rows[:300]])
+    for name, ref in (
+        ("rerank-lambdarank.json", lgbm.predict(X)),
+        ("rerank-linear.json", lin.decision_function(X)),
+    ):
+        model = load_model(out / name)
+        mine = np.array([model.score(list(x)) for x in X])
+        started = time.perf_counter()
+        for x in X:
+            model.score(list(x))
+        us = 1e6 * (time.perf_counter() - started) / len(X)
+        gap = float(np.max(np.abs(mine - ref)))
+        print(f"{name}: pure-Python score vs the library's on {len(X)} rows: max |Δ| = {gap:.1e}; {us:.1f} µs/candidate")
 
 
 if __name__ == "__main__":
