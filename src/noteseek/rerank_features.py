@@ -4,8 +4,10 @@ A prototype: `bench/rerank_lab.py` feeds it from the bench pools and measures it
 §10). Everything here is computed from what one search already has (each list's rank and score,
 the chunks it matched) plus per-note facts an index stores cheaply (title field, headings, chunk
 count, length, link in-degree, mtime). Tokens are the index's own (the `noteseek` FTS5 tokenizer),
-so "covers a query term" means exactly "FTS5 would match it". Cost: microseconds per candidate
-once a note's tokens are at hand (measured in the lab).
+so "covers a query term" means exactly "FTS5 would match it". Cost measured in the lab: ~40 µs
+per candidate in pure Python once a note's tokens are at hand; on the development sets the
+features that need section bodies (proximity, phrase, body coverage) added nothing measurable
+(docs/ranking.md §10.4), so a shipped version can drop them and their tokenizing.
 """
 
 from __future__ import annotations
