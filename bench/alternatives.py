@@ -91,7 +91,7 @@ class Chunk:
     @property
     def embed_text(self) -> str:
         """The text noteseek embeds for this chunk (title › section, blank line, text)."""
-        from noteseek.chunker import embedding_text
+        from noteseek.core.chunker import embedding_text
 
         return embedding_text(self.title, self.section, self.text)
 
@@ -120,7 +120,8 @@ def read_chunks(noteseek_db: str | os.PathLike[str]) -> list[Chunk]:
     import noteseek
 
     with noteseek.Index(noteseek_db, create=False) as idx:
-        rows = idx.store.db.execute(
+        # White-box (a benchmark may): the alternatives are built from noteseek's own chunk rows.
+        rows = idx._store.db.execute(
             "SELECT c.id, f.path, COALESCE(f.title, ''), c.section, c.chunk_text, "
             "c.heading_context FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
         )
@@ -129,7 +130,7 @@ def read_chunks(noteseek_db: str | os.PathLike[str]) -> list[Chunk]:
 
 def default_embedder() -> Any:
     """noteseek's embedder: the bundled potion-base-8M, unit float32 vectors."""
-    from noteseek.embedder import default_embedder as bundled
+    from noteseek.embedding.embedder import default_embedder as bundled
 
     return bundled()
 
@@ -170,7 +171,7 @@ def _dir_bytes(path: Path) -> int:
 
 def rg_terms(text: str) -> list[str]:
     """The words rg searches for: lower-cased, outer punctuation stripped, stopwords dropped."""
-    from noteseek.query import STOPWORDS
+    from noteseek.core.query import STOPWORDS
 
     words: list[str] = []
     for raw in text.lower().split():
@@ -385,7 +386,7 @@ class ReferenceDesign:
 
     def query(self, text: str, *, candidates: int = CANDIDATES) -> Answer:
         """FTS5 MATCH + vec0 KNN, top ``candidates`` chunks of each, the whole RRF-fused list."""
-        from noteseek.query import fts_query
+        from noteseek.core.query import fts_query
 
         t0 = time.perf_counter()
         match = fts_query(text)

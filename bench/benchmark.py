@@ -378,9 +378,9 @@ def query_session(
     idx = noteseek.Index(db, create=False)
     idx.search("warm up", mode="hybrid")  # model + vector matrix, before any clock
     t = time.perf_counter()
-    writeup2 = WriteUp2.load(state["writeup2"], idx.embedder)
+    writeup2 = WriteUp2.load(state["writeup2"], idx)
     load_writeup2 = time.perf_counter() - t
-    reference = ReferenceDesign(state["reference"], idx.embedder)
+    reference = ReferenceDesign(state["reference"], idx)
     rg = {name: Ripgrep(vault, phrase=name == "rg-phrase") for name in RG}
     for _ in range(2):  # page cache: let rg read every note once before timing
         Ripgrep(vault, phrase=True).query("zq-no-such-phrase-qz")
@@ -414,7 +414,7 @@ def query_session(
         if (i + 1) % 50 == 0:
             log(f"queries {i + 1}/{len(queries)}")
     # Untimed ablation: write-up 2 with BM25 over the chunk text alone (no title › section).
-    ablation = WriteUp2(writeup2.chunks, writeup2.vectors, idx.embedder, bm25_on="text")
+    ablation = WriteUp2(writeup2.chunks, writeup2.vectors, idx, bm25_on="text")
     answers["writeup2-chunktext"] = {q.id: ablation.query(q.text) for q in queries}
     reference.close()
     idx.close()
@@ -608,7 +608,7 @@ def bench_vault(name: str, plan: Plan, seed: int, monitor: NoiseMonitor) -> dict
         out["noteseek"].update(noteseek_incremental(vault, db, work, plan))
         out["phase_seconds"]["incremental"] = time.perf_counter() - t
         with noteseek.Index(db, create=False) as idx:
-            indexed = [r[0] for r in idx.store.db.execute("SELECT path FROM files")]
+            indexed = idx.note_paths()
             out["notes_indexed"] = len(indexed)
         judged_ids = {doc for docs in qrels.values() for doc in docs}
         matcher = NoteMatcher([ds.id_prefix + p for p in indexed], judged_ids)

@@ -216,7 +216,7 @@ def known_words_rule(nonsense_queries: list[str]) -> None:
     """
     import apsw
 
-    from noteseek.query import STOPWORDS, query_terms
+    from noteseek.core.query import STOPWORDS, query_terms
 
     vocab_path = Path(noteseek.__file__).parent / "models" / "potion-base-8M" / "vocab.txt"
     vocab = set(vocab_path.read_text(encoding="utf-8").split("\n"))
@@ -237,7 +237,7 @@ def known_words_rule(nonsense_queries: list[str]) -> None:
     for index in INDEXES:
         db = CACHE_DIR / f"{index}.db"
         with noteseek.Index(db, create=False) as idx:
-            con = idx.store.db
+            con = idx._store.db
             con.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fl_vocab USING fts5vocab(main, chunks_fts, 'row')"
             )

@@ -39,8 +39,8 @@ from datasets import (
     read_qrels,
     read_queries,
 )
-from noteseek.agent_context import CONTEXT_CANDIDATES, CONTEXT_TERM_SHARE, MAX_PROMPT_CHARS
-from noteseek.relevance import GateSettings, judge
+from noteseek.agents.prompt_context import CONTEXT_CANDIDATES, CONTEXT_TERM_SHARE, MAX_PROMPT_CHARS
+from noteseek.core.relevance import GateSettings, judge
 
 SETTINGS: noteseek.SearchSettings | None = None  # --max-term-share changes it
 
@@ -75,7 +75,7 @@ def dataset_index(name: str) -> tuple[Path, NoteMatcher]:
     with noteseek.Index(db) as idx:
         if not db.exists() or idx.status().files == 0:
             idx.update(vault)
-        paths = [str(r[0]) for r in idx.store.db.execute("SELECT path FROM files")]
+        paths = idx.note_paths()
     return db, NoteMatcher(paths, ds.id_prefix)
 
 

@@ -35,7 +35,7 @@ from scipy import stats as sps
 
 import noteseek
 from datasets import CACHE_DIR, DATA_DIR, DATASETS, read_queries
-from noteseek.fusion import convex_fusion
+from noteseek.core.fusion import convex_fusion
 
 E5_DIR = CACHE_DIR / "e5"
 SETS = {  # set -> (index, query language, vault language)
@@ -61,11 +61,11 @@ def ndcg10(ranked: list[int], qrels: dict[int, int]) -> float:
 
 def chunk_texts(db: Path) -> tuple[list[int], list[int], list[str], list[str]]:
     """(chunk ids, file ids, full texts, short texts) of an index."""
-    from noteseek.chunker import embedding_text, prose_text
+    from noteseek.core.chunker import embedding_text, prose_text
 
     ids, fids, full, short = [], [], [], []
     with noteseek.Index(db, create=False) as idx:
-        rows = idx.store.db.execute(
+        rows = idx._store.db.execute(
             "SELECT c.id, c.file_id, COALESCE(f.title, ''), c.section, c.chunk_text "
             "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
         ).fetchall()
@@ -173,8 +173,8 @@ def translate(text: str, table: dict[str, list[str]], stop: frozenset[str]) -> s
 
 
 def detectors() -> dict[str, Any]:
-    from noteseek.language import note_language
-    from noteseek.query import STOPWORDS
+    from noteseek.core.language import note_language
+    from noteseek.core.query import STOPWORDS
 
     german = frozenset(["der", "die", "das", "und", "ist", "nicht", "ein", "eine", "einen", "einem", "einer", "dem", "den", "des", "mit", "sich", "auf", "für", "von", "zu", "im", "wird", "werden", "sind", "auch", "als", "wie", "oder", "aber", "bei", "nach", "aus", "kann", "können", "wenn", "noch", "nur", "über", "diese", "dieser", "zum", "zur", "vom", "hat", "haben", "es", "wir", "ich", "du", "mir", "dich", "dass", "sehr", "schon", "hier", "wurde", "wer", "was", "wo", "wann", "warum", "welche", "welcher", "welches", "wieviel", "wie", "viele"])
     english = frozenset(["the", "and", "is", "are", "not", "of", "to", "for", "on", "with", "that", "this", "it", "as", "be", "by", "or", "from", "at", "can", "you", "your", "we", "they", "have", "has", "was", "were", "if", "then", "only", "about", "these", "which", "when", "what", "how", "there", "their", "would", "should", "been", "into", "more", "who", "why", "does", "did"])
@@ -269,7 +269,7 @@ def main() -> int:
             )
         return 0
 
-    from noteseek.query import STOPWORDS
+    from noteseek.core.query import STOPWORDS
 
     stop = frozenset(STOPWORDS)
     dicts = {
@@ -299,7 +299,7 @@ def main() -> int:
             with noteseek.Index(CACHE_DIR / f"{index}.db", create=False) as idx:
                 for q, t in zip(qids, texts):
                     tr = translate(t, dicts[qlang], stop)
-                    translated[q] = [idx.store.file_ids([h.chunk_id])[h.chunk_id] for h in idx.search(tr, limit=10)]
+                    translated[q] = [idx._store.file_ids([h.chunk_id])[h.chunk_id] for h in idx.search(tr, limit=10)]
         for j, q in enumerate(qids):
             entry = pool["queries"][q]
             qrels = entry["qrels"]

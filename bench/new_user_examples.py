@@ -7,7 +7,7 @@ Usage (after ``bench/quality.py`` built ``bench/.cache/obsidian-hub.db`` and ``r
 
 Prints the first five notes of today's hybrid search, with the known-words gate, with RM3
 expansion (where the query is thin enough), and reranked by the exported model (evaluated by
-`noteseek.rerank_model`, the pure-Python evaluator), and what `prompt_context` (the prompt hook's
+`noteseek.core.rerank_model`, the pure-Python evaluator), and what `prompt_context` (the prompt hook's
 block) says for each.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import noteseek
 from datasets import CACHE_DIR
-from noteseek.rerank_model import load_model
+from noteseek.core.rerank_model import load_model
 from rerank_lab import Tokens, note_tokens, query_features
 from rerank_pool import in_degrees, note_data, pool_entry
 
@@ -39,11 +39,11 @@ def main() -> int:
     db_path = CACHE_DIR / "obsidian-hub.db"
     vault = CACHE_DIR / "obsidian-hub" / "obsidian-hub"
     with noteseek.Index(db_path, create=False) as idx:
-        db = idx.store.db
+        db = idx._store.db
         paths = {str(p): int(f) for p, f in db.execute("SELECT path, id FROM files")}
         by_id = {f: p for p, f in paths.items()}
         degree = in_degrees(vault, paths)
-        from noteseek.agent_context import prompt_context
+        from noteseek.agents.prompt_context import prompt_context
 
         for text in QUERIES:
             print(f"\n### {text!r}\n")
@@ -55,14 +55,14 @@ def main() -> int:
             said = f"block of {len(block.text)} chars" if block.text else f"nothing ({block.reason})"
             print(f"  prompt hook: {said}")
             chunk_ids = [c for c, _ in entry["kw"] + entry["vec"]]
-            chunk_file = idx.store.file_ids(chunk_ids)
+            chunk_file = idx._store.file_ids(chunk_ids)
             wanted = {f for f, *_ in entry["fused"]} | set(chunk_file.values())
             notes = note_data(db, wanted)
             for fid, n in notes.items():
                 n["indegree"] = degree.get(fid, 0)
             pool = {
                 "chunk_file": chunk_file,
-                "total_chunks": int(idx.store.scalar("SELECT count(*) FROM chunks")),
+                "total_chunks": int(idx._store.scalar("SELECT count(*) FROM chunks")),
                 "notes": notes,
             }
             toks = {f: note_tokens(tokens, notes[f]) for f, *_ in entry["fused"][:40]}

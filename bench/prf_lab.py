@@ -29,8 +29,8 @@ from scipy import stats as sps
 
 import noteseek
 from datasets import CACHE_DIR
-from noteseek.fusion import convex_fusion
-from noteseek.query import STOPWORDS, query_terms
+from noteseek.core.fusion import convex_fusion
+from noteseek.core.query import STOPWORDS, query_terms
 
 SETS = (
     "beir-scifact",
@@ -132,7 +132,7 @@ def main() -> int:
         base, new, bbase, bnew = [], [], [], []
         mismatch = 0
         with noteseek.Index(CACHE_DIR / f"{INDEX[name]}.db", create=False) as idx:
-            store = idx.store
+            store = idx._store
             for entry in pool["queries"].values():
                 text = entry["text"]
                 content = [t for t in query_terms(text) if t not in STOPWORDS]
@@ -150,7 +150,7 @@ def main() -> int:
                 chunks = [(rows[c].text + " " + rows[c].section, s) for c, s in top if c in rows]
                 extra = expansion(text, chunks, args.terms)
                 if extra:
-                    exp_rows = idx.searcher.bm25(text + " " + " ".join(extra), 100)
+                    exp_rows = idx._searcher.bm25(text + " " + " ".join(extra), 100)
                     missing = [c for c, _ in exp_rows if c not in chunk_file]
                     chunk_file.update(store.file_ids(missing))
                     exp = notes(exp_rows, chunk_file)

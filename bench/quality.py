@@ -168,7 +168,7 @@ def open_index(ds: DataSet, vault: Path, cache_dir: Path, *, reindex: bool) -> I
 def note_chunk_counts(db: Path) -> dict[str, int]:
     """Vault-relative path -> number of chunks, for every file the index knows."""
     with noteseek.Index(db, create=False) as idx:
-        rows = idx.store.db.execute("SELECT path, chunk_count FROM files")
+        rows = idx._store.db.execute("SELECT path, chunk_count FROM files")  # white-box: bench only
         return {str(path): int(n) for path, n in rows}
 
 
@@ -198,7 +198,7 @@ def run_queries(
                     notes.append(note)
             ranked[qid] = notes
         seconds = time.perf_counter() - started
-        problem = idx.searcher.vector_problem if mode != "bm25" else None
+        problem = idx.vector_problem if mode != "bm25" else None
     return ranked, seconds, problem
 
 

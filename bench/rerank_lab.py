@@ -7,7 +7,7 @@ Usage (after ``bench/rerank_pool.py``)::
     nice -n 10 python bench/rerank_lab.py --export DIR         # train on everything, write models
 
 Candidates are the first ``--rerank`` (40) notes of the default hybrid ranking; the reranker
-reorders them and the rest keep their places after. Features: `noteseek.rerank_features`.
+reorders them and the rest keep their places after. Features: `noteseek.core.rerank_features`.
 Leave-one-corpus-out: a model never sees a query or a note of the corpus it is scored on (the
 three Help sets are one corpus, the four XQuAD sets one). nDCG@10 here has trec_eval's definition
 (linear gain, ideal from every judged note); the baseline column reproduces bench/quality.py.
@@ -30,8 +30,8 @@ import numpy as np
 from scipy import stats as sps
 
 from datasets import CACHE_DIR
-from noteseek.rerank_features import FEATURE_NAMES, Candidate, NoteTokens, QueryTerms, features
-from noteseek.stemming import StemOptions, register
+from noteseek.core.rerank_features import FEATURE_NAMES, Candidate, NoteTokens, QueryTerms, features
+from noteseek.storage.sqlite.tokenizer import StemOptions, register
 
 CORPUS_OF = {
     "beir-scifact": "scifact",
@@ -433,7 +433,7 @@ def export(data: dict[str, Any], out: Path, without: str = "", drop: str = "") -
     )
     print(f"wrote {out}/rerank-lambdarank.json and rerank-linear.json")
     # The pure-Python evaluators must give the training libraries' own scores.
-    from noteseek.rerank_model import load_model
+    from noteseek.core.rerank_model import load_model
 
     X = np.vstack([r[2] for r in rows[:300]])
     for name, ref in (

@@ -8,7 +8,7 @@ One process, one index (MDN), the same 300 anchor queries, rounds alternating be
 ``Index.search(q)`` and the same search followed by everything a reranker needs at query time:
 the candidate data from storage (one query for the 40 candidates' headings, one for their best
 sections), tokenizing title field, headings and those sections with the index's tokenizer, the
-features (`noteseek.rerank_features`), the model (`noteseek.rerank_model`, pure Python) and the
+features (`noteseek.core.rerank_features`), the model (`noteseek.core.rerank_model`, pure Python) and the
 re-sort. The BM25 and vector lists are the ones the search itself computed (its `_bm25` / `_knn`
 results are captured, not recomputed), so the difference is the reranker's own cost. Link
 in-degree is a dict lookup here (part 2 stores it at index time).
@@ -29,8 +29,8 @@ import apsw
 
 import noteseek
 from datasets import CACHE_DIR, DATA_DIR, read_queries
-from noteseek.rerank_features import Candidate, NoteTokens, QueryTerms, features
-from noteseek.rerank_model import load_model
+from noteseek.core.rerank_features import Candidate, NoteTokens, QueryTerms, features
+from noteseek.core.rerank_model import load_model
 
 HEAD = 30
 
@@ -52,8 +52,8 @@ def main() -> int:
     random.Random(42).shuffle(texts)
     texts = texts[: args.queries]
     with noteseek.Index(CACHE_DIR / "mdn.db", create=False) as idx:
-        searcher = idx.searcher
-        con = idx.store.db
+        searcher = idx._searcher
+        con = idx._store.db
         captured: dict[str, Any] = {}
         bm25, knn = searcher._bm25, searcher._knn
 
@@ -69,7 +69,7 @@ def main() -> int:
         searcher._knn = cap_knn  # type: ignore[method-assign]
         tok = con.fts5_tokenizer("noteseek", [])
         con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lat_vocab USING fts5vocab(main, chunks_fts, 'row')")
-        total = int(idx.store.scalar("SELECT count(*) FROM chunks"))
+        total = int(idx._store.scalar("SELECT count(*) FROM chunks"))
         indegree: dict[int, int] = {}
 
         def tokens(text: str, lang: str | None = None) -> tuple[str, ...]:

@@ -102,7 +102,7 @@ def query_tokens(db: apsw.Connection, text: str) -> list[list[str]]:
 
 def pool_entry(idx: noteseek.Index, paths: dict[str, int], text: str, head: int) -> dict[str, Any]:
     """What one query gives the reranker: the fused head, both raw lists, tokens and their df."""
-    db = idx.store.db
+    db = idx._store.db
     db.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pool_vocab USING fts5vocab(main, chunks_fts, 'row')"
     )
@@ -117,8 +117,8 @@ def pool_entry(idx: noteseek.Index, paths: dict[str, int], text: str, head: int)
         "text": text,
         "fused": [(paths[h.path], h.score, h.bm25_rank, h.vec_rank) for h in hits],
         "exact": [paths[h.path] for h in hits if h.explanation and h.explanation.exact_name],
-        "kw": idx.searcher.bm25(text, DEPTH),
-        "vec": idx.searcher.knn(text, DEPTH),
+        "kw": idx._searcher.bm25(text, DEPTH),
+        "vec": idx._searcher.knn(text, DEPTH),
         "tokens": toks,
         "df": df,
     }
@@ -149,7 +149,7 @@ def dump(ds: DataSet, args: argparse.Namespace) -> Path:
     qrels_raw = load_qrels(ds, args.data_dir, args.cache_dir)
     texts = read_queries(args.data_dir / ds.queries)
     with noteseek.Index(db_path, create=False) as idx:
-        store = idx.store
+        store = idx._store
         db = store.db
         paths = {str(p): int(f) for p, f in db.execute("SELECT path, id FROM files")}
         matcher = NoteMatcher(paths, ds.id_prefix)

@@ -26,10 +26,10 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "data" / "mdn-content-en" / "mdn-en-us-md.tar.gz"
 
 try:
-    from noteseek.scrubber import PATTERN_NAMES, scrub
+    from noteseek.secrets.scrubber import PATTERN_NAMES, scrub
 except ImportError:  # running from a checkout without `pip install -e .`
     sys.path.insert(0, str(REPO / "src"))
-    from noteseek.scrubber import PATTERN_NAMES, scrub
+    from noteseek.secrets.scrubber import PATTERN_NAMES, scrub
 
 
 def load_corpus(path: Path) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from noteseek.query import query_terms
+from noteseek.core.query import query_terms
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = REPO / "examples" / "sample-vault"

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from noteseek import Index, IndexOptions, IndexStats
-from noteseek.chunker import chunk_note
-from noteseek.vault import decode_note
+from noteseek.core.chunker import chunk_note
+from noteseek.engine.vault_walk import decode_note
 
 from .conftest import FakeEmbedder, WriteNotes, note
 
@@ -40,9 +40,9 @@ def body_note(title: str, text: str) -> str:
 def assert_consistent(idx: Index) -> None:
     """SQLite, FTS5 and vectors agree, and no chunk kept a NUL or a carriage return."""
     assert idx.check() == []
-    counts = idx.store.counts()
+    counts = idx._store.counts()
     assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
-    dirty = idx.store.scalar(
+    dirty = idx._store.scalar(
         "SELECT count(*) FROM chunks WHERE instr(chunk_text, char(0)) OR instr(chunk_text, char(13))"
     )
     assert dirty == 0
@@ -627,7 +627,7 @@ def test_unexpected_error_in_one_note_is_reported_and_the_run_goes_on(
             raise RecursionError("maximum recursion depth exceeded")
         return real_chunk(text, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("noteseek.indexer.chunk_note", chunk_with_a_bug)
+    monkeypatch.setattr("noteseek.engine.update.prepare.chunk_note", chunk_with_a_bug)
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         stats = idx.update(vault)
         assert problems_of(stats) == {

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noteseek.budget import estimate_tokens, fit_to_budget, truncate_at_word
+from noteseek.core.budget import estimate_tokens, fit_to_budget, truncate_at_word
 
 
 @dataclass(frozen=True)

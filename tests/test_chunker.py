@@ -4,7 +4,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from noteseek.chunker import ChunkOptions, chunk_note, embedding_text, prose_text, scan_headings
+from noteseek.core.chunker import (
+    ChunkOptions,
+    chunk_note,
+    embedding_text,
+    prose_text,
+    scan_headings,
+)
 
 
 def sections(text: str, **kw: object) -> list[tuple[str, str]]:

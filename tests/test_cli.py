@@ -168,6 +168,7 @@ COMMANDS = (
     "mcp",
     "serve",
     "intake",
+    "web",
 )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-import noteseek.store as store_module
+import noteseek.storage.sqlite.connection as store_module
 from noteseek import Index, IndexLockedError
 
 from .conftest import REPO, FakeEmbedder
@@ -59,7 +59,7 @@ stop, deadline = Path({stop!r}), time.monotonic() + {limit}
 def search(query, mode):
     # What Searcher.search should do itself (see test_search_reads_one_snapshot below): without
     # it, a full run that rewrites a note between search's statements drops that note.
-    with idx.store.snapshot():
+    with idx._store.snapshot():
         return idx.search(query, mode=mode)
 report = {{"searches": 0, "checks": 0, "busy": 0, "errors": [], "inconsistent": []}}
 idx = noteseek.Index({db!r}, embedder=FakeEmbedder())
@@ -170,7 +170,7 @@ def test_two_indexers_at_once_interleave_safely(tmp_path: Path, existing: bool) 
         assert all(out.split()[-4] == "done" for out, _ in outputs), outputs
         with Index(db, embedder=FakeEmbedder()) as idx:
             assert idx.check() == []
-            counts = idx.store.counts()
+            counts = idx._store.counts()
             assert counts["files"] == 200
             assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
             got = results(idx)
@@ -188,7 +188,7 @@ def test_a_writer_held_past_the_busy_timeout_is_refused_clearly(
     db = tmp_path / "index.db"
     with Index(db, embedder=FakeEmbedder()) as idx:
         idx.update(vault)
-        before = idx.store.counts()
+        before = idx._store.counts()
     monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 200)
     holder = apsw.Connection(str(db))
     holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
@@ -202,7 +202,7 @@ def test_a_writer_held_past_the_busy_timeout_is_refused_clearly(
         holder.execute("ROLLBACK")
         holder.close()
     with Index(db, embedder=FakeEmbedder()) as idx:
-        assert idx.store.counts() == before
+        assert idx._store.counts() == before
         assert idx.check() == []
         assert idx.update(vault, full=True).changed == 5
 
@@ -214,7 +214,7 @@ def test_search_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     with Index(db, embedder=FakeEmbedder()) as idx:
         idx.update(vault)
     reader = Index(db, embedder=FakeEmbedder())
-    lookup = reader.store.chunk_rows
+    lookup = reader._store.chunk_rows
 
     def rewrite_then_lookup(ids: list[int]) -> object:
         # Another process re-indexes every note (as `--full` does) right between two of
@@ -223,7 +223,7 @@ def test_search_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             writer.update(vault, full=True)
         return lookup(ids)
 
-    monkeypatch.setattr(reader.store, "chunk_rows", rewrite_then_lookup)
+    monkeypatch.setattr(reader._store, "chunk_rows", rewrite_then_lookup)
     try:
         hits = reader.search("zq0001", mode="bm25")
     finally:

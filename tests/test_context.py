@@ -9,16 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noteseek import Index
-from noteseek.agent_context import prompt_context
-from noteseek.budget import estimate_tokens
-from noteseek.context import (
+from noteseek.agents.prompt_context import prompt_context
+from noteseek.core.budget import estimate_tokens
+from noteseek.core.context_block import (
     CONTEXT_HEADING,
     CONTEXT_PROVENANCE,
     format_context,
     note_source,
     select_sections,
 )
-from noteseek.relevance import GateSettings, content_terms, judge
+from noteseek.core.relevance import GateSettings, content_terms, judge
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
 

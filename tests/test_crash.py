@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 
 from .conftest import REPO, FakeEmbedder
 
@@ -276,7 +276,7 @@ def test_sigkill_at_random_moments_leaves_a_consistent_index(tmp_path: Path) -> 
             assert idx.check() == [], f"trial {trial} ({kind}, {outcome} after {delay:.2f}s)"
             idx.update(vault)
             assert idx.check() == []
-            counts = idx.store.counts()
+            counts = idx._store.counts()
             assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
             recovered = results(idx)
         expected = clean_results(vault, reference_db)

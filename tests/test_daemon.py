@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from noteseek import Index, daemon_client
-from noteseek.agent_context import prompt_context
-from noteseek.daemon import Daemon
+from noteseek import Index
+from noteseek.agents.prompt_context import prompt_context
+from noteseek.daemon import client as daemon_client
+from noteseek.daemon.server import Daemon
 
 from .conftest import WriteNotes, note
 
@@ -209,9 +210,9 @@ def test_ensure_started_spawns_a_detached_daemon(db: Path, runtime: Path) -> Non
 def test_client_imports_only_the_standard_library(db: Path, runtime: Path) -> None:
     code = (
         "import sys\n"
-        "from noteseek import daemon_client\n"
+        "from noteseek.daemon import client as daemon_client\n"
         f"assert daemon_client.request({str(db)!r}, {{'op': 'ping'}}) is None\n"
-        "print(sorted(m for m in ('numpy', 'apsw', 'click', 'noteseek.index', 'noteseek.store')"
+        "print(sorted(m for m in ('numpy', 'apsw', 'click', 'noteseek.engine.index', 'noteseek.storage.sqlite.store')"
         " if m in sys.modules))\n"
     )
     out = subprocess.run(
@@ -308,7 +309,7 @@ def test_hook_fast_path_falls_back_when_the_daemon_cannot_answer(
 
 
 def test_hook_client_answer_without_daemon_is_none(db: Path, runtime: Path) -> None:
-    from noteseek.hook_client import answer
+    from noteseek.daemon.client import answer
 
     assert answer(["prompt", "--db", str(db)], json.dumps(PROMPT).encode()) is None
     assert answer(["prompt"], json.dumps(PROMPT).encode()) is None  # no explicit index: one-shot
@@ -349,7 +350,7 @@ def test_tool_hooks_take_the_fast_path_with_the_same_output(
 def test_a_client_of_another_version_makes_the_daemon_step_down(
     db: Path, runtime: Path
 ) -> None:
-    from noteseek.hook_client import socket_key
+    from noteseek.daemon.client import socket_key
 
     server = Daemon(db, idle_minutes=0)
     ready = threading.Event()

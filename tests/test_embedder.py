@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from noteseek.embedder import (
+from noteseek.embedding.embedder import (
     BUNDLED_MODEL_NAME,
     Model2VecEmbedder,
     bundled_model_path,
     default_embedder,
 )
-from noteseek.static_model import read_safetensors_header
+from noteseek.embedding.static_model import read_safetensors_header
 
 
 def test_bundled_model_files_ship_inside_the_package() -> None:
@@ -95,7 +95,7 @@ EDGE_TEXTS = [
 
 
 def test_fast_encoder_is_used_for_the_bundled_model() -> None:
-    from noteseek.static_model import StaticModel
+    from noteseek.embedding.static_model import StaticModel
 
     model = default_embedder()
     model.embed(["load"])
@@ -118,7 +118,7 @@ def test_fast_encoder_gives_model2vecs_vectors_bit_for_bit() -> None:
 
 
 def test_models_the_fast_encoder_does_not_support_fall_back_to_model2vec(tmp_path: Path) -> None:
-    from noteseek.static_model import load_static_model
+    from noteseek.embedding.static_model import load_static_model
 
     folder = tmp_path / "quantised"
     shutil.copytree(bundled_model_path(), folder)
@@ -152,10 +152,10 @@ def test_query_path_imports_stay_lean() -> None:
     """A search-only process (the per-prompt hook) loads neither the indexer stack nor model2vec."""
     code = (
         "import sys\n"
-        "import noteseek, noteseek.index, noteseek.search, noteseek.store\n"
+        "import noteseek, noteseek.engine.index, noteseek.engine.search, noteseek.storage.sqlite.store\n"
         "noteseek.default_embedder().embed(['a query'])\n"
-        "heavy = ['yaml', 'model2vec', 'noteseek.indexer', 'noteseek.chunker',\n"
-        "         'noteseek.scrubber', 'noteseek.frontmatter', 'noteseek.vault']\n"
+        "heavy = ['yaml', 'model2vec', 'noteseek.engine.update.run', 'noteseek.core.chunker',\n"
+        "         'noteseek.secrets.scrubber', 'noteseek.core.frontmatter', 'noteseek.engine.vault_walk']\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -182,7 +182,7 @@ QUERY_TEXTS = [
 
 
 def test_query_vectors_are_the_same_with_either_tokenizer() -> None:
-    from noteseek.query_encoder import load_query_encoder
+    from noteseek.embedding.query_encoder import load_query_encoder
 
     pure = load_query_encoder(bundled_model_path(), bert_uncased=True)
     library = load_query_encoder(bundled_model_path(), bert_uncased=False)
@@ -193,7 +193,7 @@ def test_query_vectors_are_the_same_with_either_tokenizer() -> None:
 
 
 def test_query_vector_points_where_the_document_vector_does() -> None:
-    from noteseek.quantize import quantize
+    from noteseek.embedding.quantize import quantize
 
     model = default_embedder()
     for text in QUERY_TEXTS[:4]:

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.eval_report import render_table, write_report
 from noteseek.evaluation import (
     EvalQuery,
     NoteMatcher,
@@ -15,6 +14,7 @@ from noteseek.evaluation import (
     load_queries,
     score_run,
 )
+from noteseek.evaluation.report import render_table, write_report
 
 from .conftest import FakeEmbedder, WriteNotes, note
 

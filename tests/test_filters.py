@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.query import folder_key, tag_key
+from noteseek.core.query import folder_key, tag_key
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
 
@@ -92,12 +92,12 @@ def test_tags_are_updated_when_a_note_changes(idx: Index, vault: Path) -> None:
     (vault / "work/beta.md").unlink()
     idx.update(vault)
     assert idx.search("deploy", tags=["other"], limit=30) == []
-    count = idx.store.scalar("SELECT count(*) FROM note_tags WHERE tag = 'other'")
+    count = idx._store.scalar("SELECT count(*) FROM note_tags WHERE tag = 'other'")
     assert count == 0
 
 
 def test_vec0_fallback_path_filters_too(idx: Index) -> None:
-    idx.searcher.vectors.uses_matrix = False
+    idx._searcher.vectors.uses_matrix = False
     hits = idx.search("deploy", mode="vector", folders=["work"], limit=10)
     assert paths(hits) == {"work/project/alpha.md", "work/beta.md"}
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noteseek.fusion import reciprocal_rank_fusion
+from noteseek.core.fusion import reciprocal_rank_fusion
 
 
 def test_rrf_scores_follow_the_formula() -> None:
@@ -52,7 +52,7 @@ def test_every_item_appears_once_and_scores_descend(lists: list[list[int]]) -> N
 
 
 def test_convex_fusion_normalises_each_list_and_weights_them() -> None:
-    from noteseek.fusion import convex_fusion
+    from noteseek.core.fusion import convex_fusion
 
     fused = convex_fusion(
         [[("a", 10.0), ("b", 5.0), ("c", 0.0)], [("c", 0.9), ("a", 0.5)]], weights=(0.7, 0.3)
@@ -67,7 +67,7 @@ def test_convex_fusion_normalises_each_list_and_weights_them() -> None:
 
 def test_convex_fusion_keeps_a_clear_keyword_winner_first() -> None:
     """RRF lets a weak second list outvote a far-ahead BM25 hit; score fusion does not."""
-    from noteseek.fusion import convex_fusion
+    from noteseek.core.fusion import convex_fusion
 
     keyword = [("exact", 30.0), ("x", 5.0), ("y", 4.9)]
     vector = [("x", 0.61), ("y", 0.60), ("noise", 0.59)]  # the weak list misses it
@@ -77,7 +77,7 @@ def test_convex_fusion_keeps_a_clear_keyword_winner_first() -> None:
 
 
 def test_convex_fusion_handles_empty_and_constant_lists() -> None:
-    from noteseek.fusion import convex_fusion
+    from noteseek.core.fusion import convex_fusion
 
     assert convex_fusion([[], []], weights=(0.5, 0.5)) == []
     only = convex_fusion([[("a", 2.0), ("b", 2.0)], []], weights=(0.7, 0.3))
@@ -87,7 +87,7 @@ def test_convex_fusion_handles_empty_and_constant_lists() -> None:
 
 
 def test_convex_heads_make_the_first_items_independent_of_list_length() -> None:
-    from noteseek.fusion import convex_fusion
+    from noteseek.core.fusion import convex_fusion
 
     a = [(f"a{i}", 10.0 - i) for i in range(40)]
     b = [(f"a{i}" if i % 3 else f"b{i}", 5.0 - i / 10) for i in range(40)]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.context import CONTEXT_HEADING
-from noteseek.hooks import main as hook_main
+from noteseek.core.context_block import CONTEXT_HEADING
+from noteseek.hooks.command import main as hook_main
 
 from .conftest import SAMPLE_VAULT
 
@@ -145,7 +145,7 @@ def test_errors_are_logged_and_prompt_text_never_is(env: dict[str, str]) -> None
 def test_in_process_main_reports_a_bug_as_silence(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import noteseek.agent_context as agent_context
+    import noteseek.agents.prompt_context as agent_context
 
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("boom")

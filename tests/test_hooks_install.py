@@ -13,20 +13,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from noteseek import hook_settings
-from noteseek.hooks_install import (
+from noteseek.cli.hooks import install_cmd, uninstall_cmd
+from noteseek.hooks import settings_json as hook_settings
+from noteseek.hooks.install import (
     HookEntry,
     SettingsFileError,
     apply_change,
     hook_entries,
-    install_cmd,
     merge_hooks,
     noteseek_executable,
     plan_install,
     plan_uninstall,
     project_settings_path,
     remove_hooks,
-    uninstall_cmd,
     user_settings_path,
 )
 
@@ -465,7 +464,7 @@ def test_cli_errors(tmp_path: Path) -> None:
 def test_install_pins_the_only_index_and_leaves_it_open_when_unclear(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from noteseek.paths import default_db_path
+    from noteseek.engine.locations import default_db_path
 
     home = tmp_path / "home"
     monkeypatch.setenv("NOTESEEK_HOME", str(home))

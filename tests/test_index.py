@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 from noteseek import Index, IndexOptions, SchemaVersionError
-from noteseek.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 
 from .conftest import FakeEmbedder, WriteNotes, note
 
@@ -34,7 +34,7 @@ NOTES = {
 
 def assert_consistent(idx: Index) -> None:
     assert idx.check() == []
-    counts = idx.store.counts()
+    counts = idx._store.counts()
     assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
 
 
@@ -47,7 +47,7 @@ def test_full_index_then_noop(tmp_path: Path, vault: Path, fake_embedder: FakeEm
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         stats = idx.update(vault)
         assert (stats.added, stats.changed, stats.removed, stats.skipped) == (3, 0, 0, 0)
-        assert stats.chunks == idx.store.counts()["chunks"] > 3
+        assert stats.chunks == idx._store.counts()["chunks"] > 3
         assert_consistent(idx)
         embedded = fake_embedder.texts_embedded
         again = idx.update(vault)
@@ -93,7 +93,7 @@ def test_touched_but_unchanged_file_is_not_reembedded(
         assert stats.changed == 0 and stats.unchanged == 3
         assert fake_embedder.texts_embedded == before
         # And the new mtime is remembered, so the next run does not even read the file.
-        assert idx.store.file_states()["security/oauth.md"].mtime_ns == target.stat().st_mtime_ns
+        assert idx._store.file_states()["security/oauth.md"].mtime_ns == target.stat().st_mtime_ns
 
 
 def test_editing_one_section_reuses_the_other_vectors(
@@ -115,13 +115,13 @@ def test_model_change_reembeds_everything(tmp_path: Path, vault: Path) -> None:
     db = tmp_path / "i.db"
     with Index(db, embedder=FakeEmbedder(dim=64)) as idx:
         idx.update(vault)
-        chunks = idx.store.counts()["chunks"]
+        chunks = idx._store.counts()["chunks"]
     new_model = FakeEmbedder(dim=32, version="v2")
     with Index(db, embedder=new_model) as idx:
         stats = idx.update(vault)
         assert stats.unchanged == 3
         assert new_model.texts_embedded == chunks == stats.chunks_embedded
-        assert idx.store.get_meta("model_fingerprint") == "fake:32:v2"
+        assert idx._store.get_meta("model_fingerprint") == "fake:32:v2"
         assert_consistent(idx)
         assert idx.search("refresh token keychain", mode="vector")[0].path == "security/oauth.md"
 
@@ -178,11 +178,11 @@ def test_include_and_exclude_folders(
         tmp_path / "a.db", embedder=fake_embedder, options=IndexOptions(include=("db",))
     ) as idx:
         idx.update(vault)
-        assert set(idx.store.file_states()) == {"db/postgres.md"}
+        assert set(idx._store.file_states()) == {"db/postgres.md"}
     options = IndexOptions(exclude=(".obsidian", "de"))
     with Index(tmp_path / "b.db", embedder=fake_embedder, options=options) as idx:
         idx.update(vault)
-        assert set(idx.store.file_states()) == {"db/postgres.md", "security/oauth.md"}
+        assert set(idx._store.file_states()) == {"db/postgres.md", "security/oauth.md"}
 
 
 def test_symlink_outside_the_vault_is_not_followed(
@@ -240,7 +240,7 @@ def test_newer_schema_is_refused_not_damaged(tmp_path: Path) -> None:
 def test_vectors_unavailable_degrades_to_bm25(
     tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import noteseek.store as store_module
+    import noteseek.storage.sqlite.connection as store_module
 
     monkeypatch.setattr(store_module, "_load_sqlite_vec", lambda db: "OSError: simulated")
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
@@ -348,12 +348,12 @@ def test_a_folder_with_an_ignore_marker_is_not_indexed(
     )
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
-        paths = {r[0] for r in idx.store.db.execute("SELECT path FROM files")}
+        paths = {r[0] for r in idx._store.db.execute("SELECT path FROM files")}
         assert paths == {"keep/a.md"}
         # Adding the marker later drops the folder's notes on the next run.
         (vault / "keep" / ".noteseekignore").touch()
         idx.update(vault)
-        assert idx.store.scalar("SELECT count(*) FROM files") == 0
+        assert idx._store.scalar("SELECT count(*) FROM files") == 0
 
 
 def test_max_term_share_leaves_common_words_out_of_bm25(
@@ -387,13 +387,13 @@ def test_rewriting_most_notes_leaves_a_text_index_as_small_as_a_fresh_one(
     )
 
     def fts_bytes(idx: Index) -> int:
-        return int(idx.store.scalar("SELECT sum(length(block)) FROM chunks_fts_data"))
+        return int(idx._store.scalar("SELECT sum(length(block)) FROM chunks_fts_data"))
 
     with Index(tmp_path / "fresh.db", embedder=fake_embedder) as fresh:
         fresh.update(vault)
         fresh_size = fts_bytes(fresh)
         # A first build deletes nothing, so it does not merge (which would leave free pages).
-        assert fresh.store.scalar("PRAGMA freelist_count") == 0
+        assert fresh._store.scalar("PRAGMA freelist_count") == 0
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
         for _ in range(3):
@@ -415,7 +415,7 @@ def test_an_index_opened_without_options_keeps_the_folders_it_was_built_with(
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         assert "private" in idx.options.exclude
         idx.update(vault)
-        paths = {r[0] for r in idx.store.db.execute("SELECT path FROM files")}
+        paths = {r[0] for r in idx._store.db.execute("SELECT path FROM files")}
     assert paths == {"work/a.md"}
 
 

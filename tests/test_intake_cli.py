@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from noteseek.cli import cli
+from noteseek.cli.main import cli
 
 from .conftest import SAMPLE_VAULT
 

@@ -85,7 +85,7 @@ def test_a_failed_move_leaves_the_source_in_place(
     ],
 )
 def test_insert_block_round_trips_exactly(original: bytes) -> None:
-    from noteseek.frontmatter import parse_frontmatter
+    from noteseek.core.frontmatter import parse_frontmatter
 
     data, inserted, offset = insert_block(original, {"proposed_domain": "web/api", "total": 0.47})
     meta, _ = parse_frontmatter(data.decode("utf-8-sig").replace("\r\n", "\n"))

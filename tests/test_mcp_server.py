@@ -15,22 +15,22 @@ import click
 import pytest
 
 from noteseek import Index
-from noteseek.budget import estimate_tokens
-from noteseek.note_access import NoteText
-from noteseek.search import Hit
+from noteseek.core.budget import estimate_tokens
+from noteseek.engine.note_access import NoteText
+from noteseek.engine.search import Hit
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, WriteNotes, note
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from noteseek import mcp_server  # noqa: E402
-from noteseek.mcp_server import (  # noqa: E402
+from noteseek.cli.mcp import mcp_cmd  # noqa: E402
+from noteseek.mcp import server as mcp_server  # noqa: E402
+from noteseek.mcp.server import (  # noqa: E402
     VaultService,
     build_server,
     format_hits,
     format_note,
-    mcp_cmd,
 )
 
 
@@ -237,8 +237,8 @@ def test_refresh_updates_in_the_background_and_status_reports_it(
 
 def test_refresh_is_skipped_when_the_index_was_built_with_other_options(vault_db: Path) -> None:
     with Index(vault_db, create=False, embedder=FakeEmbedder()) as idx:
-        with idx.store.write():
-            idx.store.set_meta("pipeline", "built-with-an-allow-list")
+        with idx._store.write():
+            idx._store.set_meta("pipeline", "built-with-an-allow-list")
     service = VaultService(db=str(vault_db), opener=CountingOpener())
     service.start_refresh()
     state = service.wait_refresh(timeout=120)

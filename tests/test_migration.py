@@ -12,12 +12,12 @@ import apsw
 import pytest
 import sqlite_vec
 
-import noteseek.store as store_module
+import noteseek.storage.sqlite.connection as store_module
 from noteseek import Index, SchemaVersionError
-from noteseek.chunker import chunk_note, content_hash, embedding_text
-from noteseek.quantize import quantize
-from noteseek.schema import MIGRATIONS, SCHEMA_VERSION
-from noteseek.store import Store
+from noteseek.core.chunker import chunk_note, content_hash, embedding_text
+from noteseek.embedding.quantize import quantize
+from noteseek.storage.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from noteseek.storage.sqlite.store import SqliteStore as Store
 
 from .conftest import REPO, FakeEmbedder, WriteNotes, note
 from .test_crash import write_vault
@@ -110,7 +110,7 @@ def test_v1_index_is_migrated_searchable_and_reprocessed(
     db = tmp_path / "v1.db"
     chunks = build_v1(db, vault)
     with Index(db, embedder=FakeEmbedder()) as idx:
-        assert idx.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert idx.check() == []
         # Searchable straight away, before any update (title/tags fields are empty until then).
         assert paths(idx, "autovacuum dead tuples", "bm25")[0] == "db/postgres.md"
@@ -122,7 +122,7 @@ def test_v1_index_is_migrated_searchable_and_reprocessed(
         assert stats.changed == len(NOTES) and stats.unchanged == 0
         assert stats.vectors_reused == chunks and stats.chunks_embedded == 0
         assert idx.check() == []
-        counts = idx.store.counts()
+        counts = idx._store.counts()
         assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
         # Fields only the new schema has: aliases in the title field, tags, exact names.
         assert paths(idx, "Token Renewal", "hybrid")[0] == "security/oauth.md"
@@ -153,7 +153,7 @@ def test_a_failed_migration_leaves_the_old_version_and_is_retried(
     assert "title" not in {r[1] for r in raw.execute("PRAGMA table_info(chunks)")}
     raw.close()
     with Index(db, embedder=FakeEmbedder()) as idx:
-        assert idx.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert idx.check() == []
         idx.update(vault)
         assert idx.check() == []
@@ -163,7 +163,7 @@ OPENER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {repo!r})
-from noteseek.store import Store
+from noteseek.storage.sqlite.store import SqliteStore as Store
 go = Path({go!r})
 while not go.exists():
     time.sleep(0.001)
@@ -193,7 +193,7 @@ def test_processes_opening_an_old_file_at_once_migrate_it_once(tmp_path: Path) -
         errors = [p.communicate(timeout=60)[1] for p in procs]
         assert [p.returncode for p in procs] == [0] * 4, errors
         with Index(db, embedder=FakeEmbedder()) as idx:
-            assert idx.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+            assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
             assert idx.check() == []
 
 
@@ -225,5 +225,5 @@ def test_an_interrupted_first_run_after_migration_still_reprocesses_every_note(
         idx.update(vault, progress=crash)
     with Index(db, embedder=FakeEmbedder()) as idx:
         idx.update(vault)
-        untitled = idx.store.scalar("SELECT count(*) FROM chunks WHERE title = ''")
+        untitled = idx._store.scalar("SELECT count(*) FROM chunks WHERE title = ''")
         assert untitled == 0

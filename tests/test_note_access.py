@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.note_access import (
+from noteseek.engine.note_access import (
     NoteNotIndexedError,
     NoteUnreadableError,
     SectionNotFoundError,
@@ -193,7 +193,7 @@ def test_a_heading_inside_fenced_code_is_not_a_section() -> None:
 
 
 def test_reads_an_indexed_note_with_its_frontmatter_and_sections(indexed: Index) -> None:
-    note = read_indexed_note(indexed.store, "howto/git.md")
+    note = read_indexed_note(indexed._store, "howto/git.md")
     assert note.text.startswith("---\ntitle: Git recipes")
     assert note.title == "Git recipes"
     assert "Undo a rebase › With the reflog" in note.sections
@@ -202,7 +202,7 @@ def test_reads_an_indexed_note_with_its_frontmatter_and_sections(indexed: Index)
 
 
 def test_reads_one_section_under_its_canonical_name(indexed: Index) -> None:
-    note = read_indexed_note(indexed.store, "howto/git", section="with the reflog")
+    note = read_indexed_note(indexed._store, "howto/git", section="with the reflog")
     assert note.path == "howto/git.md"  # the missing extension is added
     assert note.section == "Undo a rebase › With the reflog"
     assert note.text.startswith("### With the reflog")
@@ -210,15 +210,15 @@ def test_reads_one_section_under_its_canonical_name(indexed: Index) -> None:
 
 def test_section_not_found_lists_the_sections(indexed: Index) -> None:
     with pytest.raises(SectionNotFoundError, match="'Undo a rebase'"):
-        read_indexed_note(indexed.store, "howto/git.md", section="Nope")
+        read_indexed_note(indexed._store, "howto/git.md", section="Nope")
 
 
 def test_secrets_are_scrubbed_in_the_whole_note_and_in_a_section(indexed: Index) -> None:
-    note = read_indexed_note(indexed.store, "deploy.md")
+    note = read_indexed_note(indexed._store, "deploy.md")
     assert TOKEN not in note.text
     assert "GITHUB_TOKEN=[REDACTED:github-token]" in note.text
     assert note.redacted == 1
-    section = read_indexed_note(indexed.store, "deploy.md", section="Env")
+    section = read_indexed_note(indexed._store, "deploy.md", section="Env")
     assert TOKEN not in section.text
     assert "[REDACTED:github-token]" in section.text
 
@@ -228,64 +228,64 @@ def test_secrets_are_scrubbed_in_the_whole_note_and_in_a_section(indexed: Index)
 )
 def test_files_the_index_does_not_hold_are_refused(indexed: Index, path: str) -> None:
     with pytest.raises(NoteNotIndexedError, match="not an indexed note"):
-        read_indexed_note(indexed.store, path)
+        read_indexed_note(indexed._store, path)
 
 
 def test_a_symlink_leading_out_of_the_vault_is_refused_and_its_target_not_read(
     indexed: Index,
 ) -> None:
     with pytest.raises(NoteNotIndexedError, match="skipped: symlink points outside") as caught:
-        read_indexed_note(indexed.store, "outlink.md")
+        read_indexed_note(indexed._store, "outlink.md")
     assert "okapi" not in str(caught.value)
 
 
 def test_an_indexed_symlinked_note_is_refused_with_its_real_path(indexed: Index) -> None:
     # The indexer reads a symlinked note whose target is inside the vault; get_note does not.
     with pytest.raises(UnsafeNotePathError, match=r"is a symlink.*'howto/git\.md'"):
-        read_indexed_note(indexed.store, "inlink.md")
+        read_indexed_note(indexed._store, "inlink.md")
 
 
 def test_a_path_through_a_symlinked_folder_is_refused(indexed: Index) -> None:
     with pytest.raises((UnsafeNotePathError, NoteNotIndexedError)):
-        read_indexed_note(indexed.store, "linkdir/git.md")
-    root = Path(indexed.store.get_meta("vault_root") or "")
+        read_indexed_note(indexed._store, "linkdir/git.md")
+    root = Path(indexed._store.get_meta("vault_root") or "")
     with pytest.raises(UnsafeNotePathError, match="symlinked folder"):
         check_note_path(root, "linkdir/git.md")
 
 
 def test_a_note_not_found_suggests_notes_with_the_same_file_name(indexed: Index) -> None:
     with pytest.raises(NoteNotIndexedError) as caught:
-        read_indexed_note(indexed.store, "git.md")
+        read_indexed_note(indexed._store, "git.md")
     assert "'howto/git.md'" in str(caught.value)
     assert "'other/git.md'" in str(caught.value)
     assert "noteseek index" in str(caught.value)
 
 
 def test_a_new_file_is_not_indexed_until_the_next_run(indexed: Index) -> None:
-    root = Path(indexed.store.get_meta("vault_root") or "")
+    root = Path(indexed._store.get_meta("vault_root") or "")
     (root / "new.md").write_text("# New\n\nWritten after the last run.\n")
     with pytest.raises(NoteNotIndexedError, match="run 'noteseek index"):
-        read_indexed_note(indexed.store, "new.md")
+        read_indexed_note(indexed._store, "new.md")
 
 
 def test_a_changed_note_is_read_fresh_scrubbed_and_flagged(indexed: Index) -> None:
-    root = Path(indexed.store.get_meta("vault_root") or "")
+    root = Path(indexed._store.get_meta("vault_root") or "")
     path = root / "howto" / "git.md"
     path.write_text(RECIPES + f"\n## New\n\ntoken: {TOKEN}\n")
     os.utime(path, ns=(1, 1))
-    note = read_indexed_note(indexed.store, "howto/git.md", section="New")
+    note = read_indexed_note(indexed._store, "howto/git.md", section="New")
     assert note.changed_since_indexed
     assert TOKEN not in note.text and "[REDACTED:" in note.text
 
 
 def test_a_deleted_note_says_to_update_the_index(indexed: Index) -> None:
-    root = Path(indexed.store.get_meta("vault_root") or "")
+    root = Path(indexed._store.get_meta("vault_root") or "")
     (root / "deploy.md").unlink()
     with pytest.raises(NoteUnreadableError, match="noteseek index"):
-        read_indexed_note(indexed.store, "deploy.md")
+        read_indexed_note(indexed._store, "deploy.md")
 
 
 def test_an_empty_index_says_to_index_first(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
     with Index(tmp_path / "empty.db", embedder=fake_embedder) as idx:
         with pytest.raises(NoteNotIndexedError, match="noteseek index"):
-            read_indexed_note(idx.store, "a.md")
+            read_indexed_note(idx._store, "a.md")

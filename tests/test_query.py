@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noteseek.query import MAX_QUERY_TERMS, fts_query, query_terms
+from noteseek.core.query import MAX_QUERY_TERMS, fts_query, query_terms
 
 NASTY = [
     "",
@@ -115,7 +115,7 @@ def test_query_terms_dedupe_and_lowercase() -> None:
 
 
 def test_name_key_folds_case_accents_and_punctuation() -> None:
-    from noteseek.query import name_key
+    from noteseek.core.query import name_key
 
     assert name_key("Mietvertrag Kündigung §3") == name_key("mietvertrag-kundigung 3")
     assert name_key("  Git_Rebase   Recipes! ") == "git rebase recipes"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.rerank_features import FEATURE_NAMES, Candidate, NoteTokens, QueryTerms, features
-from noteseek.rerank_model import LinearModel, TreeModel, load_model
+from noteseek.core.rerank_features import FEATURE_NAMES, Candidate, NoteTokens, QueryTerms, features
+from noteseek.core.rerank_model import LinearModel, TreeModel, load_model
 
 
 def _cand(**changes: object) -> Candidate:

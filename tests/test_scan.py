@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from noteseek.cli import cli
+from noteseek.cli.main import cli
+from noteseek.engine.secret_scan import PATH_LINE, scan_secrets
 from noteseek.errors import NoteseekError, VaultNotFoundError
-from noteseek.scan import PATH_LINE, scan_secrets
-from noteseek.scrubber import Allowlist, AllowlistError, secret_fingerprint
+from noteseek.secrets.scrubber import Allowlist, AllowlistError, secret_fingerprint
 from tests.conftest import SAMPLE_VAULT
 from tests.test_scrubber import PASSWORD, TOKENS
 from tests.test_secrets_in_db import NAME_SECRET, SecretVault, build_secret_vault

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noteseek.errors import NoteseekError
-from noteseek.scrubber import (
+from noteseek.secrets.scrubber import (
     PATTERN_NAMES,
     RULES_FINGERPRINT,
     Allowlist,

@@ -8,8 +8,8 @@ import apsw
 import pytest
 
 from noteseek import Index
-from noteseek.language import GERMAN, note_language
-from noteseek.stemming import StemOptions, register
+from noteseek.core.language import GERMAN, note_language
+from noteseek.storage.sqlite.tokenizer import StemOptions, register
 
 from .conftest import FakeEmbedder, WriteNotes, note
 
@@ -76,9 +76,9 @@ def test_a_german_inflection_finds_the_german_note(
 ) -> None:
     vault = make_vault({"de/dateien.md": GERMAN_NOTE, "en/files.md": ENGLISH_NOTE})
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
-        assert not idx.store.stem_options.german_queries
+        assert not idx._store.stem_options.german_queries
         idx.update(vault)
-        assert idx.store.stem_options.german_queries
+        assert idx._store.stem_options.german_queries
         hits = idx.search("Dateiformaten unterstützte", mode="bm25")
         assert hits and hits[0].path == "de/dateien.md"
         # English stemming is untouched by the German note next to it
@@ -90,11 +90,11 @@ def test_a_german_inflection_finds_the_german_note(
         (vault / "de" / "dateien.md").unlink()
         idx.update(vault)
         assert idx.check() == []
-        assert not idx.store.stem_options.german_queries
+        assert not idx._store.stem_options.german_queries
         assert idx.search("Dateiformaten", mode="bm25") == []
     # a new connection reads the flag back
     with Index(tmp_path / "i.db", embedder=fake_embedder, create=False) as idx:
-        assert not idx.store.stem_options.german_queries
+        assert not idx._store.stem_options.german_queries
 
 
 @pytest.mark.parametrize("lang", [None, GERMAN])
@@ -107,7 +107,7 @@ def test_the_fts_table_can_be_rebuilt_from_its_content(
         idx.update(make_vault({"n.md": text}))
         query = "Dateiformaten" if lang else "running"
         before = [h.path for h in idx.search(query, mode="bm25")]
-        with idx.store.write():
-            idx.store.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        with idx._store.write():
+            idx._store.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
         assert [h.path for h in idx.search(query, mode="bm25")] == before == ["n.md"]
         assert idx.check() == []

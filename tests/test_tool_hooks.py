@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noteseek.tool_hooks import (
+from noteseek.agents.tool_hooks import (
     ADDITIONAL_CONTEXT_LIMIT,
     NOTE_MARKER,
     ExtractOptions,

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from noteseek import Index
-from noteseek.embedder import query_vector
-from noteseek.quantize import dequantize, quantize, quantize_query
-from noteseek.vectors import _best_numpy, _best_python
+from noteseek.embedding.embedder import query_vector
+from noteseek.embedding.quantize import dequantize, quantize, quantize_query
+from noteseek.engine.vectors import _best_numpy, _best_python
 
 from .conftest import FakeEmbedder, WriteNotes, note
 
@@ -30,7 +30,7 @@ def index(tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder) -
 
 
 def test_matrix_and_vec0_agree(index: Index, fake_embedder: FakeEmbedder) -> None:
-    vectors = index.searcher.vectors
+    vectors = index._searcher.vectors
     query = query_vector(fake_embedder, "alpha gamma zeta")
     assert query is not None
     from_matrix = vectors.search(query, 15)
@@ -53,13 +53,13 @@ def test_matrix_is_refreshed_after_an_update(
     text = "New › Body\n\nomega unique omega words here"
     query = query_vector(fake_embedder, text)
     assert query is not None
-    before = index.searcher.vectors.search(query, 1)[0]
+    before = index._searcher.vectors.search(query, 1)[0]
     assert before.cosine < 0.99
     vault = make_vault({"new.md": "# New\n\n## Body\n\nomega unique omega words here\n"})
     index.update(vault)
-    after = index.searcher.vectors.search(query, 1)[0]
+    after = index._searcher.vectors.search(query, 1)[0]
     assert after.cosine == pytest.approx(1.0, abs=0.01)
-    assert index.store.chunk_rows([after.chunk_id])[after.chunk_id].path == "new.md"
+    assert index._store.chunk_rows([after.chunk_id])[after.chunk_id].path == "new.md"
     index.close()
 
 
@@ -75,8 +75,8 @@ def test_int8_round_trip_keeps_direction() -> None:
 
 def _reference_matrix(index: Index) -> tuple[np.ndarray, np.ndarray]:
     """The vectors as vec0 itself returns them, by id."""
-    dim = int(index.store.get_meta("vector_dim") or 0)
-    rows = index.store.db.execute("SELECT rowid, embedding FROM chunks_vec ORDER BY rowid")
+    dim = int(index._store.get_meta("vector_dim") or 0)
+    rows = index._store.db.execute("SELECT rowid, embedding FROM chunks_vec ORDER BY rowid")
     ids, blobs = zip(*[(int(r), bytes(b)) for r, b in rows])
     matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(-1, dim)
     return np.array(ids, dtype=np.int64), matrix
@@ -92,11 +92,11 @@ def test_loaded_matrix_is_bit_identical_to_the_reference(
     for i in range(1, 40, 4):
         (vault / f"n{i:02}.md").unlink()
     index.update(vault)
-    holes = index.store.scalar("SELECT sum(size) FROM chunks_vec_chunks") - index.store.scalar(
+    holes = index._store.scalar("SELECT sum(size) FROM chunks_vec_chunks") - index._store.scalar(
         "SELECT count(*) FROM chunks_vec_rowids"
     )
     assert holes > 0
-    matrix = index.searcher.vectors.prepare()
+    matrix = index._searcher.vectors.prepare()
     assert matrix is not None
     ref_ids, ref_rows = _reference_matrix(index)
     ids = np.frombuffer(matrix.ids, dtype=np.int64)
@@ -105,10 +105,10 @@ def test_loaded_matrix_is_bit_identical_to_the_reference(
     assert np.array_equal(ids[order], ref_ids)
     assert rows[order].tobytes() == ref_rows.tobytes()
     # intake's float view: unit rows of the same vectors, each with its note
-    floats = index.searcher.vectors.float_matrix()
+    floats = index._searcher.vectors.float_matrix()
     assert floats is not None
     assert floats.rows.tobytes() == dequantize(rows).tobytes()
-    files = index.store.file_ids([int(i) for i in ids])
+    files = index._store.file_ids([int(i) for i in ids])
     assert [files[int(i)] for i in ids] == floats.files.tolist()
     index.close()
 
@@ -160,7 +160,7 @@ def test_both_selections_pick_the_same_positions_in_the_same_order(k: int) -> No
 
 
 def test_numpy_and_pure_selection_give_identical_hits(index: Index, fake_embedder: FakeEmbedder) -> None:
-    matrix = index.searcher.vectors.prepare()
+    matrix = index._searcher.vectors.prepare()
     assert matrix is not None
     for text in ("alpha gamma zeta", "unique7 theta", "kappa kappa kappa"):
         query = query_vector(fake_embedder, text)

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from noteseek.embedder import Model2VecEmbedder, bundled_model_path, default_embedder
-from noteseek.query_encoder import _read_vocab
-from noteseek.wordpiece import WordPiece
+from noteseek.embedding.embedder import Model2VecEmbedder, bundled_model_path, default_embedder
+from noteseek.embedding.query_encoder import _read_vocab
+from noteseek.embedding.wordpiece import WordPiece
 
 MODEL = bundled_model_path()
 SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "examples" / "sample-vault"

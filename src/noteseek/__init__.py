@@ -18,10 +18,26 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .agent_context import PromptContext, prompt_context
-    from .chunker import ChunkedNote, ChunkOptions, NoteChunk, chunk_note
-    from .context import format_context
-    from .embedder import Embedder, Model2VecEmbedder, bundled_model_path, default_embedder
+    from .agents.prompt_context import PromptContext, prompt_context
+    from .core.chunker import ChunkedNote, ChunkOptions, NoteChunk, chunk_note
+    from .core.context_block import format_context
+    from .core.fusion import reciprocal_rank_fusion
+    from .core.query import fts_query
+    from .core.relevance import GateSettings
+    from .embedding.embedder import (
+        Embedder,
+        Model2VecEmbedder,
+        bundled_model_path,
+        default_embedder,
+    )
+    from .engine.index import Index, IndexStatus
+    from .engine.locations import data_dir, default_db_path
+    from .engine.note_access import NoteText
+    from .engine.open import LazyIndex, locate_index, open_index
+    from .engine.request import SearchRequest, SearchResult
+    from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
+    from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
+    from .engine.update.options import IndexOptions, IndexStats
     from .errors import (
         IndexLockedError,
         IndexNotFoundError,
@@ -30,62 +46,68 @@ if TYPE_CHECKING:
         NoteNotIndexedError,
         NoteseekError,
         SchemaVersionError,
+        VaultGoneError,
         VaultNotFoundError,
         VectorSupportError,
+        WatchError,
     )
-    from .fusion import reciprocal_rank_fusion
-    from .index import Index, IndexStatus
-    from .indexer import IndexOptions, IndexStats
-    from .paths import default_db_path
-    from .query import fts_query
-    from .relevance import GateSettings
-    from .scan import ScanReport, scan_secrets
-    from .scrubber import Allowlist, AllowlistError, ScrubResult, scrub
-    from .search import Explanation, Hit, Mode, SearchSettings
+    from .secrets.scrubber import Allowlist, AllowlistError, ScrubResult, scrub
 
 # Public name -> the submodule that defines it.
 _EXPORTS: dict[str, str] = {
-    "PromptContext": "agent_context",
-    "prompt_context": "agent_context",
-    "format_context": "context",
-    "GateSettings": "relevance",
+    "PromptContext": "agents.prompt_context",
+    "prompt_context": "agents.prompt_context",
+    "format_context": "core.context_block",
+    "GateSettings": "core.relevance",
     "NoteAccessError": "errors",
     "NoteNotIndexedError": "errors",
-    "ChunkedNote": "chunker",
-    "ChunkOptions": "chunker",
-    "NoteChunk": "chunker",
-    "chunk_note": "chunker",
-    "Embedder": "embedder",
-    "Model2VecEmbedder": "embedder",
-    "bundled_model_path": "embedder",
-    "default_embedder": "embedder",
+    "ChunkedNote": "core.chunker",
+    "ChunkOptions": "core.chunker",
+    "NoteChunk": "core.chunker",
+    "chunk_note": "core.chunker",
+    "Embedder": "embedding.embedder",
+    "Model2VecEmbedder": "embedding.embedder",
+    "bundled_model_path": "embedding.embedder",
+    "default_embedder": "embedding.embedder",
     "IndexLockedError": "errors",
     "IndexNotFoundError": "errors",
     "ModelLoadError": "errors",
     "NoteseekError": "errors",
     "SchemaVersionError": "errors",
+    "VaultGoneError": "errors",
     "VaultNotFoundError": "errors",
     "VectorSupportError": "errors",
-    "reciprocal_rank_fusion": "fusion",
-    "Index": "index",
-    "IndexStatus": "index",
-    "IndexOptions": "indexer",
-    "IndexStats": "indexer",
-    "default_db_path": "paths",
-    "fts_query": "query",
-    "ScanReport": "scan",
-    "scan_secrets": "scan",
-    "Allowlist": "scrubber",
-    "AllowlistError": "scrubber",
-    "ScrubResult": "scrubber",
-    "scrub": "scrubber",
-    "Explanation": "search",
-    "Hit": "search",
-    "Mode": "search",
-    "SearchSettings": "search",
+    "WatchError": "errors",
+    "reciprocal_rank_fusion": "core.fusion",
+    "Index": "engine.index",
+    "IndexStatus": "engine.index",
+    "NoteText": "engine.note_access",
+    "LazyIndex": "engine.open",
+    "locate_index": "engine.open",
+    "open_index": "engine.open",
+    "SearchRequest": "engine.request",
+    "SearchResult": "engine.request",
+    "IndexOptions": "engine.update.options",
+    "IndexStats": "engine.update.options",
+    "data_dir": "engine.locations",
+    "default_db_path": "engine.locations",
+    "fts_query": "core.query",
+    "ScanReport": "engine.secret_scan",
+    "scan_secrets": "engine.secret_scan",
+    "load_allowlist": "engine.secret_scan",
+    "Allowlist": "secrets.scrubber",
+    "AllowlistError": "secrets.scrubber",
+    "ScrubResult": "secrets.scrubber",
+    "scrub": "secrets.scrubber",
+    "MODES": "engine.search",
+    "Explanation": "engine.search",
+    "Hit": "engine.search",
+    "Mode": "engine.search",
+    "SearchSettings": "engine.search",
 }
 
 __all__ = [
+    "MODES",
     "Allowlist",
     "AllowlistError",
     "ChunkOptions",
@@ -100,27 +122,37 @@ __all__ = [
     "IndexOptions",
     "IndexStats",
     "IndexStatus",
+    "LazyIndex",
     "Mode",
     "Model2VecEmbedder",
     "ModelLoadError",
     "NoteAccessError",
     "NoteChunk",
     "NoteNotIndexedError",
+    "NoteText",
     "NoteseekError",
     "PromptContext",
     "ScanReport",
     "SchemaVersionError",
     "ScrubResult",
+    "SearchRequest",
+    "SearchResult",
     "SearchSettings",
+    "VaultGoneError",
     "VaultNotFoundError",
     "VectorSupportError",
+    "WatchError",
     "__version__",
     "bundled_model_path",
     "chunk_note",
+    "data_dir",
     "default_db_path",
     "default_embedder",
     "format_context",
     "fts_query",
+    "load_allowlist",
+    "locate_index",
+    "open_index",
     "prompt_context",
     "reciprocal_rank_fusion",
     "scan_secrets",

@@ -1,6 +1,7 @@
 """The `noteseek` console script. `noteseek hook ...` runs per prompt, so it skips the CLI framework
-(click and every command module): it asks a running daemon through the import-light `hook_client`,
-and only when none answers runs the hook itself; everything else is the full CLI."""
+(click and every command module): it asks a running daemon through the import-light
+`daemon.client.answer`, and only when none answers runs the hook itself; everything else is the
+full CLI."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ def main() -> None:
     """Dispatch: the hook fast path, or the click CLI."""
     argv = sys.argv[1:]
     if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv):
-        from .hook_client import answer
+        from .daemon.client import answer
 
         raw = sys.stdin.buffer.read()
         out = answer(argv[1:], raw)  # the warm daemon, if one serves this index
@@ -23,9 +24,9 @@ def main() -> None:
             sys.exit(0)
         import io
 
-        from .hooks import main as hook_main
+        from .hooks.command import main as hook_main
 
         sys.exit(hook_main(argv[1:], stdin=io.StringIO(raw.decode("utf-8", "replace"))))
-    from .cli import main as cli_main
+    from .cli.main import main as cli_main
 
     cli_main()

@@ -13,8 +13,10 @@ __all__ = [
     "SchemaVersionError",
     "SectionNotFoundError",
     "UnsafeNotePathError",
+    "VaultGoneError",
     "VaultNotFoundError",
     "VectorSupportError",
+    "WatchError",
 ]
 
 
@@ -26,8 +28,21 @@ class VaultNotFoundError(NoteseekError):
     """The vault folder does not exist or is not a directory."""
 
 
+class VaultGoneError(VaultNotFoundError):
+    """The watched vault folder was deleted, replaced or unmounted while it was being watched."""
+
+
+class WatchError(NoteseekError):
+    """The file watcher could not watch the vault (neither with OS events nor by polling)."""
+
+
 class IndexNotFoundError(NoteseekError):
     """No index file exists where one was expected."""
+
+    @classmethod
+    def at(cls, path: object) -> IndexNotFoundError:
+        """The error for a missing index file, with the command that makes one."""
+        return cls(f"no index at {path}: run 'noteseek index PATH/TO/VAULT' (or pass --db) first")
 
 
 class SchemaVersionError(NoteseekError):

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
-from ..chunker import ChunkOptions, chunk_note, embedding_text
-from ..embedder import Embedder
-from ..scrubber import scrub
+from ..core.chunker import ChunkOptions, chunk_note, embedding_text
+from ..secrets.scrubber import scrub
 from .config import IntakeConfig
 from .domains import VaultModel
 from .features import text_features
 from .items import InboxItem
 from .scoring import Decision, Scores, actionability, authority, decide, depth, relevance, total
 
-__all__ = ["Assessment", "Explanations", "assess_item"]
+__all__ = ["Assessment", "Explanations", "TextEmbedder", "assess_item"]
+
+
+class TextEmbedder(Protocol):
+    """What scoring needs from a model: unit vectors for texts (an `Index` embeds with its own)."""
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ def assess_item(
     item: InboxItem,
     *,
     model: VaultModel,
-    embedder: Embedder,
+    embedder: TextEmbedder,
     config: IntakeConfig,
     chunking: ChunkOptions | None = None,
 ) -> Assessment:

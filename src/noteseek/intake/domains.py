@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..index import Index
+from ..engine.index import Index
 from .errors import IntakeError
 from .features import shingles
 from .scoring import Duplicate
@@ -112,20 +111,18 @@ class VaultModel:
         neighbours: int = 10,
     ) -> VaultModel:
         """Build from the index's stored vectors; notes under `ignore` folders are left out."""
-        matrix = index.searcher.vectors.float_matrix()
+        matrix = index.chunk_vectors()
         if matrix is None:
-            problem = index.searcher.vector_problem or "the index holds no readable vectors"
+            problem = index.vector_problem or "the index holds no readable vectors"
             raise IntakeError(
                 f"intake needs the index's vectors ({problem}); run 'noteseek index VAULT' with "
                 "sqlite-vec available"
             )
-        rows_files: list[tuple[Any, ...]] = index.store.db.execute(
-            "SELECT id, path FROM files"
-        ).fetchall()
-        keep = {int(r[0]): str(r[1]) for r in rows_files if not _under(str(r[1]), ignore)}
-        ordered = sorted(keep, key=lambda fid: keep[fid])
-        slot = {fid: i for i, fid in enumerate(ordered)}
-        rows_slot = np.array([slot.get(int(f), -1) for f in matrix.files], dtype=np.int64)
+        ordered = sorted(p for p in index.note_paths() if not _under(p, ignore))
+        slot = {path: i for i, path in enumerate(ordered)}
+        rows_slot = np.array(
+            [-1 if p is None else slot.get(p, -1) for p in matrix.paths], dtype=np.int64
+        )
         mask = rows_slot >= 0
         rows = matrix.rows[mask]
         rows_slot = rows_slot[mask]
@@ -134,7 +131,7 @@ class VaultModel:
         present = np.linalg.norm(sums, axis=1) > 0  # notes without a vector cannot be compared
         positions = np.cumsum(present) - 1
         vectors = sums[present] / np.linalg.norm(sums[present], axis=1, keepdims=True)
-        paths = [keep[fid] for fid, ok in zip(ordered, present) if ok]
+        paths = [path for path, ok in zip(ordered, present) if ok]
         return cls(
             paths,
             vectors.astype(np.float32),
@@ -239,12 +236,7 @@ class VaultModel:
         """The stored (scrubbed) chunk text of a note, for the near-duplicate test."""
         if self._index is None:
             return ""
-        rows = self._index.store.db.execute(
-            "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE f.path = ? ORDER BY c.seq",
-            (path,),
-        ).fetchall()
-        return "\n".join(str(r[0]) for r in rows)
+        return self._index.note_text(path)
 
     def duplicate(self, vector: Vector, chunk_vectors: Vector, text: str) -> Duplicate | None:
         """The existing note holding most of the item's text, if that is 70% or more of it."""

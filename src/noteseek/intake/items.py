@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..frontmatter import FrontmatterError, parse_frontmatter
-from ..vault import DEFAULT_MAX_FILE_BYTES, decode_note
+from ..core.frontmatter import FrontmatterError, parse_frontmatter
+from ..engine.vault_walk import DEFAULT_MAX_FILE_BYTES, decode_note
 
 __all__ = ["InboxItem", "ItemProblem", "list_inbox", "read_item"]
 

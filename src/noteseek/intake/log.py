@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..scrubber import scrub
+from ..secrets.scrubber import scrub
 from .errors import IntakeLogError
 
 __all__ = ["DecisionLog", "read_log"]

@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..index import Index
-from ..indexer import IndexStats
-from ..scrubber import scrub
-from ..vault import IGNORE_MARKER
+from ..engine.index import Index
+from ..engine.update.options import IndexStats
+from ..engine.vault_walk import IGNORE_MARKER
+from ..secrets.scrubber import scrub
 from .assess import Assessment, assess_item
 from .config import IntakeConfig
 from .domains import VaultModel
@@ -147,7 +147,7 @@ def run_intake(
     inbox_rel = _relative(inbox_path, vault_path)
     managed = (config.review_folder, config.set_aside_folder, "_intake")
     ignore = (*managed, *((inbox_rel,) if inbox_rel else ()))
-    built = index.store.counts()["files"] == 0
+    built = index.status().files == 0
     if built or refresh:
         index.update(vault_path)
     domains = config.domains or default_domains(vault_path, skip=(inbox_rel or "",))
@@ -167,7 +167,7 @@ def run_intake(
             skipped.append(ItemProblem(scrub(got.rel).text, "file name holds a secret; rename it"))
             continue
         items.append(got)
-        results.append(assess_item(got, model=model, embedder=index.embedder, config=config))
+        results.append(assess_item(got, model=model, embedder=index, config=config))
     run_id = new_run_id()
     if dry_run:
         return IntakeReport(

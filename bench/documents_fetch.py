@@ -1,0 +1,47 @@
+"""Real documents for the document benchmarks, from Debian packages (apt-get download + dpkg-deb -x).
+
+    python bench/documents_fetch.py            # prints the cache folder; downloads once
+
+Packages: gnuplot-doc (the 311-page gnuplot 5.4 manual as PDF, 652 HTML pages), asymptote-doc (PDF
+manuals, CSV examples), r-cran-readxl (xlsx/xls samples), r-cran-readr (CSV samples). Needs
+`apt-get update` to have run once; exits with status 2 when apt-get cannot fetch them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+CACHE = Path(__file__).resolve().parent / ".cache" / "documents"
+PACKAGES = ("gnuplot-doc", "asymptote-doc", "r-cran-readxl", "r-cran-readr")
+MANUAL = "gnuplot-doc/usr/share/doc/gnuplot/gnuplot.pdf"  # the long text PDF (311 pages)
+
+
+def ensure_packages() -> Path:
+    """Download and unpack the packages into bench/.cache/documents/ (once); return that folder."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for package in PACKAGES:
+        root = CACHE / package
+        if root.exists():
+            continue
+        if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+            sys.exit("documents benchmark: needs apt-get and dpkg-deb (Debian) to fetch its files")
+        done = subprocess.run(
+            ["apt-get", "download", package], cwd=CACHE, capture_output=True, text=True
+        )
+        debs = sorted(CACHE.glob(f"{package}_*.deb"))
+        if done.returncode != 0 or not debs:
+            print(done.stderr.strip(), file=sys.stderr)
+            print(f"could not download {package}; run 'apt-get update' first", file=sys.stderr)
+            sys.exit(2)
+        tmp = CACHE / f".{package}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(tmp)], check=True)
+        tmp.rename(root)
+    return CACHE
+
+
+if __name__ == "__main__":
+    print(ensure_packages())

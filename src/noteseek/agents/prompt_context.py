@@ -1,0 +1,77 @@
+"""Context for an agent's prompt: search, the relevance gate, then the budgeted block.
+
+The one library call behind `noteseek context`, the prompt hook and the warm daemon, so all three
+give the same block for the same index state and prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.context_block import format_context
+from ..core.relevance import GateSettings, judge
+from ..settings import DEFAULT_CONTEXT_TOKENS
+
+if TYPE_CHECKING:
+    from ..engine.index import Index
+    from ..engine.search import Hit
+
+__all__ = ["MAX_PROMPT_CHARS", "PromptContext", "prompt_context"]
+
+# Hits considered for a block: a 500-token block holds two to four sections.
+CONTEXT_CANDIDATES = 6
+# Query words in more than this share of chunks are left out of the prompt's BM25 query. A prompt
+# runs on every message, so its latency counts more than for a search; on the development sets this
+# changed which prompts got a relevant section by 1 in 476 (388 vs 387, bench/gate_eval.py
+# --max-term-share 0.2) and cut BM25 time by about a third (docs/agents.md).
+CONTEXT_TERM_SHARE = 0.2
+# Long prompts (pasted logs, files) are cut before searching: the first part states the task, and
+# embedding or matching 100 KB of paste would cost more than the whole hook may take.
+MAX_PROMPT_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    """The block for a prompt ('' when nothing relevant) and how it was decided."""
+
+    text: str
+    hits: tuple[Hit, ...]  # the hits that passed the gate, best first
+    considered: int  # hits the search returned
+    reason: str  # why hits were kept or why the block is empty
+
+    def to_json(self) -> dict[str, Any]:
+        """The block and the gate's decision, as `noteseek context --json` and the daemon print it."""
+        return {
+            "text": self.text,
+            "reason": self.reason,
+            "considered": self.considered,
+            "hits": [hit.to_json() for hit in self.hits],
+        }
+
+
+def prompt_context(
+    index: Index,
+    prompt: str,
+    *,
+    max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    gate: GateSettings | None = None,
+    gated: bool = True,
+) -> PromptContext:
+    """The context block for `prompt`; `gated=False` skips the relevance gate (`noteseek context
+    --no-gate`), so the best hits are shown whatever their scores."""
+    query = prompt[:MAX_PROMPT_CHARS]
+    hits = index.search(
+        query, limit=CONTEXT_CANDIDATES, explain=True, max_term_share=CONTEXT_TERM_SHARE
+    )
+    if gated:
+        exact = [h.explanation is not None and h.explanation.exact_name for h in hits]
+        decision = judge(query, hits, exact=exact, settings=gate)
+        kept = tuple(hits[i] for i in decision.kept)
+        reason = decision.reason
+    else:
+        kept, reason = tuple(hits), "gate off"
+    text = format_context(kept, max_tokens=max_tokens) if kept else ""
+    if kept and not text:
+        reason = f"no section fits in {max_tokens} tokens"
+    return PromptContext(text=text, hits=kept, considered=len(hits), reason=reason)

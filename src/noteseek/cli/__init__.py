@@ -1,0 +1,1 @@
+"""The command line: every click command, one module per command group."""

@@ -1,0 +1,147 @@
+"""`noteseek hook` (the Claude Code hook, when run through click: `--help`) and
+`noteseek install-hooks` / `uninstall-hooks` (noteseek's entries in a settings file).
+
+The per-prompt hook itself never comes here: `noteseek.entry` sends `noteseek hook EVENT` straight
+to the daemon client or to `noteseek.hooks.command`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from ..hooks.install import (
+    SettingsChange,
+    SettingsFileError,
+    apply_change,
+    hook_entries,
+    noteseek_executable,
+    plan_install,
+    plan_uninstall,
+    project_settings_path,
+    user_settings_path,
+)
+
+__all__ = ["hook_cmd", "install_cmd", "uninstall_cmd"]
+
+
+@click.command(
+    "hook",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=True,
+)
+@click.argument("event", type=click.Choice(["prompt", "pre-tool", "post-tool"]))
+@click.pass_context
+def hook_cmd(ctx: click.Context, event: str) -> None:
+    """Claude Code hook: reads the event JSON on stdin, prints the protocol JSON.
+
+    EVENT is prompt (UserPromptSubmit), pre-tool (PreToolUse) or post-tool (PostToolUse).
+    Options: --db PATH, --max-tokens N. Always exits 0; problems go to hook.log in the data
+    folder. Installed by 'noteseek install-hooks'.
+    """
+    from ..hooks.command import main as hook_main
+
+    sys.exit(hook_main([event, *ctx.args]))
+
+
+def _target(user: bool, project: Path | None) -> Path:
+    if user and project is not None:
+        raise click.UsageError("choose one of --user and --project")
+    return project_settings_path(project) if project is not None else user_settings_path()
+
+
+def _report(change: SettingsChange, *, dry_run: bool, done: str) -> None:
+    if change.before is None and change.after is None:
+        click.echo(f"no change: {change.path} does not exist")
+    elif not change.changed:
+        click.echo(f"no change: {change.path} is already as it should be")
+    elif dry_run:
+        click.echo(change.diff(), nl=False)
+        click.echo(f"(dry run: {change.path} was not written)")
+    else:
+        backup = apply_change(change)
+        click.echo(f"{done} {change.path}" + (f" (original kept in {backup})" if backup else ""))
+
+
+_SCOPE_HELP = (
+    "Default --user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR if set), for every project. "
+    "--project DIR: DIR/.claude/settings.local.json, this machine only."
+)
+
+
+def _default_index() -> Path | None:
+    """The index a plain `noteseek search` here would use, to pin in the hooks; None if unclear.
+
+    A pinned path lets each hook skip finding the index and ask the warm daemon straight away;
+    without one (several indexes, none yet) the hooks find it per call, as `search` does.
+    """
+    from .. import IndexNotFoundError, locate_index
+
+    try:
+        found = locate_index()
+    except IndexNotFoundError:
+        return None
+    return found.absolute() if found.exists() else None
+
+
+def _scope_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """--user / --project, which both commands take: where the settings file is."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        command = click.option(
+            "--project",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            help=f"{verb} DIR/.claude/settings.local.json instead.",
+        )(command)
+        return click.option(
+            "--user", "user", is_flag=True, help=f"{verb} the user settings (the default)."
+        )(command)
+
+    return decorate
+
+
+@click.command("install-hooks", epilog=_SCOPE_HELP)
+@_scope_options("Write")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The index the hooks search (default: the one 'noteseek search' here would use).",
+)
+@click.option("--no-tool-hooks", is_flag=True, help="Install only the prompt hook.")
+@click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
+def install_cmd(
+    user: bool, project: Path | None, db: Path | None, no_tool_hooks: bool, dry_run: bool
+) -> None:
+    """Add noteseek's Claude Code hooks to a settings file, leaving everything else as it is."""
+    path = _target(user, project)
+    pinned = db.expanduser().absolute() if db is not None else _default_index()
+    if pinned is not None and db is None:
+        click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
+    if pinned is not None and not pinned.exists():
+        click.echo(
+            f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True
+        )
+    entries = hook_entries(executable=noteseek_executable(), db=pinned, tools=not no_tool_hooks)
+    try:
+        _report(plan_install(path, entries), dry_run=dry_run, done="installed noteseek hooks in")
+    except SettingsFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not dry_run:
+        for entry in entries:
+            where = f" ({entry.matcher})" if entry.matcher else ""
+            click.echo(f"  {entry.event}{where}: {entry.command}")
+
+
+@click.command("uninstall-hooks", epilog=_SCOPE_HELP)
+@_scope_options("Edit")
+@click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
+def uninstall_cmd(user: bool, project: Path | None, dry_run: bool) -> None:
+    """Remove noteseek's Claude Code hooks from a settings file, and nothing else."""
+    path = _target(user, project)
+    try:
+        _report(plan_uninstall(path), dry_run=dry_run, done="removed noteseek hooks from")
+    except SettingsFileError as exc:
+        raise click.ClickException(str(exc)) from exc

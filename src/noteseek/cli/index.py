@@ -1,0 +1,117 @@
+"""`noteseek index VAULT`: build or update a vault's index, with a progress bar and a summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..settings import DEFAULT_EXCLUDE
+
+if TYPE_CHECKING:
+    from .. import IndexStats
+
+__all__ = ["index_cmd"]
+
+
+class _Progress:
+    """A tqdm bar on a terminal, a plain line every few seconds otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.bar: Any = None
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit="note", file=sys.stderr, leave=False)
+            self.bar.update(1)
+        elif time.monotonic() - self.last > 2.0 or done == total:
+            self.last = time.monotonic()
+            click.echo(f"indexed {done}/{total} notes", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _print_stats(stats: IndexStats, db: Path) -> None:
+    verb = "stopped early (Ctrl-C)" if stats.interrupted else "done"
+    click.echo(
+        f"{verb} in {stats.seconds:.1f} s: {stats.files_seen} notes seen, {stats.added} added, "
+        f"{stats.changed} changed, {stats.removed} removed, {stats.unchanged} unchanged, "
+        f"{stats.skipped} skipped; {stats.chunks} chunks in {db}"
+    )
+    if stats.secrets_scrubbed:
+        click.echo(
+            f"scrubbed {stats.secrets_scrubbed} secret(s) before indexing (values never stored)"
+        )
+    if not stats.vectors:
+        click.echo("warning: vectors unavailable, the index supports keyword search only", err=True)
+    if stats.problems:
+        click.echo(f"{len(stats.problems)} file(s) with problems:", err=True)
+        for path, reason in stats.problems[:50]:
+            click.echo(f"  {path}: {reason}", err=True)
+        if len(stats.problems) > 50:
+            click.echo("  … see 'noteseek status' for the full list", err=True)
+    if stats.interrupted:
+        click.echo("the index is consistent; run the same command again to finish", err=True)
+
+
+@click.command("index")
+@click.argument("vault", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="Index file (default: per vault, in the data dir).",
+)
+@click.option(
+    "--full", is_flag=True, help="Re-read and re-embed every note instead of only changes."
+)
+@click.option(
+    "--model", help="Model2Vec model: a local folder or a hub id (default: bundled potion-base-8M)."
+)
+@click.option("--include", multiple=True, help="Only index these folders (repeatable).")
+@click.option(
+    "--exclude",
+    multiple=True,
+    help="Also skip these folders (repeatable); dot-folders are always skipped.",
+)
+@click.option(
+    "--allow-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Known false positives the scrubber keeps (regex:… or sha256:… lines, as for scan).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+def index_cmd(
+    vault: Path,
+    db: str | None,
+    full: bool,
+    model: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_file: Path | None,
+    quiet: bool,
+) -> None:
+    """Index VAULT: new and changed notes only, unless --full."""
+    # Imported here, not at the top: `noteseek --help` should not pay for the indexing code.
+    from .. import IndexOptions, load_allowlist, open_index
+
+    allow = load_allowlist(allow_file) if allow_file is not None else None
+    options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude, allow=allow)
+    progress = _Progress(quiet)
+    with open_index(db, vault, create=True, model=model, options=options) as idx:
+        try:
+            stats = idx.update(vault, full=full, progress=progress)
+        finally:
+            progress.close()
+    _print_stats(stats, idx.db_path)

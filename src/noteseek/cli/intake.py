@@ -1,0 +1,116 @@
+"""`noteseek intake`: a thin adapter over `run_intake` and `undo_run`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .. import IndexOptions, open_index
+from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
+from ..settings import DEFAULT_EXCLUDE
+
+__all__ = ["intake_cmd"]
+
+_SYMBOL = {"route": "→", "review": "?", "set_aside": "×"}
+
+
+def _print_table(report: IntakeReport) -> None:
+    if report.index_built:
+        click.echo("the vault had no index yet: built it first", err=True)
+    if not report.items and not report.skipped:
+        click.echo("the inbox holds no Markdown or text items")
+    header = f"{'':1} {'total':>5} {'rel':>4} {'act':>4} {'dep':>4} {'aut':>4}  {'decision':<9} {'domain (runner-up)':<36} item"
+    if report.items:
+        click.echo(header)
+    for result in report.items:
+        a, s = result.assessment, result.assessment.scores
+        where = f"{a.domain or '(vault root)'} ({a.runner_up or '-'})"
+        click.echo(
+            f"{_SYMBOL[a.decision]} {a.total:5.2f} {s.relevance:4.2f} {s.actionability:4.2f} "
+            f"{s.depth:4.2f} {s.authority:4.2f}  {a.decision:<9} {where:<36} {a.path}"
+        )
+        if a.duplicate_of:
+            click.echo(f"    near-duplicate of {a.duplicate_of}")
+        if result.destination:
+            click.echo(f"    moved to {result.destination}")
+    for problem in report.skipped:
+        click.echo(f"warning: {problem.rel}: {problem.reason}", err=True)
+    counts = {d: sum(r.assessment.decision == d for r in report.items) for d in _SYMBOL}
+    verb = "would be" if report.dry_run else "were"
+    click.echo(
+        f"{counts['route']} {verb} filed, {counts['review']} queued for review, "
+        f"{counts['set_aside']} set aside, {len(report.skipped)} left in the inbox"
+        + (
+            ""
+            if report.dry_run
+            else f" (run {report.run_id}; undo: noteseek intake --undo "
+            f"{report.run_id} --vault VAULT)"
+        )
+    )
+
+
+@click.command("intake")
+@click.argument("inbox", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--vault",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The vault whose domain folders items are filed into.",
+)
+@click.option("--db", type=click.Path(dir_okay=False), help="Index file (default: the vault's).")
+@click.option("--dry-run", is_flag=True, help="Score and print the table; move nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document with every item.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="TOML settings (default: VAULT/_intake/config.toml when present).",
+)
+@click.option(
+    "--domain",
+    "domains",
+    multiple=True,
+    help="A domain folder (repeatable; default: top-level folders).",
+)
+@click.option("--undo", "undo", metavar="RUN", help="Put back every file moved by run RUN.")
+def intake_cmd(
+    inbox: Path | None,
+    vault: Path,
+    db: str | None,
+    dry_run: bool,
+    as_json: bool,
+    config_file: Path | None,
+    domains: tuple[str, ...],
+    undo: str | None,
+) -> None:
+    """Score the items in INBOX and file, queue or set aside each one in VAULT."""
+    config = load_config(config_file, vault=vault)
+    if domains:
+        config = IntakeConfig(
+            **{**config.__dict__, "domains": tuple(d.strip("/") for d in domains)}
+        )
+    # Set-aside items and an inbox inside the vault are not part of what the vault is about.
+    exclude = [config.set_aside_folder]
+    if inbox is not None and inbox.resolve().is_relative_to(vault.resolve()):
+        exclude.append(inbox.resolve().relative_to(vault.resolve()).as_posix())
+    options = IndexOptions(exclude=DEFAULT_EXCLUDE + tuple(exclude))
+    if undo:
+        undone = undo_run(undo, vault=vault, config=config)
+        with open_index(db, vault, create=True, options=options) as idx:
+            idx.update(vault)
+        for _, back in undone.restored:
+            click.echo(f"restored {back}")
+        for path, why in undone.problems:
+            click.echo(f"warning: {path}: {why}", err=True)
+        click.echo(f"undid run {undo}: {len(undone.restored)} file(s) put back")
+        return
+    if inbox is None:
+        raise click.UsageError("give the INBOX folder (or --undo RUN)")
+    with open_index(db, vault, create=True, options=options) as idx:
+        report = run_intake(inbox, vault=vault, index=idx, config=config, dry_run=dry_run)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        _print_table(report)

@@ -1,0 +1,68 @@
+"""`noteseek serve`: run, ask about or stop the warm daemon of an index (`noteseek.daemon`)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+
+import click
+
+from .. import IndexNotFoundError, locate_index
+from ..daemon.client import request, supported
+from ..settings import DEFAULT_IDLE_MINUTES
+
+__all__ = ["serve_cmd"]
+
+
+@click.command("serve")
+@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
+@click.option(
+    "--idle-minutes",
+    type=click.FloatRange(0, None),
+    default=DEFAULT_IDLE_MINUTES,
+    show_default=True,
+    help="Exit after this long without requests (0: never).",
+)
+@click.option("--status", is_flag=True, help="Say whether a daemon serves this index, and exit.")
+@click.option("--stop", is_flag=True, help="Stop the daemon serving this index, and exit.")
+def serve_cmd(
+    db: str | None, vault: str | None, idle_minutes: float, status: bool, stop: bool
+) -> None:
+    """Keep an index warm for the per-prompt hook: a local daemon on a Unix socket.
+
+    The hook starts it on demand and uses it when it runs; you never need to start it yourself.
+    Runs in the foreground until idle for --idle-minutes.
+    """
+    if not supported():
+        raise click.ClickException("'noteseek serve' needs Unix domain sockets (not on Windows)")
+    db_path = locate_index(db=db, vault=vault)
+    if status or stop:
+        answer = request(db_path, {"op": "shutdown" if stop else "ping"}, timeout=5.0)
+        if answer is None:
+            click.echo(f"no daemon serves {db_path}")
+            if status:
+                sys.exit(1)
+            return
+        click.echo(
+            f"stopped the daemon for {db_path}"
+            if stop
+            else f"daemon pid {answer.get('pid')} serves {db_path}: up "
+            f"{answer.get('uptime', 0):.0f} s, {answer.get('served')} requests"
+        )
+        return
+    if not db_path.exists():
+        raise IndexNotFoundError.at(db_path)
+    from ..daemon.server import Daemon, trim_log
+
+    daemon = Daemon(db_path, idle_minutes=idle_minutes)
+    trim_log(daemon.paths)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, lambda *_: daemon.stop())
+    logging.getLogger("noteseek").setLevel(logging.INFO)  # to the log file the client opened
+    click.echo(f"noteseek serve: {daemon.paths.db} on {daemon.paths.socket}", err=True)
+    code = daemon.serve()
+    if code:
+        click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
+    sys.exit(code)

@@ -1,0 +1,57 @@
+"""`noteseek status`: counts, model, vector support, size and last run of an index."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from .. import open_index
+
+__all__ = ["status_cmd"]
+
+
+@click.command("status")
+@click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
+@click.option("--vault", type=click.Path(file_okay=False), help="Status of this vault's index.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
+    """Files, chunks, model, vector support, size and last run of an index."""
+    with open_index(db, vault) as idx:
+        status = idx.status()
+    if as_json:
+        click.echo(json.dumps(status.to_json(), ensure_ascii=False, indent=2))
+        return
+    last = status.last_run or {}
+    rows = [
+        (
+            "index",
+            f"{status.db_path} ({status.db_bytes / 1_048_576:.1f} MB, schema {status.schema_version})",
+        ),
+        ("vault", status.vault_root or "-"),
+        ("files", f"{status.files} ({len(status.problems)} with problems)"),
+        ("chunks", f"{status.chunks} ({status.vectors} with vectors)"),
+        ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
+        (
+            "vectors",
+            "sqlite-vec loaded"
+            if status.vector_support and not status.vector_problem
+            else f"unavailable, keyword search only: {status.vector_problem}",
+        ),
+    ]
+    if last:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last.get("finished_at", 0))))
+        rows.append(
+            (
+                "last run",
+                f"{when}: {last.get('files_seen')} notes, {last.get('seconds', 0):.1f} s"
+                + (", interrupted" if last.get("interrupted") else ""),
+            )
+        )
+    for key, value in rows:
+        click.echo(f"{key:<9} {value}")
+    if status.problems:
+        click.echo("problems:")
+        for path, state, problem in status.problems:
+            click.echo(f"  [{state}] {path}: {problem}")

@@ -1,0 +1,122 @@
+"""The agent context block: the best sections for a prompt, attributed, within a token budget.
+
+Every adapter (the prompt hook, `noteseek context`, the warm daemon) formats through
+`format_context`, so an agent sees the same block whichever path produced it. The block is a pure
+function of the hits, so the same index state and query give byte-identical text, which lets an
+agent's prompt cache reuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..settings import DEFAULT_CONTEXT_TOKENS
+from .budget import CHARS_PER_TOKEN, estimate_tokens, truncate_at_word
+
+__all__ = [
+    "CONTEXT_HEADING",
+    "CONTEXT_PROVENANCE",
+    "DEFAULT_CONTEXT_TOKENS",
+    "ContextSection",
+    "format_context",
+    "note_source",
+]
+
+CONTEXT_HEADING = "## Relevant Memory Context"
+# Plain and non-coercive: says what this is and where it came from, gives no instructions, so a
+# model has no reason to mistake it for a prompt injection.
+CONTEXT_PROVENANCE = (
+    "Sections from the user's own notes, found for this prompt by noteseek, a local note search "
+    "the user installed. Background material only; it may be incomplete or out of date."
+)
+# A section shortened to fit must keep at least this many tokens to be worth showing.
+MIN_SECTION_TOKENS = 40
+
+
+class _HitLike(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def section(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ContextSection:
+    """One section as it appears in the block."""
+
+    path: str
+    heading: str
+    source: str
+    text: str
+    shortened: bool
+
+
+def note_source(path: str) -> str:
+    """How a block names a note: its vault-relative path without the `.md` extension.
+
+    The path carries both the folder (the project) and the title-like file name, and it is what
+    `noteseek`'s MCP `get_note` tool and the user's editor accept.
+    """
+    return path[:-3] if path.lower().endswith(".md") else path
+
+
+def _heading(hit: _HitLike) -> str:
+    section = " ".join(hit.section.split())
+    if section:
+        return section
+    stem = note_source(hit.path).rsplit("/", 1)[-1]
+    return stem or hit.path
+
+
+def _render(sections: Sequence[ContextSection]) -> str:
+    parts = [CONTEXT_HEADING, "", CONTEXT_PROVENANCE]
+    for section in sections:
+        parts += ["", f"### {section.heading} ({section.source})", section.text]
+    return "\n".join(parts) + "\n"
+
+
+def select_sections(hits: Sequence[_HitLike], *, max_tokens: int) -> list[ContextSection]:
+    """The sections that fit the budget, best first.
+
+    Whole sections are preferred to fragments: a section that does not fit is skipped for a later
+    one that does. Only the first section may be shortened (at a word boundary) when nothing
+    else would be shown, so a block is never empty just because the best section is long.
+    """
+    used = estimate_tokens(_render([]))
+    chosen: list[ContextSection] = []
+    for hit in hits:
+        heading, source = _heading(hit), note_source(hit.path)
+        text = hit.text.strip()
+        overhead = estimate_tokens(f"\n\n### {heading} ({source})\n")
+        cost = overhead + estimate_tokens(text)
+        if used + cost <= max_tokens:
+            chosen.append(ContextSection(hit.path, heading, source, text, False))
+            used += cost
+            continue
+        room = max_tokens - used - overhead
+        if not chosen and room >= MIN_SECTION_TOKENS:
+            short = truncate_at_word(text, room * CHARS_PER_TOKEN)
+            if short:
+                chosen.append(ContextSection(hit.path, heading, source, short, True))
+                used += overhead + estimate_tokens(short)
+    return chosen
+
+
+def format_context(hits: Sequence[_HitLike], *, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> str:
+    """The context block for these hits within `max_tokens` (≈ 4 characters each); '' when none fit.
+
+    ```
+    ## Relevant Memory Context
+
+    <one line saying where this comes from>
+
+    ### <section heading> (<note path without .md>)
+    <section text>
+    ```
+    """
+    sections = select_sections(hits, max_tokens=max_tokens)
+    return _render(sections) if sections else ""

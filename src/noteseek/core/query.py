@@ -1,0 +1,115 @@
+"""Turn any user text into a safe FTS5 query. Pure: no user string can make FTS5 raise.
+
+Every term becomes a double-quoted FTS5 string, so operators (AND, OR, NOT, NEAR), column filters
+(`a:b`), prefixes (`*`), `-`, `^`, parentheses and stray quotes lose their meaning and are searched as
+text. Terms are OR-ed, as in classic BM25 retrieval: a note needs not contain every word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "STOPWORDS",
+    "folder_key",
+    "fts_query",
+    "match_expression",
+    "name_key",
+    "query_terms",
+    "search_terms",
+    "tag_key",
+]
+
+MAX_QUERY_TERMS = 32
+
+# Split where FTS5's unicode61 tokenizer would: anything not a letter, number or private-use char.
+# `_` is a separator for unicode61 too, so snake_case is matched as its parts.
+_SEPARATOR = re.compile(r"[\W_]+", re.UNICODE)
+
+# Very frequent function words match most chunks, cost the most time in FTS5, and add almost
+# nothing to BM25 (their IDF is near zero). English and German, the languages of our users.
+# fmt: off
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how",
+    "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was",
+    "were", "what", "when", "where", "which", "who", "why", "will", "with", "do", "does",
+    "did", "can", "you", "your", "my", "we", "our", "not", "no", "der", "die", "das", "den",
+    "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und", "oder", "ist",
+    "sind", "im", "in", "am", "zu", "zum", "zur", "mit", "von", "vom", "für", "auf", "bei",
+    "wie", "was", "wer", "wo", "ich", "du", "er", "sie", "es", "wir", "ihr", "nicht",
+    "kein", "keine", "auch", "als", "an",
+))
+# fmt: on
+
+
+def _is_word_char(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co"
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct search terms in user text, lower-cased, in order of first appearance."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for raw in _SEPARATOR.split(text.lower()):
+        term = "".join(ch for ch in raw if _is_word_char(ch))
+        if term and term not in seen:
+            seen.add(term)
+            terms.append(term)
+    return terms
+
+
+def search_terms(text: str, *, drop: Callable[[str], bool] | None = None) -> list[str]:
+    """The terms a keyword search looks for: the query's words without stopwords, at most
+    MAX_QUERY_TERMS; empty when the text has nothing searchable.
+
+    `drop` may veto further terms (the index's ubiquitous terms, which cost time but cannot change
+    a BM25 ranking); a query left with nothing keeps its terms.
+    """
+    terms = query_terms(text)
+    content = [t for t in terms if t not in STOPWORDS and not (drop and drop(t))]
+    # A query made only of stopwords ("the who") still deserves an answer.
+    return (content or terms)[:MAX_QUERY_TERMS]
+
+
+def match_expression(terms: list[str]) -> str:
+    """Terms as an FTS5 MATCH expression: each a quoted string, OR-ed."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+def fts_query(text: str, *, drop: Callable[[str], bool] | None = None) -> str | None:
+    """An FTS5 MATCH expression for user text, or None when it has nothing searchable.
+
+    `drop` may veto further terms (see `search_terms`).
+    """
+    chosen = search_terms(text, drop=drop)
+    if not chosen:
+        return None
+    return match_expression(chosen)
+
+
+def name_key(text: str) -> str:
+    """A note name or query reduced for exact-name matching: case, accents and punctuation dropped.
+
+    `Mietvertrag Kündigung §3` and `mietvertrag-kundigung 3` give the same key.
+    """
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return " ".join(t for t in _SEPARATOR.split(folded) if t)
+
+
+def tag_key(tag: str) -> str:
+    """A tag as stored and filtered: without `#`, case-folded, NFC. `#Project/Alpha` → `project/alpha`."""
+    return unicodedata.normalize("NFC", tag.strip().lstrip("#").strip().casefold())
+
+
+def folder_key(folder: str) -> str:
+    """A vault-relative folder as a path prefix: '/'-separated, no leading './' or outer slashes.
+
+    The vault root ('', '.', '/') gives ''. Only a filter, never used to open files.
+    """
+    parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
+    return "/".join(parts)
+

@@ -1,0 +1,55 @@
+"""Why a document could not be read. Raised inside extraction, turned into an `Outcome` by `extract`."""
+
+from __future__ import annotations
+
+from ..errors import NoteseekError
+from .model import Outcome
+
+__all__ = [
+    "CorruptDocumentError",
+    "DocumentError",
+    "DocumentTooLargeError",
+    "EncryptedDocumentError",
+    "NoTextLayerError",
+    "UnsupportedDocumentError",
+]
+
+
+class DocumentError(NoteseekError):
+    """A document that cannot be indexed; `outcome` says which kind of failure it is."""
+
+    outcome = Outcome.CORRUPT
+
+
+class EncryptedDocumentError(DocumentError):
+    """The document needs a password."""
+
+    outcome = Outcome.ENCRYPTED
+
+
+class NoTextLayerError(DocumentError):
+    """Every page with content is an image: the text needs OCR, which noteseek does not do."""
+
+    outcome = Outcome.NO_TEXT
+
+    def __init__(self, message: str, image_only_pages: tuple[int, ...]) -> None:
+        super().__init__(message)
+        self.image_only_pages = image_only_pages
+
+
+class CorruptDocumentError(DocumentError):
+    """The file is damaged, or is not what its name says (a `.pdf` holding HTML)."""
+
+    outcome = Outcome.CORRUPT
+
+
+class DocumentTooLargeError(DocumentError):
+    """The file passes a size cap (bytes, unpacked bytes, compression ratio, pages, characters)."""
+
+    outcome = Outcome.TOO_LARGE
+
+
+class UnsupportedDocumentError(DocumentError):
+    """The format is not one noteseek reads, or its library is not installed."""
+
+    outcome = Outcome.UNSUPPORTED

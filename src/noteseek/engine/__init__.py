@@ -1,0 +1,1 @@
+"""The library: the `Index` facade, updating, searching, the vault walk and note access."""

@@ -1,0 +1,289 @@
+"""The public entry point: `Index` opens one index file and updates or searches it.
+
+The facade is sealed: adapters (CLI, daemon, hooks, MCP server) and the library features above
+the engine (agents, evaluation, intake) reach the storage, the searcher and the embedding model
+only through the methods below, never through attributes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ..embedding.embedder import (
+    BUNDLED_MODEL_NAME,
+    Embedder,
+    Model2VecEmbedder,
+    default_embedder,
+    query_vector,
+)
+from ..errors import VaultNotFoundError
+from ..storage import meta
+from ..storage.open import open_storage
+from .request import SearchRequest, SearchResult
+from .search import Hit, Mode, Searcher, SearchSettings
+
+if TYPE_CHECKING:
+    # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
+    # process (the per-prompt hook) never needs them, so they load on first update().
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..storage.protocol import Storage
+    from .note_access import NoteText
+    from .update.options import IndexOptions, IndexStats, Progress
+    from .vector_export import ChunkVectors
+
+__all__ = ["Index", "IndexStatus"]
+
+
+_BUNDLED = "bundled"
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What `noteseek status` reports."""
+
+    db_path: str
+    db_bytes: int
+    schema_version: int
+    vault_root: str | None
+    files: int
+    chunks: int
+    vectors: int
+    model: str | None
+    model_fingerprint: str | None
+    vector_support: bool
+    vector_problem: str | None
+    last_run: dict[str, Any] | None
+    problems: tuple[tuple[str, str, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as `noteseek status --json` prints it (problems as objects)."""
+        data = asdict(self)
+        data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
+        return data
+
+
+class Index:
+    """One noteseek index file.
+
+    >>> with Index("notes.db") as idx:          # doctest: +SKIP
+    ...     idx.update("~/vault")
+    ...     hits = idx.search("token rotation")
+    """
+
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str],
+        *,
+        model: str | os.PathLike[str] | None = None,
+        embedder: Embedder | None = None,
+        options: IndexOptions | None = None,
+        settings: SearchSettings | None = None,
+        create: bool = True,
+    ) -> None:
+        self.db_path = Path(db_path).expanduser()
+        self._store: Storage = open_storage(self.db_path, create=create)
+        self._options = options
+        if embedder is None:
+            embedder = self._embedder_for(model)
+        self._embedder = embedder
+        self._searcher = Searcher(self._store, embedder, settings)
+
+    @property
+    def options(self) -> IndexOptions:
+        """What `update` indexes: the options given, else the folders the last finished run used
+        (so a background refresh never indexes a folder the user excluded), else the defaults."""
+        if self._options is None:
+            from .update.options import IndexOptions
+
+            self._options = IndexOptions.from_scope(self._store.get_meta(meta.SCOPE))
+        return self._options
+
+    def _embedder_for(self, model: str | os.PathLike[str] | None) -> Embedder:
+        # Queries must be embedded by the model that embedded the index, so an index built with
+        # another model remembers it.
+        source = str(model) if model is not None else self._store.get_meta(meta.MODEL_SOURCE)
+        if source is None or source == _BUNDLED:
+            return default_embedder()
+        return Model2VecEmbedder(source)
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the index file."""
+        self._store.close()
+
+    # -- updating ---------------------------------------------------------------------------
+
+    def update(
+        self,
+        vault: str | os.PathLike[str],
+        *,
+        full: bool = False,
+        progress: Progress | None = None,
+    ) -> IndexStats:
+        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all)."""
+        from .update.run import run_update
+
+        root = Path(vault).expanduser()
+        if not root.is_dir():
+            raise VaultNotFoundError(
+                f"vault folder {str(root)!r} does not exist or is not a folder"
+            )
+        stats = run_update(
+            self._store,
+            self._embedder,
+            str(root),
+            full=full,
+            options=self.options,
+            progress=progress,
+        )
+        if stats.vectors:
+            source = self._model_source()
+            if self._store.get_meta(meta.MODEL_SOURCE) != source:
+                with self._store.write():
+                    self._store.set_meta(meta.MODEL_SOURCE, source)
+        self._searcher.vectors.invalidate()
+        return stats
+
+    def _model_source(self) -> str:
+        if (
+            isinstance(self._embedder, Model2VecEmbedder)
+            and self._embedder.name == BUNDLED_MODEL_NAME
+        ):
+            return _BUNDLED
+        if isinstance(self._embedder, Model2VecEmbedder):
+            return self._embedder.source
+        return self._embedder.name if self._embedder is not None else "none"
+
+    def built_with_other_options(self) -> bool:
+        """Whether the last finished run used other options than this Index's (an allow-list,
+        other chunking, an older noteseek): an `update` would then re-process every note."""
+        stored = self._store.get_meta(meta.PIPELINE)
+        return stored is not None and stored != self.options.fingerprint()
+
+    # -- searching --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: Mode = "hybrid",
+        max_tokens: int | None = None,
+        explain: bool = False,
+        folders: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        max_term_share: float | None = None,
+    ) -> list[Hit]:
+        """The best notes for `query`, each with its best section, best first.
+
+        Never raises on the query text. The options are `SearchRequest`'s (see there).
+        """
+        request = SearchRequest(
+            query,
+            limit=limit,
+            mode=mode,
+            max_tokens=max_tokens,
+            explain=explain,
+            folders=None if folders is None else tuple(folders),
+            tags=None if tags is None else tuple(tags),
+            max_term_share=max_term_share,
+        )
+        return self._searcher.search(request)
+
+    def run_search(self, request: SearchRequest) -> SearchResult:
+        """The hits for a request, and why vectors were not used if they were not."""
+        hits = self._searcher.search(request)
+        degraded = self.vector_problem if request.mode != "bm25" else None
+        return SearchResult(tuple(hits), degraded)
+
+    @property
+    def vector_problem(self) -> str | None:
+        """Why searches here run on BM25 alone (sqlite-vec missing, no model), or None."""
+        return self._searcher.vector_problem
+
+    def warm_up(self) -> str | None:
+        """Load the vectors and the query encoder now, for a long-lived process; returns why the
+        encoder cannot load (searches then degrade to BM25 and say so), or None."""
+        self._searcher.vectors.prepare()
+        try:
+            query_vector(self._embedder, "warm up")
+        except Exception as exc:
+            return str(exc)
+        return None
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit-length float32 vectors of texts, by the model that embedded this index."""
+        return self._embedder.embed(texts)
+
+    # -- notes ------------------------------------------------------------------------------
+
+    @property
+    def vault_root(self) -> str | None:
+        """The vault folder the last update indexed, or None before the first one."""
+        return self._store.get_meta(meta.VAULT_ROOT)
+
+    def read_note(self, path: str, *, section: str | None = None) -> NoteText:
+        """An indexed note (or one section of it) read from the vault, scrubbed; refuses paths
+        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`)."""
+        from .note_access import read_indexed_note
+
+        return read_indexed_note(self._store, path, section=section)
+
+    def note_paths(self) -> list[str]:
+        """The vault-relative path of every file the index knows (skipped ones included)."""
+        return list(self._store.file_states())
+
+    def note_text(self, path: str) -> str:
+        """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""
+        return "\n".join(self._store.chunk_texts(path))
+
+    def chunk_vectors(self) -> ChunkVectors | None:
+        """Every stored vector as a unit float32 row with its note's path; None without vectors."""
+        return self._searcher.vectors.chunk_vectors()
+
+    # -- health -----------------------------------------------------------------------------
+
+    def identity(self) -> Hashable:
+        """Changes when the index file is replaced or re-indexed with another model: a long-lived
+        process holding this Index should then open the file again."""
+        return (*self._store.identity(), self._store.get_meta(meta.MODEL_SOURCE))
+
+    def check(self) -> list[str]:
+        """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""
+        return self._store.integrity_problems()
+
+    def status(self) -> IndexStatus:
+        """Counts, model, vector support, size and the last run of this index."""
+        counts = self._store.counts()
+        return IndexStatus(
+            db_path=self._store.location,
+            db_bytes=self._store.size_bytes(),
+            schema_version=self._store.schema_version,
+            vault_root=self._store.get_meta(meta.VAULT_ROOT),
+            files=counts["files"],
+            chunks=counts["chunks"],
+            vectors=counts.get("vectors", 0),
+            model=self._embedder.name if self._embedder is not None else None,
+            model_fingerprint=self._store.get_meta(meta.MODEL_FINGERPRINT),
+            vector_support=self._store.vectors_available,
+            vector_problem=self._searcher.vector_problem,
+            last_run=self._store.get_json(meta.LAST_RUN),
+            problems=tuple(self._store.file_problems()),
+        )

@@ -1,0 +1,367 @@
+"""Answer a query: BM25 over FTS5, KNN over vectors, fused per note (docs/ranking.md)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from ..core.budget import fit_to_budget
+from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
+from ..core.query import folder_key, name_key, search_terms, tag_key
+from ..embedding.embedder import Embedder, query_vector
+from ..errors import ModelLoadError
+from .query_plan import CommonTerms
+from .vectors import VectorIndex, VectorMatch
+
+if TYPE_CHECKING:
+    from ..storage.protocol import Storage
+    from .request import SearchRequest
+
+__all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
+
+log = logging.getLogger("noteseek.search")
+
+Mode = Literal["hybrid", "bm25", "vector"]
+MODES: tuple[str, ...] = get_args(Mode)
+EXACT_NAME_LIMIT = 5
+
+
+Fusion = Literal["convex", "rrf"]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Ranking parameters. The defaults were chosen on the development query sets (docs/ranking.md)."""
+
+    fusion: Fusion = "convex"
+    # Share of the BM25 list in the convex combination; the vector list gets the rest.
+    alpha: float = 0.7
+    # Notes taken from each list, and chunks fetched per list to find them.
+    candidates: int = 30
+    chunk_depth: int = 100
+    # Used by fusion="rrf" (the reference design: k = 60, equal weights).
+    rrf_k: float = DEFAULT_RRF_K
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    # FTS5 bm25() column weights: chunk text, section heading, title/aliases/file name, type/tags.
+    column_weights: tuple[float, float, float, float] = (1.0, 2.0, 4.0, 2.0)
+    # In hybrid mode, notes whose title, alias or file name equals the query come first.
+    exact_names: bool = True
+    # Query words whose stem is in more than this share of all chunks are left out of the BM25
+    # query (unless nothing else is left): low IDF, longest posting lists (docs/ranking.md).
+    max_term_share: float = 0.5
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a hit ranks where it does (`search(..., explain=True)`)."""
+
+    fusion: str
+    bm25_term: float  # this list's contribution to the score
+    vector_term: float
+    bm25_normalised: float | None  # min-max normalised note score in the list (convex fusion)
+    vector_normalised: float | None
+    exact_name: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One matching note, represented by its best section.
+
+    Ranks are the note's 1-based rank in each list (None when absent); `bm25_score` and `cosine` are
+    the best of its chunks.
+    """
+
+    path: str
+    section: str
+    heading_context: str
+    text: str
+    score: float
+    bm25_rank: int | None
+    vec_rank: int | None
+    bm25_score: float | None
+    cosine: float | None
+    chunk_id: int
+    explanation: Explanation | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as `noteseek search --json` and the daemon print it (no `explanation` key
+        unless the search was explained)."""
+        data = asdict(self)
+        if self.explanation is None:
+            data.pop("explanation")
+        return data
+
+
+@dataclass
+class _NoteList:
+    """A ranked list grouped by note: best score per note and the chunk that earned it."""
+
+    scores: list[tuple[int, float]]  # (file id, best chunk score), best first
+    best_chunk: dict[int, int]  # file id -> chunk id
+
+    @property
+    def rank(self) -> dict[int, int]:
+        return {fid: i for i, (fid, _) in enumerate(self.scores, start=1)}
+
+
+def _normalise(chunks: list[tuple[int, float]], head: int) -> dict[int, float]:
+    """Min-max over the first `head` chunks; deeper ones (below that minimum) count 0."""
+    if not chunks:
+        return {}
+    values = [score for _, score in chunks[:head]] or [score for _, score in chunks]
+    low, span = min(values), max(values) - min(values)
+    return {
+        cid: (score - low) / span if span > 0 and position < head else float(position < head)
+        for position, (cid, score) in enumerate(chunks)
+    }
+
+
+def _best_chunks(
+    keyword: list[tuple[int, float]],
+    semantic: list[tuple[int, float]],
+    file_of: dict[int, int],
+    share: float,
+    head: int,
+) -> dict[int, int]:
+    """The section shown for each note: its chunk with the best convex score over both lists.
+
+    Chosen per chunk, not per note: every chunk of a note carries the same title field, so the
+    note-level BM25 winner is often a short chunk rather than the section that answers the query.
+    Only the first `head` chunks of each list count, so the choice does not depend on `limit`.
+    """
+    kw, vec = _normalise(keyword, head), _normalise(semantic, head)
+    best: dict[int, tuple[float, int]] = {}
+    for cid in {*kw, *vec}:
+        fid = file_of.get(cid)
+        if fid is None:
+            continue
+        value = share * kw.get(cid, 0.0) + (1 - share) * vec.get(cid, 0.0)
+        if fid not in best or (value, -cid) > (best[fid][0], -best[fid][1]):
+            best[fid] = (value, cid)
+    return {fid: cid for fid, (_, cid) in best.items()}
+
+
+def _group(chunks: list[tuple[int, float]], file_of: dict[int, int], limit: int) -> _NoteList:
+    scores: list[tuple[int, float]] = []
+    best: dict[int, int] = {}
+    for chunk_id, score in chunks:
+        fid = file_of.get(chunk_id)
+        if fid is None or fid in best:
+            continue
+        best[fid] = chunk_id
+        scores.append((fid, score))
+        if len(scores) >= limit:
+            break
+    return _NoteList(scores, best)
+
+
+class Searcher:
+    """Runs queries against one Store; keeps the vector matrix warm between queries."""
+
+    def __init__(
+        self,
+        store: Storage,
+        embedder: Embedder | None,
+        settings: SearchSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings or SearchSettings()
+        self.vectors = VectorIndex(store)
+        self._common_terms = CommonTerms(store)
+        self.vector_problem: str | None = None
+        if not store.vectors_available:
+            self.vector_problem = f"sqlite-vec could not be loaded ({store.vector_error})"
+        elif embedder is None:
+            self.vector_problem = "no embedding model"
+        self._warned = False
+
+    def _degrade(self, why: str) -> None:
+        self.vector_problem = why
+        if not self._warned:
+            log.warning("vector search unavailable, using BM25 only: %s", why)
+            self._warned = True
+
+    def bm25(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) for the best `limit` chunks."""
+        return [(cid, score) for cid, score, _ in self._bm25(query, limit)]
+
+    def _bm25(
+        self,
+        query: str,
+        limit: int,
+        allowed: set[int] | None = None,
+        term_share: float | None = None,
+    ) -> list[tuple[int, float, int]]:
+        """(chunk id, BM25 score, file id), best first; only notes in `allowed` when given."""
+        share = self.settings.max_term_share if term_share is None else term_share
+        terms = search_terms(query, drop=self._common_terms.test(share))
+        if not terms or limit <= 0:
+            return []
+        return self.store.keyword_search(
+            terms, limit=limit, column_weights=self.settings.column_weights, allowed=allowed
+        )
+
+    def _query_vector(self, query: str) -> bytes | None:
+        if self.vector_problem or self.embedder is None or not query.strip():
+            if self.vector_problem:
+                self._degrade(self.vector_problem)
+            return None
+        try:
+            return query_vector(self.embedder, query)
+        except ModelLoadError as exc:
+            self._degrade(str(exc))
+            return None
+
+    def knn(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the nearest `limit` chunks; empty when vectors are unavailable."""
+        return [(m.chunk_id, m.cosine) for m in self._knn(query, limit)]
+
+    def _knn(self, query: str, limit: int, allowed: set[int] | None = None) -> list[VectorMatch]:
+        vector = self._query_vector(query)
+        if vector is None:
+            return []
+        return self.vectors.search(vector, limit, allowed=allowed)
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """The best `request.limit` notes for a query, each with its best section; never raises on
+        the query text (the request has checked its options)."""
+        # One read transaction for every statement below: a note rewritten by a concurrent
+        # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
+        folders, tags = request.folders, request.tags
+        folder_keys = None if folders is None else [folder_key(f) for f in folders]
+        tag_keys = None if tags is None else [k for k in (tag_key(t) for t in tags) if k]
+        with self.store.snapshot():
+            allowed = None
+            if folder_keys is not None or tag_keys:
+                allowed = self.store.files_matching(folders=folder_keys, tags=tag_keys)
+                if not allowed:
+                    return []
+            return self._search(
+                request.query,
+                limit=request.limit,
+                mode=request.mode,
+                max_tokens=request.max_tokens,
+                explain=request.explain,
+                allowed=allowed,
+                term_share=request.max_term_share,
+            )
+
+    def _search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        mode: Mode,
+        max_tokens: int | None,
+        explain: bool,
+        allowed: set[int] | None,
+        term_share: float | None,
+    ) -> list[Hit]:
+        s = self.settings
+        # The ranking is decided by the head of each list: `candidates` notes from the first
+        # `chunk_depth` chunks. A larger `limit` reads the lists further, but what lies past the
+        # head only fills the places after it, so the first hits never depend on `limit`.
+        head_depth = max(s.chunk_depth, s.candidates * 3)
+        notes = max(s.candidates, limit)
+        depth = max(head_depth, notes * 3)
+        keyword_list = mode in ("hybrid", "bm25")
+        kw_rows = self._bm25(query, depth, allowed, term_share) if keyword_list else []
+        vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
+        if mode == "vector" and self.vector_problem:
+            # Degrade to BM25 rather than answer nothing.
+            kw_rows = self._bm25(query, depth, allowed, term_share)
+        file_of = {cid: fid for cid, _, fid in kw_rows}
+        file_of.update({m.chunk_id: m.file_id for m in vec_rows if m.file_id is not None})
+        missing = [m.chunk_id for m in vec_rows if m.file_id is None]
+        if missing:  # vec0 fallback: look the notes up
+            file_of.update(self.store.file_ids(missing))
+        keyword = [(cid, score) for cid, score, _ in kw_rows]
+        semantic = [(m.chunk_id, m.cosine) for m in vec_rows]
+        kw = _group(keyword, file_of, notes)
+        vec = _group(semantic, file_of, notes)
+        heads = (
+            len(_group(keyword[:head_depth], file_of, s.candidates).scores),
+            len(_group(semantic[:head_depth], file_of, s.candidates).scores),
+        )
+        exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
+        if allowed is not None:
+            exact = [fid for fid in exact if fid in allowed]
+        ranked = self._fuse(kw, vec, exact, heads)[:limit]
+        share = {"bm25": 1.0, "vector": 0.0}.get(mode, s.alpha)
+        best = _best_chunks(keyword, semantic, file_of, share, head_depth)
+        chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
+        rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
+        kw_rank, vec_rank = kw.rank, vec.rank
+        kw_best = {fid: score for fid, score in kw.scores}
+        vec_best = {fid: score for fid, score in vec.scores}
+        hits = []
+        for (fid, score, explanation), chunk_id in zip(ranked, chunk_ids):
+            row = rows.get(chunk_id) if chunk_id is not None else None
+            if row is None:
+                continue
+            hits.append(
+                Hit(
+                    path=row.path,
+                    section=row.section,
+                    heading_context=row.heading_context,
+                    text=row.text,
+                    score=score,
+                    bm25_rank=kw_rank.get(fid),
+                    vec_rank=vec_rank.get(fid),
+                    bm25_score=kw_best.get(fid),
+                    cosine=vec_best.get(fid),
+                    chunk_id=row.id,
+                    explanation=explanation if explain else None,
+                )
+            )
+        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+
+    def _exact_names(self, query: str) -> list[int]:
+        key = name_key(query)
+        return self.store.files_named(key)[:EXACT_NAME_LIMIT] if key else []
+
+    def _fuse(
+        self, kw: _NoteList, vec: _NoteList, exact: list[int], heads: tuple[int, int]
+    ) -> list[tuple[int, float, Explanation]]:
+        """(file id, score, explanation), best first."""
+        s = self.settings
+        out: list[tuple[int, float, Explanation]] = []
+        if s.fusion == "rrf":
+            weights = (s.bm25_weight, s.vector_weight)
+            for item in reciprocal_rank_fusion(
+                [[f for f, _ in kw.scores], [f for f, _ in vec.scores]],
+                weights=weights,
+                k=s.rrf_k,
+                heads=heads,
+            ):
+                b, v = (
+                    w / (s.rrf_k + r) if r and r <= h else 0.0
+                    for w, r, h in zip(weights, item.ranks, heads)
+                )
+                out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
+        else:
+            fused = convex_fusion(
+                [kw.scores, vec.scores], weights=(s.alpha, 1 - s.alpha), heads=heads
+            )
+            for scored in fused:
+                b, v = scored.normalised
+                explanation = Explanation(
+                    "convex",
+                    s.alpha * b,
+                    (1 - s.alpha) * v,
+                    b if scored.ranks[0] else None,
+                    v if scored.ranks[1] else None,
+                    False,
+                )
+                out.append((scored.key, scored.score, explanation))
+        if exact:
+            # An exact title/alias/file-name match outranks everything, in fused order among itself.
+            wanted = set(exact)
+            first = [(f, sc, replace(e, exact_name=True)) for f, sc, e in out if f in wanted]
+            missing = [f for f in exact if f not in {f for f, _, _ in first}]
+            first += [(f, 0.0, Explanation(s.fusion, 0.0, 0.0, None, None, True)) for f in missing]
+            out = first + [item for item in out if item[0] not in wanted]
+        return out

@@ -1,0 +1,27 @@
+"""Phase 2 of an update: drop the notes gone from the vault, record the entries the walk passed over."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from ...storage.records import FileRecord
+from .plan import UpdatePlan
+
+if TYPE_CHECKING:
+    from ...storage.protocol import Storage
+
+__all__ = ["delete_gone"]
+
+
+def delete_gone(store: Storage, plan: UpdatePlan, counter: Counter[str]) -> None:
+    """One transaction: delete every known file no longer in the vault, and store each passed-over
+    entry (a symlink out of the vault, a loop, an unreadable folder) as skipped, with its reason."""
+    with store.write():
+        for path in plan.gone:
+            store.delete_file(path)
+            counter["removed"] += 1
+        for path, reason in plan.passed_over:
+            store.replace_file(FileRecord(path, 0, 0, None, None, "skipped", reason), [], None)
+            plan.problems.append((path, reason))
+            counter["skipped"] += 1

@@ -1,0 +1,69 @@
+"""Phase 4 of an update: vectors for what was prepared (reused by content hash, else embedded in
+one call per batch), and a backfill of chunks that still lack one."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from ...core.chunker import embedding_text
+from ...embedding.embedder import Embedder
+from ...embedding.quantize import quantize
+from .options import EMBED_BATCH_CHUNKS
+from .prepare import Prepared
+
+if TYPE_CHECKING:
+    from ...storage.protocol import Storage
+
+__all__ = ["backfill_vectors", "embed_batch"]
+
+
+def embed_batch(
+    store: Storage,
+    embedder: Embedder,
+    batch: list[Prepared],
+    *,
+    reuse: bool,
+    counter: Counter[str],
+) -> list[npt.NDArray[np.int8]]:
+    """int8 vectors for every chunk of a batch of files: reused by content hash, else embedded at once."""
+    hashes = [c.content_hash for item in batch for c in item.chunks]
+    known = store.vectors_by_hash(hashes) if reuse else {}
+    todo = {c.content_hash: t for item in batch for c, t in zip(item.chunks, item.embed_texts)}
+    todo = {h: t for h, t in todo.items() if h not in known}
+    fresh: dict[int, npt.NDArray[np.int8]] = {}
+    if todo:
+        embedded = quantize(embedder.embed(list(todo.values())))
+        fresh = dict(zip(todo.keys(), embedded))
+    counter["chunks_embedded"] += len(todo)
+    counter["reused"] += sum(1 for h in hashes if h in known)
+    out: list[npt.NDArray[np.int8]] = []
+    for item in batch:
+        rows = [
+            fresh[c.content_hash]
+            if c.content_hash in fresh
+            else np.frombuffer(known[c.content_hash], dtype=np.int8)
+            for c in item.chunks
+        ]
+        out.append(np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.int8))
+    return out
+
+
+def backfill_vectors(
+    store: Storage, embedder: Embedder, *, stop: threading.Event, counter: Counter[str]
+) -> None:
+    """Embed every chunk without a vector (left by an interrupted run or a model change), one
+    batch per transaction, until none is left or the run is stopped."""
+    while not stop.is_set():
+        missing = store.chunks_missing_vectors(EMBED_BATCH_CHUNKS)
+        if not missing:
+            break
+        texts = [embedding_text(title, section, text) for _, title, section, text in missing]
+        vectors = quantize(embedder.embed(texts))
+        with store.write():
+            store.set_vectors([m[0] for m in missing], vectors)
+        counter["chunks_embedded"] += len(missing)

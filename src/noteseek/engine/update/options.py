@@ -1,0 +1,79 @@
+"""What an update indexes (`IndexOptions`) and what it did (`IndexStats`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...core.chunker import ChunkOptions
+from ...secrets.scrubber import RULES_FINGERPRINT, Allowlist
+from ..vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES
+
+__all__ = ["EMBED_BATCH_CHUNKS", "PIPELINE_VERSION", "IndexOptions", "IndexStats", "Progress"]
+
+# Bump when chunking or the embedded text changes in a way that should re-process every note.
+PIPELINE_VERSION = "5"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
+# 4: code left out of the embedded text (chunker.prose_text); 5: German stems (m004)
+EMBED_BATCH_CHUNKS = 512
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """What to index and how."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    chunking: ChunkOptions = field(default_factory=ChunkOptions)
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    # Known false positives the scrubber must leave alone (`noteseek scan` shows fingerprints).
+    allow: Allowlist | None = None
+
+    def scope(self) -> str:
+        """The folders indexed, as stored in the index's meta (JSON)."""
+        return json.dumps({"include": list(self.include), "exclude": list(self.exclude)})
+
+    @classmethod
+    def from_scope(cls, stored: str | None) -> IndexOptions:
+        """Options with the folders of a stored `scope()` (defaults for everything else)."""
+        try:
+            data = json.loads(stored) if stored else {}
+            include = tuple(str(f) for f in data.get("include", ()))
+            exclude = tuple(str(f) for f in data.get("exclude", DEFAULT_EXCLUDE))
+        except (ValueError, TypeError, AttributeError):
+            return cls()
+        return cls(include=include, exclude=exclude)
+
+    def fingerprint(self) -> str:
+        """Changes when re-chunking (and re-scrubbing) every note is needed."""
+        c = self.chunking
+        allow = self.allow.fingerprint if self.allow is not None else "-"
+        raw = (
+            f"{PIPELINE_VERSION}|{c.max_chars}|{c.min_chars}|{sorted(c.skip_sections)}|"
+            f"{RULES_FINGERPRINT}|{allow}"
+        )
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """What one `update` did."""
+
+    files_seen: int = 0
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    chunks: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    vectors_reused: int = 0
+    secrets_scrubbed: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    vectors: bool = True
+    problems: tuple[tuple[str, str], ...] = ()

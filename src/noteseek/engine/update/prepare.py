@@ -1,0 +1,120 @@
+"""Phase 3 of an update, per note: read, scrub, chunk and describe one note for storage (no I/O
+but the read)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.chunker import chunk_note, content_hash, embedding_text
+from ...core.language import note_language
+from ...core.query import name_key, tag_key
+from ...secrets.scrubber import Allowlist, ScrubResult, scrub
+from ...storage.records import ChunkRecord, FileRecord, FileState
+from ..vault_walk import NoteFile, decode_note, read_note
+from .options import IndexOptions
+
+__all__ = ["Prepared", "Skip", "prepare_note"]
+
+log = logging.getLogger("noteseek.indexer")
+
+
+@dataclass
+class Prepared:
+    record: FileRecord
+    chunks: list[ChunkRecord]
+    embed_texts: list[str]
+    is_new: bool
+    secrets: int
+
+
+def _file_names(rel_path: str, allow: Allowlist | None = None) -> list[str]:
+    """Names a file is known by: its stem, and its folder's name for `index.md` / `README.md`."""
+    parts = rel_path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    if stem.lower() in ("index", "readme", "_index"):
+        # `files/en-us/web/api/fetch_api/index.md` is known as `fetch_api`, not as `index`.
+        names = [parts[-2]] if len(parts) > 1 else []
+    else:
+        names = [stem]
+    return [scrub(n, allow=allow).text.replace("_", " ").replace("-", " ") for n in names]
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why a note is not indexed; `recheck`: look again next run even if the file is unchanged."""
+
+    reason: str
+    recheck: bool = False
+
+
+def prepare_note(
+    note: NoteFile, root: Path, old: FileState | None, options: IndexOptions, force: bool
+) -> Prepared | Skip | None:
+    """Read and chunk one note. Returns None if unchanged, a Skip if it must be skipped."""
+
+    def clean(text: str) -> ScrubResult:
+        return scrub(text, allow=options.allow)
+
+    raw = read_note(note, root, max_bytes=options.max_file_bytes)
+    if raw.data is None:
+        return Skip(raw.problem or "unreadable", recheck=raw.recheck)
+    data = raw.data
+    file_hash = hashlib.sha256(data).hexdigest()
+    if not force and old is not None and old.content_hash == file_hash and old.status != "skipped":
+        return None
+    decoded = decode_note(data)
+    if decoded.text is None:
+        return Skip(decoded.problem or "unreadable")
+    scrubbed = clean(decoded.text)
+    stem = note.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    note_chunks = chunk_note(scrubbed.text, file_stem=clean(stem).text, options=options.chunking)
+    # Chunk text and sections are cut from already-scrubbed text; title and context come from
+    # parsed YAML (escapes resolved), so they pass the scrubber once more.
+    title = clean(note_chunks.title).text
+    chunks: list[ChunkRecord] = []
+    texts: list[str] = []
+    for chunk in note_chunks.chunks:
+        embed_text = embedding_text(title, chunk.section, chunk.text)
+        texts.append(embed_text)
+        chunks.append(
+            ChunkRecord(
+                seq=chunk.seq,
+                section=chunk.section,
+                text=chunk.text,
+                heading_context=clean(chunk.heading_context).text,
+                content_hash=content_hash(embed_text),
+            )
+        )
+    warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
+    meta = note_chunks.meta
+    names = [
+        title,
+        *(clean(a).text for a in meta.aliases),
+        *_file_names(note.rel_path, options.allow),
+    ]
+    if scrubbed.counts:
+        found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
+        log.info(
+            "scrubbed %d secret(s) from %s: %s", sum(scrubbed.counts.values()), note.rel_path, found
+        )
+    record = FileRecord(
+        path=note.rel_path,
+        # The stat of the bytes actually read: the file may have changed since it was listed.
+        mtime_ns=raw.mtime_ns,
+        size=raw.size,
+        content_hash=file_hash,
+        title=title,
+        status="warning" if warnings else "ok",
+        problem="; ".join(warnings) or None,
+        title_field=" ".join(names),
+        tags_field=clean(" ".join([meta.type or "", *meta.tags]).strip()).text,
+        names=tuple(k for k in (name_key(n) for n in names) if k),
+        tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
+        lang=note_language(scrubbed.text),
+    )
+    return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
+
+

@@ -1,0 +1,357 @@
+"""Find a vault's notes and read them safely: every problem becomes a reason, never an exception."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat as stat_module
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# The include/exclude and note-name rules live apart so the file watcher applies the same ones.
+from ..core.vault_rules import IGNORE_MARKER, VaultRules
+from ..settings import DEFAULT_EXCLUDE
+
+__all__ = [
+    "DEFAULT_EXCLUDE",
+    "DEFAULT_MAX_FILE_BYTES",
+    "IGNORE_MARKER",
+    "NoteFile",
+    "RawNote",
+    "ReadResult",
+    "decode_note",
+    "read_note",
+    "walk_vault",
+]
+
+DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
+
+# C0 control bytes that plain text does not contain. Tab, newlines, form feed, vertical tab and ESC
+# (ANSI colours in pasted terminal output) are left out; NUL is counted separately.
+_BINARY_BYTES = bytes([*range(1, 9), *range(14, 27), *range(28, 32), 127])
+# More than this share of such bytes (or NULs) is not a damaged note but a file of another kind:
+# random or compressed data has ~11%, text in any 8-bit encoding ~0%.
+_BINARY_SHARE = 0.05
+_BINARY_MIN_BYTES = 8
+# Formats that end up named `.md` by accident; used to name the kind in the skip reason.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF87a", "GIF image"),
+    (b"GIF89a", "GIF image"),
+    (b"%PDF-", "PDF document"),
+    (b"PK\x03\x04", "ZIP archive or Office document"),
+    (b"\x1f\x8b", "gzip archive"),
+    (b"SQLite format 3\x00", "SQLite database"),
+    (b"\x7fELF", "executable"),
+)
+_LOOP = "symlink loop: the link leads back to itself"
+_PERMISSION_DENIED = "permission denied: noteseek may not read this file (check its permissions)"
+# How often a file that changes while it is read is read again before it is skipped for this run.
+_READ_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class NoteFile:
+    """A note found in the vault: its path relative to the vault (always with '/') and its stat."""
+
+    rel_path: str
+    abs_path: Path
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """Decoded text, or None with the reason; `warning` names a problem that was worked around."""
+
+    text: str | None
+    problem: str | None = None
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class RawNote:
+    """A note's bytes and the stat of what was read, or None with the reason it could not be read.
+
+    `recheck` marks problems that can go away without the file changing (permissions, a file being
+    written, the size limit), so the indexer must look at the file again on the next run.
+    """
+
+    data: bytes | None
+    mtime_ns: int = 0
+    size: int = 0
+    problem: str | None = None
+    recheck: bool = False
+
+
+def _printable_path(rel: str) -> str:
+    """A path that can be stored and shown: bytes that are not UTF-8 become `\\xe9` escapes."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8_name(rel: str) -> bool:
+    # os.walk hands out undecodable name bytes as lone surrogates, which SQLite cannot store.
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _symlink_problem(path: Path, root: Path) -> str | None:
+    """Why a symlink must not be followed, or None when its target is a file inside the vault."""
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return "broken symlink: its target does not exist"
+    except RuntimeError:  # Python < 3.13 reports a loop this way
+        return _LOOP
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return _LOOP
+        return f"cannot follow symlink: {exc.strerror or exc}"
+    if not target.is_relative_to(root):
+        return "symlink points outside the vault"
+    return None
+
+
+def walk_vault(
+    root: Path,
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = DEFAULT_EXCLUDE,
+) -> tuple[list[NoteFile], list[tuple[str, str]]]:
+    """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
+
+    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the walk
+    when given. Symlinks are followed only when their target lies inside the vault.
+    """
+    root = root.resolve()
+    top = str(root)
+    rules = VaultRules(include=include, exclude=exclude)
+    notes: list[NoteFile] = []
+    passed_over: list[tuple[str, str]] = []
+
+    def walk_error(error: OSError) -> None:
+        where = Path(error.filename or "").resolve() if error.filename else root
+        rel = where.relative_to(root).as_posix() if where.is_relative_to(root) else str(where)
+        passed_over.append((_printable_path(rel), f"cannot read folder: {error.strerror or error}"))
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=walk_error, followlinks=False):
+        # os.walk builds every dirpath by joining names onto `top`: slicing is the relative path.
+        rel_dir = dirpath[len(top) :].lstrip(os.sep).replace(os.sep, "/")
+        kept = []
+        for name in sorted(dirnames):
+            sub = f"{rel_dir}/{name}" if rel_dir else name
+            if rules.skips_folder(sub, parents_checked=True):
+                continue
+            if os.path.lexists(os.path.join(dirpath, name, IGNORE_MARKER)):
+                continue
+            if not _is_utf8_name(sub):
+                passed_over.append(
+                    (
+                        _printable_path(sub),
+                        "folder name is not valid UTF-8; rename it to index its notes",
+                    )
+                )
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        if not rules.includes_folder(rel_dir):
+            continue
+        for name in sorted(filenames):
+            if not rules.is_note_name(name):
+                continue
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not _is_utf8_name(rel):
+                passed_over.append(
+                    (
+                        _printable_path(rel),
+                        "file name is not valid UTF-8; rename the file to index it",
+                    )
+                )
+                continue
+            full = Path(dirpath, name)
+            try:
+                stat = os.lstat(full)
+                if stat_module.S_ISLNK(stat.st_mode):
+                    problem = _symlink_problem(full, root)
+                    if problem is not None:
+                        passed_over.append((rel, problem))
+                        continue
+                    stat = os.stat(full)
+            except (OSError, RuntimeError) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
+                passed_over.append((rel, f"cannot stat: {reason}"))
+                continue
+            # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
+            if not stat_module.S_ISREG(stat.st_mode):
+                continue
+            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size))
+    notes.sort(key=lambda n: n.rel_path)
+    return notes, passed_over
+
+
+def _size(size: int) -> str:
+    """`50 MB`, `20.5 MB`, `64 KB`: sizes as a user sets and reads them."""
+    value, unit = (size / 1_048_576, "MB") if size >= 1_048_576 else (size / 1024, "KB")
+    return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"too large: {_size(size)} is over the {_size(limit)} limit; "
+        "raise IndexOptions(max_file_bytes=...) to index it"
+    )
+
+
+def read_note(note: NoteFile, root: Path, *, max_bytes: int) -> RawNote:
+    """Read a listed note's bytes, re-checking at read time what the listing saw (`root` resolved).
+
+    Never raises on the file: it may have vanished, changed, grown past `max_bytes` or been
+    replaced by a symlink since it was listed, and a symlink is never followed out of `root`.
+    """
+    if note.size > max_bytes:  # decided from the listing, so a huge file is not even opened
+        return RawNote(None, problem=_too_large(note.size, max_bytes), recheck=True)
+    vanished = RawNote(
+        None,
+        problem="vanished before it could be read (deleted or moved during indexing)",
+        recheck=True,
+    )
+    try:
+        target = note.abs_path.resolve(strict=True)
+    except FileNotFoundError:
+        return vanished
+    except RuntimeError:  # Python < 3.13 reports a loop this way
+        return RawNote(None, problem=_LOOP, recheck=True)
+    except OSError as exc:
+        problem = _LOOP if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"
+        return RawNote(None, problem=problem, recheck=True)
+    if not target.is_relative_to(root):
+        return RawNote(None, problem="symlink points outside the vault", recheck=True)
+    # O_NOFOLLOW: `target` has no symlinks left, so one appearing now is refused, not followed.
+    # O_NONBLOCK: a FIFO swapped in since the listing must not block the run forever.
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0)
+    for _ in range(_READ_ATTEMPTS):
+        try:
+            fd = os.open(target, flags)
+        except FileNotFoundError:
+            return vanished
+        except PermissionError:
+            return RawNote(None, problem=_PERMISSION_DENIED, recheck=True)
+        except OSError as exc:
+            return RawNote(None, problem=f"cannot read: {exc.strerror or exc}", recheck=True)
+        try:
+            with open(fd, "rb", closefd=True) as handle:
+                before = os.fstat(fd)
+                if not stat_module.S_ISREG(before.st_mode):
+                    return RawNote(None, problem="not a regular file", recheck=True)
+                if before.st_size > max_bytes:
+                    return RawNote(
+                        None, problem=_too_large(before.st_size, max_bytes), recheck=True
+                    )
+                # Never more than the limit in memory, even if the file grows while it is read.
+                data = handle.read(max_bytes + 1)
+                after = os.fstat(fd)
+        except PermissionError:
+            return RawNote(None, problem=_PERMISSION_DENIED, recheck=True)
+        except OSError as exc:
+            return RawNote(None, problem=f"cannot read: {exc.strerror or exc}", recheck=True)
+        if len(data) > max_bytes:
+            size = max(after.st_size, len(data))
+            return RawNote(None, problem=_too_large(size, max_bytes), recheck=True)
+        stable = (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
+        if stable and len(data) == after.st_size:
+            return RawNote(data, mtime_ns=after.st_mtime_ns, size=after.st_size)
+        # Written to while we read: a torn read would index half a note, so read it again.
+    return RawNote(
+        None,
+        problem="kept changing while it was read (still being written?); it is read again next run",
+        recheck=True,
+    )
+
+
+def _binary_kind(data: bytes) -> str | None:
+    """What kind of non-text file this is, or None when it reads as (possibly damaged) text."""
+    named = next((name for magic, name in _SIGNATURES if data.startswith(magic)), None)
+    suspicious = data.count(b"\x00") + len(data) - len(data.translate(None, _BINARY_BYTES))
+    # A handful of stray bytes in a short note is damage, not a file format.
+    if suspicious > max(len(data) * _BINARY_SHARE, _BINARY_MIN_BYTES):
+        return named or "binary data"
+    if named is not None:
+        # A known format that is also not UTF-8 (a PDF's compressed streams) is that format.
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return named
+    return None
+
+
+def _bomless_utf16(data: bytes) -> str | None:
+    """The codec of UTF-16 text saved without a byte-order mark, judged from where its NULs sit."""
+    head = data[:8192]
+    if len(data) % 2 or head.count(b"\x00") < len(head) // 4:
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    # ASCII-range characters put their zero byte on one side only: the high byte.
+    codec = "utf-16-le" if odd > 9 * even else "utf-16-be" if even > 9 * odd else None
+    if codec is None:
+        return None
+    # Arrays of small 16-bit numbers look the same, but decode to control characters.
+    sample = data[:8192].decode(codec, errors="replace")
+    controls = sum(1 for ch in sample if ch < " " and ch not in "\t\n\r\x0c")
+    return codec if controls <= len(sample) // 100 else None
+
+
+def _decode_wide(data: bytes, codec: str, label: str) -> ReadResult:
+    try:
+        return ReadResult(data.decode(codec))
+    except UnicodeDecodeError as exc:
+        # Keep the readable text, as for UTF-8: often just a cut-off last byte.
+        return ReadResult(
+            data.decode(codec, errors="replace"),
+            warning=f"invalid {label} at byte {exc.start}; undecodable bytes replaced",
+        )
+
+
+def decode_note(data: bytes) -> ReadResult:
+    """Decode a note's bytes: UTF-8 (with or without BOM), UTF-16/32 with BOM, else UTF-8 with repair.
+
+    Damage is repaired and named in `warning` (invalid bytes replaced, NUL bytes removed) so the
+    readable text stays searchable; only files that are not text at all get a `problem`.
+    """
+    # UTF-32's marks begin with UTF-16's, so they are tested first.
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return _decode_wide(data, "utf-32", "UTF-32")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return _decode_wide(data, "utf-16", "UTF-16")
+    codec = _bomless_utf16(data)
+    if codec is not None:
+        decoded = _decode_wide(data, codec, codec.upper())
+        note = f"UTF-16 without a byte-order mark, read as {codec.upper()}"
+        return ReadResult(decoded.text, warning="; ".join(filter(None, (note, decoded.warning))))
+    # Zero padding at the end (a crash while saving, a preallocating sync tool) is not content,
+    # so it must not make a damaged note look like a binary file.
+    body = data.rstrip(b"\x00")
+    if data and not body:
+        return ReadResult(None, problem="contains only NUL bytes, no text")
+    kind = _binary_kind(body)
+    if kind is not None:
+        return ReadResult(None, problem=f"binary file ({kind}), not a text note")
+    warnings: list[str] = []
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        # Keep the readable text: a few bad bytes must not hide a whole note.
+        text = body.decode("utf-8-sig", errors="replace")
+        warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+    nuls = data.count(b"\x00")
+    if nuls:
+        # NUL is never text; dropping it silently (as the chunker would) would hide the damage.
+        text = text.replace("\x00", "")
+        warnings.append(f"{nuls} NUL byte{'s' if nuls > 1 else ''} removed")
+    return ReadResult(text, warning="; ".join(warnings) or None)

@@ -1,0 +1,1 @@
+"""Claude Code hooks: the hook command (one-shot path) and the settings.json entries."""

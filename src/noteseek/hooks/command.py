@@ -1,0 +1,197 @@
+"""Claude Code hook commands: `noteseek hook prompt | pre-tool | post-tool`.
+
+A hook reads the event's JSON on stdin and may print the protocol's JSON on stdout. These run as a
+fresh process on every prompt, so this module imports nothing heavy at the top, asks a running
+`noteseek serve` daemon first (warm path) and only opens the index itself when none answers.
+
+Fail-open and silent: whatever goes wrong (no index, a broken payload, a bug) the hook exits 0 and
+prints nothing, so the user's prompt goes through untouched; the reason goes to a log file
+(`hook.log` in noteseek's data folder). The log never holds prompt text, only what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..agents.hook_protocol import EVENTS, cosine_rank, render, run_hook
+from ..settings import DEFAULT_CONTEXT_TOKENS, ENV_HOOK_LOG, ENV_NO_DAEMON, TRUE_VALUES
+
+# No typing or collections.abc at run time: every millisecond of import is paid on every prompt.
+# Type checkers treat a constant named TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
+    from .. import Index, LazyIndex
+
+__all__ = ["main"]
+
+LOG_NAME = "hook.log"
+LOG_MAX_BYTES = 1 << 20
+
+
+def _log_path() -> Path:
+    from .. import data_dir
+
+    return data_dir() / LOG_NAME
+
+
+def _log(line: str, *, untrusted: bool = False) -> None:
+    """Append one line to the hook log; never raises (the hook must stay silent).
+
+    `untrusted` lines (error messages, which can quote input) are scrubbed like everything else
+    noteseek stores; the others are built from our own words and numbers only, and skip the
+    scrubber's start-up cost on the per-prompt path.
+    """
+    try:
+        if untrusted:
+            from ..secrets.scrubber import scrub
+
+            line = scrub(line).text
+        path = _log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {line}\n")
+    except Exception:  # a failing log must not make the hook fail
+        pass
+
+
+class _Options:
+    def __init__(self, event: str, db: str | None, max_tokens: int) -> None:
+        self.event, self.db, self.max_tokens = event, db, max_tokens
+
+
+def _parse(argv: Sequence[str]) -> _Options:
+    """`EVENT [--db PATH] [--max-tokens N]`; hand-parsed to keep argparse and click out of the hook."""
+    args = list(argv)
+    if not args or args[0] not in EVENTS:
+        raise ValueError(f"usage: noteseek hook {{{'|'.join(EVENTS)}}} [--db PATH] [--max-tokens N]")
+    event, rest = args[0], args[1:]
+    db: str | None = None
+    max_tokens = DEFAULT_CONTEXT_TOKENS
+    while rest:
+        flag = rest.pop(0)
+        if flag == "--db" and rest:
+            db = rest.pop(0)
+        elif flag == "--max-tokens" and rest:
+            max_tokens = max(1, int(rest.pop(0)))
+        else:
+            raise ValueError(f"unknown hook option {flag!r}")
+    return _Options(event, db, max_tokens)
+
+
+class _Backend:
+    """Answers context requests: the warm daemon when one runs, otherwise the index itself."""
+
+    def __init__(self, db: str | None, cwd: str | None) -> None:
+        self._db_option, self._cwd = db, cwd
+        self._db: Path | None = None
+        self.path = "-"
+        self._index: LazyIndex | None = None
+        self._use_daemon = os.environ.get(ENV_NO_DAEMON, "") not in TRUE_VALUES
+
+    @property
+    def db(self) -> Path:
+        # Resolved on first use: a post-tool call on short output needs no index at all. An
+        # explicit path (what install-hooks --db writes) skips the data-folder lookup entirely.
+        if self._db is None:
+            from .. import locate_index
+
+            self._db = locate_index(db=self._db_option, cwd=self._cwd)
+        return self._db
+
+    def _daemon(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        self.path = "cold"
+        if not self._use_daemon:
+            return None
+        try:
+            from ..daemon import client as daemon_client
+        except ImportError:
+            return None
+        answer = daemon_client.request(self.db, payload, timeout=2.0)
+        if not isinstance(answer, dict) or not answer.get("ok"):
+            return None
+        self.path = "warm"
+        return answer
+
+    def index(self) -> Index:
+        if self._index is None:
+            from .. import LazyIndex
+
+            self._index = LazyIndex(db=self.db)
+        return self._index.get()
+
+    def context(self, prompt: str, max_tokens: int) -> str:
+        answer = self._daemon({"op": "context", "prompt": prompt, "max_tokens": max_tokens})
+        if answer is not None and isinstance(answer.get("text"), str):
+            return str(answer["text"])
+        from ..agents.prompt_context import prompt_context
+
+        return prompt_context(self.index(), prompt, max_tokens=max_tokens).text
+
+    def rank(self, query: str, segments: list[str]) -> list[float]:
+        self.path = "cold"
+        return cosine_rank(self.index(), query, segments)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        if self.path == "cold" and self._use_daemon and self._db is not None:
+            # Start the warm path for the next prompt; never wait for it.
+            try:
+                from ..daemon import client as daemon_client
+
+                daemon_client.ensure_started(self.db)
+            except Exception as exc:
+                _log(f"daemon not started: {type(exc).__name__}: {exc}", untrusted=True)
+
+
+def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run one hook; always returns 0 (fail-open)."""
+    started = time.perf_counter()
+    event = argv[0] if argv else "?"
+    backend: _Backend | None = None
+    outcome = "silent"
+    failed = False
+    try:
+        options = _parse(argv)
+        raw = (stdin or sys.stdin).read()
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValueError("hook input is not a JSON object")
+        cwd = payload.get("cwd")
+        backend = _Backend(options.db, cwd if isinstance(cwd, str) and cwd else None)
+        result = run_hook(
+            options.event,
+            payload,
+            context=backend.context,
+            rank=backend.rank,
+            max_tokens=options.max_tokens,
+        )
+        text = render(result)
+        if text:
+            out = stdout or sys.stdout
+            out.write(text)
+            out.flush()
+            outcome = f"context {len(text)} chars"
+    except Exception as exc:
+        outcome, failed = f"error {type(exc).__name__}: {exc}", True
+    finally:
+        try:
+            if backend is not None:
+                backend.close()
+        except Exception as exc:
+            outcome += f"; close failed: {type(exc).__name__}"
+        if failed or os.environ.get(ENV_HOOK_LOG) == "all":
+            path = backend.path if backend is not None else "-"
+            elapsed = (time.perf_counter() - started) * 1000
+            _log(f"{event[:20]!r} {path} {elapsed:.0f}ms {outcome}", untrusted=failed)
+    return 0

@@ -1,0 +1,1 @@
+"""The Model Context Protocol server: a thin adapter over the library."""

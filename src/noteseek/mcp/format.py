@@ -1,0 +1,153 @@
+"""Plain-text replies of the MCP server, each within a token budget. Pure: values in, text out."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
+
+if TYPE_CHECKING:
+    from .. import Hit, IndexStatus, NoteText
+
+__all__ = ["RefreshState", "format_hits", "format_note", "format_status"]
+
+
+@dataclass(frozen=True)
+class RefreshState:
+    """The background refresh: off, running, done, skipped or failed, with a one-line message."""
+
+    state: Literal["off", "running", "done", "skipped", "failed"] = "off"
+    message: str = ""
+    started_at: float | None = None
+    finished_at: float | None = None
+
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return truncate_at_word(flat, width) or flat[:width]
+
+
+def _hit_header(rank: int, hit: Hit) -> str:
+    context = f"  [{_one_line(hit.heading_context, 100)}]" if hit.heading_context else ""
+    return f"{rank}. {hit.path} › {hit.section}{context}"
+
+
+def format_hits(
+    query: str,
+    hits: list[Hit],
+    *,
+    mode: str,
+    max_tokens: int,
+    degraded: str | None = None,
+    filters: str = "",
+) -> str:
+    """Hits as text within about `max_tokens`: whole sections best first, then paths only."""
+    shown = _one_line(query, 200)
+    warning = f"Vector search unavailable ({degraded}); keyword results only.\n" if degraded else ""
+    if not hits:
+        extra = ", fewer filters" if filters else ""
+        return (
+            f'{warning}No notes match "{shown}"{filters}. Try other words, mode="bm25" for exact '
+            f"terms{extra}; the status tool shows what is indexed."
+        )
+    headers = [_hit_header(rank, hit) for rank, hit in enumerate(hits, start=1)]
+    intro = f'{warning}{len(hits)} notes for "{shown}" ({mode}{filters}), best first.'
+    fixed = estimate_tokens(intro) + sum(estimate_tokens(h) + 1 for h in headers) + 40
+    full = fit_to_budget(hits, max(max_tokens - fixed, 1))
+    parts = [intro]
+    cut = False
+    for header, hit, kept in zip(headers, hits, full):
+        cut = cut or kept.text != hit.text
+        parts.append(f"\n{header}\n{kept.text}" + (" [cut]" if kept.text != hit.text else ""))
+    rest = headers[len(full) :]
+    if rest:
+        parts.append(f"\nMore matches (text left out to stay within max_tokens={max_tokens}):")
+        parts.extend(rest)
+    if rest or cut:
+        parts.append(
+            '\nRead any of them with get_note(path="…", section="…"), or raise max_tokens.'
+        )
+    return "\n".join(parts)
+
+
+def format_note(note: NoteText, *, max_tokens: int) -> str:
+    """A note or section as text within about `max_tokens`; says how to get the rest if cut."""
+    head = note.path + (f" › {note.section}" if note.section else "")
+    flags = []
+    if note.redacted:
+        flags.append(f"{note.redacted} secret(s) redacted as [REDACTED:…]")
+    if note.changed_since_indexed:
+        flags.append("the file changed since it was last indexed")
+    if flags:
+        head += "\n(" + "; ".join(flags) + ")"
+    total = estimate_tokens(note.text)
+    if estimate_tokens(head) + total + 1 <= max_tokens:
+        return f"{head}\n\n{note.text}"
+    names = [_one_line(name, 80) for name in note.sections] if not note.section else []
+    # The section list must not crowd out the text it stands for: at most a quarter of the budget.
+    while names and estimate_tokens("; ".join(names)) > max_tokens // 4:
+        names.pop()
+    more = " …" if len(names) < len(note.sections) else ""
+    listing = f" Sections: {'; '.join(names)}{more}." if names else ""
+
+    def footer(shown: int) -> str:
+        return (
+            f"\n\n[cut: about {shown:,} of {total:,} tokens shown. Read one section with "
+            f'get_note(path="{note.path}", section="…"), or raise max_tokens.{listing}]'
+        )
+
+    budget = max(max_tokens - estimate_tokens(head) - estimate_tokens(footer(total)) - 2, 50)
+    text = truncate_at_word(note.text, budget * 4) or note.text[: budget * 4]
+    return f"{head}\n\n{text}{footer(estimate_tokens(text))}"
+
+
+def _ago(seconds: float) -> str:
+    for unit, size in (("days", 86_400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit} ago"
+    return f"{seconds:.0f} s ago"
+
+
+def format_status(status: IndexStatus, refresh: RefreshState, *, now: float) -> str:
+    """Index status as a few lines, with the next step when something needs doing."""
+    skipped = sum(1 for _, state, _ in status.problems if state == "skipped")
+    vectors = (
+        "available"
+        if status.vector_support and not status.vector_problem
+        else f"unavailable, keyword search only ({status.vector_problem})"
+    )
+    lines = [
+        f"Index: {status.db_path} ({status.db_bytes / 1_048_576:.1f} MB)",
+        f"Vault: {status.vault_root or '(none yet)'}",
+        f"Notes: {status.files - skipped} indexed, {skipped} skipped; {status.chunks} sections, "
+        f"{status.vectors} with vectors",
+        f"Model: {status.model}; vector search {vectors}",
+    ]
+    last = status.last_run or {}
+    if last.get("finished_at"):
+        finished = float(last["finished_at"])
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(finished))
+        lines.append(
+            f"Last update: {when} ({_ago(max(now - finished, 0))}), {last.get('files_seen')} notes "
+            f"seen" + (", interrupted" if last.get("interrupted") else "")
+        )
+    else:
+        lines.append("Last update: never finished")
+    if refresh.state == "off":
+        lines.append("Background refresh: off (start the server with --refresh to enable it)")
+    elif refresh.state == "running":
+        since = _ago(max(now - (refresh.started_at or now), 0))
+        lines.append(f"Background refresh: running (started {since}); searches use the last commit")
+    else:
+        lines.append(f"Background refresh: {refresh.state}: {refresh.message}")
+    if status.problems:
+        lines.append(f"Notes with problems ({len(status.problems)}):")
+        lines += [f"  [{s}] {p}: {why}" for p, s, why in status.problems[:5]]
+        if len(status.problems) > 5:
+            lines.append("  … 'noteseek status' in a terminal lists them all")
+    vault = status.vault_root or "VAULT"
+    lines.append(f"To update the index: noteseek index '{vault}'")
+    return "\n".join(lines)

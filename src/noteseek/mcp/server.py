@@ -1,0 +1,299 @@
+"""`noteseek mcp`: the Model Context Protocol server. A thin adapter: parse, call the library, format.
+
+Design (the user-facing version is docs/mcp.md):
+
+- The SDK's high-level `MCPServer` (FastMCP before mcp 2): tool schemas come from the signatures,
+  and a `ToolError` becomes an `isError` result whose text the agent reads and acts on.
+- Replies are budgeted plain text, without `structuredContent`: Claude Code hands the model only
+  `structuredContent` when both are present (anthropics/claude-code#54450, #79944), so a second,
+  JSON copy would bypass the text budget or replace the readable text.
+- Nothing is opened at start-up. The index, the embedding model and the vector matrix load on the
+  first tool call that needs them, so `initialize` is answered at once however large or stale
+  the index, and a server started before `noteseek index` ran still starts (its tools say what
+  to run).
+- `--refresh` runs one incremental `Index.update` in a background thread with its own `Index`
+  (its own SQLite connection). WAL lets the tools keep reading the last committed state; each
+  note switches from old to new atomically when its transaction commits.
+- The SDK runs sync tools on worker threads; one lock serialises the shared `Index`, whose
+  `Store` must not be used by two threads at once.
+"""
+
+# No `from __future__ import annotations`: the SDK evaluates the tool signatures, whose pydantic
+# `Field`s are imported inside build_server (pydantic comes with the optional SDK).
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+import click
+
+from .. import Hit, Index, IndexStatus, LazyIndex, Mode, NoteseekError, NoteText, SearchRequest
+from .format import RefreshState, format_hits, format_note, format_status
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = [
+    "RefreshState",
+    "VaultService",
+    "build_server",
+    "format_hits",
+    "format_note",
+    "format_status",
+    "serve",
+]
+
+log = logging.getLogger("noteseek.mcp")
+
+LOCALHOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+SEARCH_TOKENS = 1500
+NOTE_TOKENS = 4000
+MAX_LIMIT = 50
+_T = TypeVar("_T")
+
+INSTRUCTIONS = (
+    "noteseek searches the user's own Markdown notes (a local vault: how-tos, decisions, meeting "
+    "notes, projects, people). Use `search` for questions the user's notes may answer, by meaning "
+    "or keywords, then `get_note` to read a note or one section. Use grep for exact strings in code."
+)
+SEARCH_DOC = (
+    "Search the user's Markdown notes by meaning and keywords together (BM25 + embeddings), best "
+    "notes first, each with its most relevant section. Prefer this over grep/find when looking for "
+    "a concept, an answer to a natural-language question, or a note whose exact wording you do not "
+    "know ('how did we fix the cert outage', 'undo a rebase'); use grep for exact strings or "
+    "identifiers in code. The reply stays within max_tokens: lower-ranked hits are listed by path "
+    "and section only; read them with get_note(path, section)."
+)
+GET_NOTE_DOC = (
+    "Read one note of the indexed vault, or one section of it, by the vault-relative path that "
+    "search returned (e.g. 'howto/git-rebase-recipes.md'). Pass section (a heading as search shows "
+    "it, e.g. 'Undo a rebase that went wrong') to read just that part. Secrets are redacted. Only "
+    "indexed notes can be read: absolute paths, '..' and symlinks are refused. A long note is cut "
+    "at max_tokens and the reply lists its sections so you can ask for one."
+)
+STATUS_DOC = (
+    "Describe the note index: notes and sections indexed, the vault folder, the embedding model, "
+    "when it was last updated (how stale it may be), and whether a background refresh is running. "
+    "Use it when search misses a note you expect, or to tell the user how to update the index."
+)
+
+
+class VaultService:
+    """The index behind the tools: opened on first use, one caller at a time."""
+
+    def __init__(
+        self,
+        *,
+        db: str | None = None,
+        vault: str | None = None,
+        opener: Callable[[Path], Index] | None = None,
+    ) -> None:
+        self._vault = vault
+        # Looked up on every call until it opens: the index may be made after the server started.
+        self._index = LazyIndex(db=db, vault=vault, opener=opener)
+        self._lock = threading.Lock()
+        self._refresh = RefreshState()
+        self._refresh_thread: threading.Thread | None = None
+
+    @property
+    def opened(self) -> bool:
+        """Whether a tool call has opened the index yet."""
+        return self._index.opened
+
+    def search(
+        self, query: str, *, limit: int, mode: Mode, folders: list[str], tags: list[str]
+    ) -> tuple[list[Hit], str | None]:
+        """Hits (unbudgeted) and why vectors were not used, if they were not."""
+        request = SearchRequest(
+            query,
+            limit=limit,
+            mode=mode,
+            folders=tuple(folders) or None,
+            tags=tuple(tags) or None,
+        )
+        with self._lock:
+            result = self._index.get().run_search(request)
+        return list(result.hits), result.degraded
+
+    def get_note(self, path: str, *, section: str | None) -> NoteText:
+        """A scrubbed note or section (see `Index.read_note`)."""
+        with self._lock:
+            return self._index.get().read_note(path, section=section)
+
+    def status(self) -> tuple[IndexStatus, RefreshState]:
+        """The index's status and the refresh state."""
+        with self._lock:
+            return self._index.get().status(), self._refresh
+
+    def start_refresh(self) -> None:
+        """Start one incremental update in a background thread (its own connection)."""
+        self._refresh = RefreshState("running", "updating the index", started_at=time.time())
+        # Daemon: the server must exit when the client closes stdin even mid-update; a file
+        # transaction cut short is rolled back by SQLite, so the index stays consistent.
+        thread = threading.Thread(target=self._run_refresh, name="noteseek-refresh", daemon=True)
+        self._refresh_thread = thread
+        thread.start()
+
+    def wait_refresh(self, timeout: float | None = None) -> RefreshState:
+        """Wait for the background refresh to end (tests, shutdown)."""
+        if self._refresh_thread is not None:
+            self._refresh_thread.join(timeout)
+        return self._refresh
+
+    def _run_refresh(self) -> None:
+        started = self._refresh.started_at
+
+        def end(state: Literal["done", "skipped", "failed"], message: str) -> None:
+            self._refresh = RefreshState(state, message, started, time.time())
+
+        try:
+            with self._index.open_separate() as idx:
+                vault = self._vault or idx.vault_root
+                if vault is None:
+                    return end("skipped", "the index has no vault yet: run 'noteseek index VAULT'")
+                if idx.built_with_other_options():
+                    # --allow-file, other chunking or an older noteseek: a refresh with default
+                    # options would re-process every note and scrub differently.
+                    return end(
+                        "skipped",
+                        "the index was built with other options (--allow-file, chunking) or an "
+                        f"older noteseek; run 'noteseek index {vault}' with your options instead",
+                    )
+                stats = idx.update(vault)
+            end(
+                "done",
+                f"{stats.added} added, {stats.changed} changed, {stats.removed} removed, "
+                f"{stats.skipped} skipped in {stats.seconds:.1f} s",
+            )
+        except NoteseekError as exc:
+            end("failed", str(exc))
+        except Exception as exc:  # a background thread must report, never die silently
+            log.exception("background refresh failed")
+            end("failed", f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        """Close the index if a tool call opened it."""
+        with self._lock:
+            self._index.close()
+
+
+# -- the server -----------------------------------------------------------------------------------
+
+
+def _load_sdk() -> Any:
+    try:
+        from mcp.server import mcpserver
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server needs the MCP SDK ({exc}): pip install 'noteseek[mcp]'"
+        ) from exc
+    return mcpserver
+
+
+def build_server(service: VaultService) -> "MCPServer[Any]":
+    """The MCP server with the search, get_note and status tools over `service`."""
+    sdk = _load_sdk()
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+
+    from .. import __version__
+
+    server: MCPServer[Any] = sdk.MCPServer(
+        "noteseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+
+    def call(what: str, fn: Callable[[], _T]) -> _T:
+        # Domain errors carry their next step; anything else must not take the server down.
+        try:
+            return fn()
+        except NoteseekError as exc:
+            raise ToolError(str(exc)) from exc
+        except Exception as exc:
+            log.exception("%s failed", what)
+            raise ToolError(
+                f"{what} failed unexpectedly ({type(exc).__name__}); the server is still running: "
+                "try again, or run 'noteseek status' in a terminal"
+            ) from exc
+
+    def search(
+        query: Annotated[str, Field(description="What to look for, in plain words or a question.")],
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most notes to return.")] = 10,
+        mode: Annotated[
+            Literal["hybrid", "bm25", "vector"],
+            Field(description="hybrid (default), bm25 (exact words only), vector (meaning only)."),
+        ] = "hybrid",
+        folders: Annotated[
+            list[str] | None,
+            Field(description="Only notes under any of these vault-relative folders."),
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Only notes that carry every one of these tags.")
+        ] = None,
+        max_tokens: Annotated[
+            int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
+        ] = SEARCH_TOKENS,
+    ) -> str:
+        hits, degraded = call(
+            "search",
+            lambda: service.search(
+                query, limit=limit, mode=mode, folders=folders or [], tags=tags or []
+            ),
+        )
+        scope = "".join(
+            f"; {label} {', '.join(values)}"
+            for label, values in (("in", folders or []), ("tagged", tags or []))
+            if values
+        )
+        return format_hits(
+            query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
+        )
+
+    def get_note(
+        path: Annotated[str, Field(description="Vault-relative path, as search returns it.")],
+        section: Annotated[
+            str | None, Field(description="A section heading to return instead of the whole note.")
+        ] = None,
+        max_tokens: Annotated[
+            int, Field(ge=200, le=30_000, description="Reply budget (about 4 characters a token).")
+        ] = NOTE_TOKENS,
+    ) -> str:
+        note = call("get_note", lambda: service.get_note(path, section=section))
+        return format_note(note, max_tokens=max_tokens)
+
+    def status() -> str:
+        current, refresh = call("status", service.status)
+        return format_status(current, refresh, now=time.time())
+
+    for fn, doc, title in (
+        (search, SEARCH_DOC, "Search notes"),
+        (get_note, GET_NOTE_DOC, "Read a note"),
+        (status, STATUS_DOC, "Note index status"),
+    ):
+        server.add_tool(
+            fn,
+            title=title,
+            description=doc,
+            annotations=ToolAnnotations(
+                title=title,
+                read_only_hint=True,
+                destructive_hint=False,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+            structured_output=False,
+        )
+    return server
+
+
+def serve(server: "MCPServer[Any]", *, transport: str, port: int) -> None:
+    """Run until the client disconnects: stdio, or streamable HTTP on the loopback interface."""
+    if transport == "http":
+        # Loopback only, and no --host option: the index holds private notes and has no auth.
+        click.echo(f"noteseek MCP server at http://{LOCALHOST}:{port}/mcp", err=True)
+        server.run("streamable-http", host=LOCALHOST, port=port)
+    else:
+        server.run("stdio")

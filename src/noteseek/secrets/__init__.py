@@ -1,0 +1,1 @@
+"""Secret scrubbing: the scrubber, its rule table and the allow-list."""

@@ -1,0 +1,386 @@
+"""Credential scrubber: every chunk passes through ``scrub`` before it is stored or embedded.
+
+Pure module: no I/O, no logging, no module state that changes after import.  Values
+in, values out.  The rules themselves live in ``noteseek.secret_patterns``.
+
+Algorithm, per pass:
+
+1. Lowercase the text once (offsets preserved) for keyword lookups and for the
+   case-insensitive rules.
+2. For each rule in priority order, skip it unless a keyword occurs; otherwise
+   collect candidate secret spans, drop any that overlap a span already claimed
+   (by an earlier rule, or an existing ``[REDACTED:...]`` marker), and let the
+   rule's validator veto placeholders and code.
+3. Replace the surviving spans with ``[REDACTED:<name>]``.
+
+Replacing a secret changes the text around later matches, so ``scrub`` repeats
+the pass until nothing more is found.  That makes it idempotent by construction:
+the result of ``scrub`` is a fixed point, so scrubbing it again changes nothing.
+
+An ``Allowlist`` keeps known false positives: a candidate whose value fully matches
+one of its regexes, or whose SHA-256 starts with one of its fingerprints, is left
+in place.  An allowed span is not claimed, so a later rule that matches a different
+value around it still redacts; allowing a value never hides a neighbouring secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ..errors import NoteseekError
+from .rules import PATTERNS, RULES_REVISION, SecretPattern
+
+__all__ = [
+    "PATTERN_NAMES",
+    "RULES_FINGERPRINT",
+    "Allowlist",
+    "AllowlistError",
+    "Finding",
+    "ScrubResult",
+    "find_secrets",
+    "scrub",
+    "secret_fingerprint",
+]
+
+_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+# Each pass turns at least one character of non-marker text into a marker, so the
+# loop always ends; in practice a second pass finds nothing.  The cap only bounds
+# adversarial input.
+_MAX_PASSES = 8
+_NO_COUNTS: Mapping[str, int] = MappingProxyType({})
+
+_Span = tuple[int, int, str]
+
+#: Shortest fingerprint prefix an allow-list accepts (48 bits: no accidental matches).
+MIN_FINGERPRINT_CHARS = 12
+_FINGERPRINT_RE = re.compile(r"[0-9a-f]{12,64}")
+
+
+class AllowlistError(NoteseekError, ValueError):
+    """An allow-list entry is not a valid regex or fingerprint."""
+
+
+def secret_fingerprint(value: str) -> str:
+    """SHA-256 hex digest of a would-be-redacted value: names it without revealing it."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """Values the scrubber must keep: regexes (full match) or SHA-256 hex prefixes (>= 12 chars)."""
+
+    regexes: tuple[str, ...] = ()
+    fingerprints: tuple[str, ...] = ()
+    _compiled: tuple[re.Pattern[str], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        compiled: list[re.Pattern[str]] = []
+        for regex in self.regexes:
+            try:
+                compiled.append(re.compile(regex))
+            except re.error as exc:
+                raise AllowlistError(
+                    f"allow-list regex {regex!r} does not compile: {exc}"
+                ) from None
+        for prefix in self.fingerprints:
+            if not _FINGERPRINT_RE.fullmatch(prefix):
+                raise AllowlistError(
+                    f"allow-list fingerprint {prefix!r} must be {MIN_FINGERPRINT_CHARS}-64 lowercase "
+                    "hex characters (copy it from 'noteseek scan')"
+                )
+        object.__setattr__(self, "_compiled", tuple(compiled))
+
+    @classmethod
+    def parse(cls, text: str, *, source: str = "allow-list") -> Allowlist:
+        """Read the allow-file format: ``regex:<pattern>`` or ``sha256:<prefix>`` per line, ``#`` comments."""
+        regexes: list[str] = []
+        fingerprints: list[str] = []
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            kind, sep, value = line.partition(":")
+            kind = kind.strip().lower()
+            if sep and kind == "regex" and value:
+                regexes.append(value)  # kept verbatim: leading spaces may be part of it
+            elif sep and kind == "sha256" and value.strip():
+                fingerprints.append(value.strip().lower())
+            else:
+                raise AllowlistError(
+                    f"{source}, line {number}: expected 'regex:<pattern>' or 'sha256:<prefix>'"
+                )
+        try:
+            return cls(tuple(regexes), tuple(fingerprints))
+        except AllowlistError as exc:
+            raise AllowlistError(f"{source}: {exc}") from None
+
+    def __bool__(self) -> bool:
+        return bool(self.regexes or self.fingerprints)
+
+    def allows(self, value: str) -> bool:
+        """True if ``value`` is a known false positive."""
+        if any(regex.fullmatch(value) for regex in self._compiled):
+            return True
+        if self.fingerprints:
+            digest = secret_fingerprint(value)
+            return any(digest.startswith(prefix) for prefix in self.fingerprints)
+        return False
+
+    @property
+    def fingerprint(self) -> str:
+        """Short digest of the entries, for a pipeline fingerprint (changes re-process notes)."""
+        payload = json.dumps([sorted(self.regexes), sorted(self.fingerprints)])
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One value ``scrub`` would replace: its rule, 1-based line, and SHA-256 (never the value)."""
+
+    pattern: str
+    line: int
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class ScrubResult:
+    """Scrubbed text, and how many values each pattern replaced (never the values)."""
+
+    text: str
+    # hash=False: the result stays hashable (by text) although the mapping is not.
+    counts: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS, hash=False)
+
+
+def scrub(text: str, *, allow: Allowlist | None = None) -> ScrubResult:
+    """Return ``text`` with every detected secret replaced by ``[REDACTED:<pattern-name>]``."""
+    current, spans_per_pass = _scrub_passes(text, allow or None)
+    if not spans_per_pass:
+        return ScrubResult(text, _NO_COUNTS)
+    counts: dict[str, int] = {}
+    for spans in spans_per_pass:
+        for _start, _end, name in spans:
+            counts[name] = counts.get(name, 0) + 1
+    return ScrubResult(current, MappingProxyType(dict(sorted(counts.items()))))
+
+
+def find_secrets(text: str, *, allow: Allowlist | None = None) -> tuple[Finding, ...]:
+    """What ``scrub`` would replace, in text order: rule, line and fingerprint of each value."""
+    findings: list[tuple[int, Finding]] = []
+    current = text
+    # Offsets of a later pass refer to the text after the earlier passes' redactions;
+    # ``history`` maps them back to the original text for the line number.
+    history: list[list[tuple[int, int, int]]] = []
+    for _ in range(_MAX_PASSES):
+        spans = _find_secrets(current, allow or None)
+        if not spans:
+            break
+        for start, end, name in spans:
+            origin = _original_offset(start, history)
+            digest = secret_fingerprint(current[start:end])
+            findings.append((origin, Finding(name, text.count("\n", 0, origin) + 1, digest)))
+        history.append([(s, e, len(_marker(n))) for s, e, n in spans])
+        current = _redact(current, spans)
+    findings.sort(key=lambda item: item[0])
+    return tuple(finding for _, finding in findings)
+
+
+def _scrub_passes(text: str, allow: Allowlist | None) -> tuple[str, list[list[_Span]]]:
+    """Run passes to the fixed point; returns the final text and each pass's spans."""
+    current = text
+    passes: list[list[_Span]] = []
+    for _ in range(_MAX_PASSES):
+        spans = _find_secrets(current, allow)
+        if not spans:
+            break
+        current = _redact(current, spans)
+        passes.append(spans)
+    return current, passes
+
+
+def _original_offset(pos: int, history: list[list[tuple[int, int, int]]]) -> int:
+    """Map an offset in a later pass's text back to the original text."""
+    for spans in reversed(history):
+        shift = 0  # how far this pass moved ``pos`` to the right
+        for start, end, marker_len in spans:
+            if pos < start + shift:
+                break
+            if pos < start + shift + marker_len:
+                shift = pos - start  # inside a marker: where the redacted value began
+                break
+            shift += marker_len - (end - start)
+        pos -= shift
+    return pos
+
+
+def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
+    """Return the non-overlapping secret spans of one pass, sorted by position."""
+    if not text:
+        return []
+    lowered = _aligned_lower(text)
+    # One substring test per distinct keyword; most keywords are absent from most
+    # texts, so nearly every rule is then skipped by a set operation.
+    present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
+    if not present:
+        return []
+    # Rule indices in priority order, only for rules with at least one keyword present.
+    active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
+    claims = _Claims()
+    if "[REDACTED:" in text:
+        # Earlier redactions are claimed up front so no rule can match inside them.
+        for marker in _MARKER_RE.finditer(text):
+            claims.add(*marker.span())
+    positions_cache: dict[str, list[int]] = {}
+    found: list[_Span] = []
+    for index in active:
+        pattern = PATTERNS[index]
+        haystack = lowered if pattern.ignore_case else text
+        if pattern.anchored:
+            keywords = [k for k in pattern.keywords if k in present]
+            positions = _keyword_positions(lowered, keywords, positions_cache)
+            matches: Iterable[re.Match[str]] = _anchored_matches(pattern, haystack, positions)
+        else:
+            matches = pattern.regex.finditer(haystack)
+        for match in matches:
+            span = _secret_span(match, pattern.secret_groups)
+            if span is None or claims.overlaps(*span):
+                continue
+            start, end = span
+            if pattern.validator is not None and not pattern.validator(text, match, start, end):
+                continue
+            if allow is not None and allow.allows(text[start:end]):
+                continue  # a known false positive; not claimed (see module docstring)
+            claims.add(start, end)
+            found.append((start, end, pattern.name))
+    found.sort()
+    return found
+
+
+def _aligned_lower(text: str) -> str:
+    """Lowercase ``text`` keeping every character at its offset."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    # A few characters lowercase to two (U+0130 -> "i" + combining dot); keep those
+    # unchanged so spans found in the lowered copy index the original text.
+    return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
+
+
+def _keyword_positions(lowered: str, keywords: list[str], cache: dict[str, list[int]]) -> list[int]:
+    """Sorted offsets where any keyword starts; shared keywords are searched once per pass."""
+    lists: list[list[int]] = []
+    for keyword in keywords:
+        hits = cache.get(keyword)
+        if hits is None:
+            hits = []
+            i = lowered.find(keyword)
+            while i >= 0:
+                hits.append(i)
+                i = lowered.find(keyword, i + 1)
+            cache[keyword] = hits
+        lists.append(hits)
+    if len(lists) == 1:
+        return lists[0]
+    return sorted({pos for hits in lists for pos in hits})
+
+
+def _anchored_matches(
+    pattern: SecretPattern, haystack: str, positions: list[int]
+) -> Iterator[re.Match[str]]:
+    """Try the rule's regex at each keyword offset, like ``finditer`` but only where it can start."""
+    end = -1
+    for pos in positions:
+        if pos < end:
+            continue  # inside the previous match, as finditer would skip it
+        match = pattern.regex.match(haystack, pos)
+        if match is not None:
+            end = match.end()
+            yield match
+
+
+def _secret_span(match: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int] | None:
+    """Span of the first listed group that took part in the match, or None if empty."""
+    for group in groups:
+        start, end = match.span(group)
+        if start >= 0:
+            return (start, end) if end > start else None
+    return None
+
+
+class _Claims:
+    """Sorted, non-overlapping spans already taken in this pass (local to one call)."""
+
+    __slots__ = ("_ends", "_starts")
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """True if ``[start, end)`` intersects a claimed span."""
+        i = bisect_right(self._starts, start)
+        if i and self._ends[i - 1] > start:
+            return True
+        return i < len(self._starts) and self._starts[i] < end
+
+    def add(self, start: int, end: int) -> None:
+        """Claim ``[start, end)``; callers check ``overlaps`` first."""
+        i = bisect_right(self._starts, start)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
+
+
+def _redact(text: str, spans: list[_Span]) -> str:
+    """Replace each span with its marker; spans are sorted and disjoint."""
+    parts: list[str] = []
+    previous = 0
+    for start, end, name in spans:
+        parts.append(text[previous:start])
+        parts.append(_marker(name))
+        previous = end
+    parts.append(text[previous:])
+    return "".join(parts)
+
+
+def _marker(name: str) -> str:
+    return f"[REDACTED:{name}]"
+
+
+def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
+    """Short digest of everything that decides what gets redacted."""
+    payload = [
+        RULES_REVISION,
+        [
+            [
+                p.name,
+                p.regex.pattern,
+                p.regex.flags,
+                list(p.keywords),
+                list(p.secret_groups),
+                p.anchored,
+                p.ignore_case,
+                getattr(p.validator, "__qualname__", None),
+            ]
+            for p in patterns
+        ],
+    ]
+    digest = hashlib.sha256(json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
+PATTERN_NAMES: tuple[str, ...] = tuple(p.name for p in PATTERNS)
+_ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for p in PATTERNS for k in p.keywords))
+_RULES_BY_KEYWORD: Mapping[str, tuple[int, ...]] = MappingProxyType(
+    {k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords) for k in _ALL_KEYWORDS}
+)
+RULES_FINGERPRINT: str = _fingerprint(PATTERNS)
+
+if len(set(PATTERN_NAMES)) != len(PATTERN_NAMES):  # pragma: no cover - table invariant
+    raise RuntimeError("secret pattern names must be unique")

@@ -1,0 +1,45 @@
+"""Every environment variable noteseek reads, and the defaults more than one package shares.
+
+One place to look them up, and the bottom of the layering: this module imports nothing (the
+per-prompt hook imports it before anything else), and every package may import it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_CONTEXT_TOKENS",
+    "DEFAULT_EXCLUDE",
+    "DEFAULT_IDLE_MINUTES",
+    "ENV_CLAUDE_CONFIG_DIR",
+    "ENV_DB",
+    "ENV_HOME",
+    "ENV_HOOK_LOG",
+    "ENV_NO_DAEMON",
+    "ENV_RUNTIME_DIR",
+    "RAW_OUTPUT_MARKER",
+    "SHOWN_FINGERPRINT_CHARS",
+    "TRUE_VALUES",
+]
+
+# -- environment variables ------------------------------------------------------------------------
+
+ENV_DB = "NOTESEEK_DB"  # the index file every command and hook uses when none is given
+ENV_HOME = "NOTESEEK_HOME"  # noteseek's data folder (default: the platform's user data dir)
+ENV_RUNTIME_DIR = "NOTESEEK_RUNTIME_DIR"  # the daemons' private socket folder
+ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # 1/true/yes: hooks never use or start the warm daemon
+ENV_HOOK_LOG = "NOTESEEK_HOOK_LOG"  # "all": the hook log records every call, not only failures
+ENV_CLAUDE_CONFIG_DIR = "CLAUDE_CONFIG_DIR"  # Claude Code's own: where its settings.json lives
+# Written into a Bash command by the user (`NOTESEEK_RAW=1 make test`): keep that output whole.
+RAW_OUTPUT_MARKER = "NOTESEEK_RAW=1"
+TRUE_VALUES = ("1", "true", "yes")  # how an on/off variable such as NOTESEEK_NO_DAEMON says on
+
+# -- shared defaults ------------------------------------------------------------------------------
+
+# Token budget of the agent context block (`noteseek context`, the prompt hook, the daemon).
+DEFAULT_CONTEXT_TOKENS = 500
+# Folders never indexed unless named otherwise (every dot-folder is skipped on top of these).
+DEFAULT_EXCLUDE: tuple[str, ...] = (".obsidian", ".trash", ".git")
+# Hex digits of a secret's SHA-256 shown by `noteseek scan`: enough to allow-list (>= 12).
+SHOWN_FINGERPRINT_CHARS = 16
+# A daemon exits after this long without requests (`noteseek serve --idle-minutes`).
+DEFAULT_IDLE_MINUTES = 30.0

@@ -1,0 +1,1 @@
+"""Index storage: the only package that holds SQL. The engine talks to it through `storage.protocol.Storage`."""

@@ -1,0 +1,33 @@
+"""The keys of the index's `meta` table: one name for each, for every backend.
+
+Values are text (JSON where noted). The names are stored in index files, so they never change;
+`COMMON_TERMS` keeps its first name ("ubiquitous_terms") so older files are read as they are.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "COMMON_TERMS",
+    "COMMON_TERMS_STALE",
+    "GERMAN_NOTES",
+    "LAST_RUN",
+    "MODEL_FINGERPRINT",
+    "MODEL_SOURCE",
+    "PIPELINE",
+    "SCOPE",
+    "VAULT_ROOT",
+    "VECTOR_DIM",
+]
+
+# Written by the engine.
+MODEL_SOURCE = "model_source"  # "bundled", a model folder or a hub id: what embeds the queries
+VAULT_ROOT = "vault_root"  # the vault folder the last update indexed
+PIPELINE = "pipeline"  # IndexOptions.fingerprint() of the last finished run
+SCOPE = "scope"  # the folders of the last finished run (JSON: include, exclude)
+LAST_RUN = "last_run"  # what the last update did (JSON: IndexStats without the problem list)
+# Written by the storage backend.
+MODEL_FINGERPRINT = "model_fingerprint"  # the model the stored vectors came from
+VECTOR_DIM = "vector_dim"  # their dimension
+COMMON_TERMS = "ubiquitous_terms"  # JSON: chunk count and document count of frequent stems
+COMMON_TERMS_STALE = "ubiquitous_terms_stale"  # the same, while chunks changed since it was made
+GERMAN_NOTES = "german_notes"  # "1" when some chunk is German (queries add German stems)

@@ -1,0 +1,260 @@
+"""What the engine needs from a storage backend: the `Storage` protocol.
+
+The engine (updating, searching, note access, the `Index` facade) talks to storage only through
+these methods, so a second backend (PostgreSQL, `storage/postgres/`) implements this protocol and
+nothing above it changes; mypy checks that the engine uses nothing else. The SQLite backend
+(`storage/sqlite/`) is the reference implementation; its docstrings say what each call must do
+(transactions, what "stale" means, why FTS deletes are explicit).
+
+Contract in short:
+- Every write happens inside `write()`, one transaction that takes the writer lock up front; a
+  reader (`snapshot()`) sees each file entirely old or entirely new, and never blocks the writer.
+- Ids: files and chunks have integer ids the backend assigns; the engine keeps them only for the
+  length of one search or one update, never across processes.
+- Vectors are int8 rows (`quantize`), one per chunk, stored with the chunk; `vector_rows()` reads
+  them all for the in-memory vector index, `knn()` is the fallback when that is not possible.
+- Keyword search takes the query's terms (already planned: stopwords and common terms left out)
+  and returns BM25 scores, higher is better, with the backend's column weights applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .records import ChunkRecord, FileRecord, FileState, IndexedFile
+from .rows import ChunkRow, VectorRows
+
+if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["KeywordMatch", "Storage"]
+
+# (chunk id, BM25 score with higher = better, file id), best first.
+KeywordMatch = tuple[int, float, int]
+
+
+class Storage(Protocol):
+    """One index: files, chunks, their keyword index and vectors, and a small key/value table."""
+
+    # -- lifetime, transactions -------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """Where the index lives, as status shows it (a file path, a database URL)."""
+        ...
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version the index has (every open index is migrated to the latest)."""
+        ...
+
+    def identity(self) -> tuple[Hashable, ...]:
+        """Changes when the index is replaced underneath (a new file at the same path)."""
+        ...
+
+    def size_bytes(self) -> int:
+        """Space the index takes now."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+    def write(self) -> AbstractContextManager[None]:
+        """One write transaction holding the writer lock; IndexLockedError when another writer
+        keeps it past the busy timeout. Rolled back on any exception."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Several reads against one consistent state (nested use joins the outer one)."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Housekeeping at the end of an update run (best effort)."""
+        ...
+
+    # -- meta (storage.meta names the keys) -------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A value of the meta table."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value (inside `write()`)."""
+        ...
+
+    def get_json(self, key: str) -> Any:
+        """A JSON meta value, decoded."""
+        ...
+
+    # -- files ------------------------------------------------------------------------------
+
+    chunks_deleted: int  # chunks this connection deleted or replaced (for the FTS merge decision)
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every known file (skipped ones included) with what change detection needs."""
+        ...
+
+    def file_paths(self) -> dict[int, str]:
+        """file id -> vault-relative path, for every known file."""
+        ...
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        """Record a new mtime for a file whose content did not change (inside `write()`)."""
+        ...
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file with its chunks, names, tags and vectors (inside `write()`)."""
+        ...
+
+    def replace_file(
+        self,
+        record: FileRecord,
+        chunks: Sequence[ChunkRecord],
+        vectors: npt.NDArray[np.int8] | None,
+    ) -> None:
+        """Replace a file's rows (chunks, names, tags, one int8 vector per chunk when given)
+        with new ones (inside `write()`); marks the common-term counts stale."""
+        ...
+
+    def file_problems(self) -> list[tuple[str, str, str]]:
+        """(path, status, problem) of every file that was skipped or had a warning, by path."""
+        ...
+
+    def indexed_file(self, path: str) -> IndexedFile | None:
+        """The row of one file by its exact vault-relative path, or None."""
+        ...
+
+    def similar_paths(self, file_name: str, limit: int) -> list[str]:
+        """Indexed (not skipped) notes whose file name is `file_name`, case-insensitively."""
+        ...
+
+    def files_named(self, name: str) -> list[int]:
+        """Ids of files whose title, alias or file name has this `name_key()`, ascending."""
+        ...
+
+    def files_matching(
+        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+    ) -> set[int]:
+        """Ids of files under any of `folders` (prefixes, '' = all) carrying every tag in `tags`
+        (a tag also matches its nested tags: `project` matches `project/alpha`)."""
+        ...
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        """Number of chunks."""
+        ...
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Stored chunks by id (missing ids are left out)."""
+        ...
+
+    def chunk_texts(self, path: str) -> list[str]:
+        """The stored text of one file's chunks, in order."""
+        ...
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id -> file id."""
+        ...
+
+    def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
+        """Ids of every chunk of these files."""
+        ...
+
+    def first_chunk(self, file_id: int) -> int | None:
+        """Id of a file's first chunk."""
+        ...
+
+    # -- keyword index ----------------------------------------------------------------------
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        column_weights: tuple[float, float, float, float],
+        allowed: set[int] | None = None,
+    ) -> list[KeywordMatch]:
+        """BM25 over text, section, title and tags with these weights, any term matching; only
+        files in `allowed` when given (filtered before `limit`). Never raises on the terms."""
+        ...
+
+    def term_shares(self) -> Mapping[str, float]:
+        """Share of chunks holding each recorded stem (those above 1 % of chunks); the same
+        object until the recorded counts change, so callers may cache on its identity."""
+        ...
+
+    def index_stems(self, word: str) -> list[str]:
+        """The stems the keyword index's term counts use for one query word."""
+        ...
+
+    def common_terms_outdated(self) -> bool:
+        """Whether the recorded term counts are missing or stale (recompute them)."""
+        ...
+
+    def refresh_common_terms(self) -> None:
+        """Recount the frequent stems (inside `write()`)."""
+        ...
+
+    def refresh_languages(self) -> None:
+        """Record whether some chunk is German, for query stemming (inside `write()`)."""
+        ...
+
+    def optimize_text_index(self) -> None:
+        """Compact the keyword index after many deletes (inside `write()`)."""
+        ...
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    @property
+    def vectors_available(self) -> bool:
+        """Whether vectors can be read and written in this connection."""
+        ...
+
+    vector_error: str | None  # why vectors are not available, or None
+
+    def has_vector_table(self) -> bool:
+        """Whether vectors have been set up (once a model's dimension is known)."""
+        ...
+
+    def reset_vectors(self, dim: int, fingerprint: str) -> None:
+        """(Re)create vector storage for a model; every chunk then needs a new vector."""
+        ...
+
+    def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
+        """Stored int8 vectors of chunks with these content hashes (content-addressed reuse)."""
+        ...
+
+    def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """(id, title, section, text) of chunks without a vector, for backfilling."""
+        ...
+
+    def set_vectors(self, ids: Sequence[int], vectors: npt.NDArray[np.int8]) -> None:
+        """Store vectors of existing chunks, skipping chunks gone meanwhile (inside `write()`)."""
+        ...
+
+    def vector_rows(self) -> VectorRows | None:
+        """Every stored vector, for the in-memory index; None when they cannot be read whole."""
+        ...
+
+    def data_version(self) -> Hashable:
+        """Changes whenever any connection commits: cached vectors must then be read again."""
+        ...
+
+    def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first."""
+        ...
+
+    # -- integrity --------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Row counts that must agree: files, chunks, keyword rows, embedded chunks, vectors."""
+        ...
+
+    def integrity_problems(self) -> list[str]:
+        """Empty when the backend's own checks pass and the counts agree."""
+        ...

@@ -1,0 +1,243 @@
+"""Rows of the files and chunks tables, and what hangs on a file: its note names and tags."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from ..rows import ChunkRow
+from .text_index import TextIndex
+from .vector_table import VEC_TABLE, VectorTable
+
+if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
+    import numpy as np
+    import numpy.typing as npt
+
+    # Imported where they are made: a one-shot search never creates these dataclasses.
+    from ..records import ChunkRecord, FileRecord, FileState, IndexedFile
+
+__all__ = ["FileRows"]
+
+
+class FileRows(TextIndex, VectorTable):
+    """Writes of a file's rows (one transaction per file), file-level reads and chunk lookups."""
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every known file with the data needed for change detection."""
+        from ..records import FileState
+
+        rows = self.db.execute("SELECT path, mtime_ns, size, content_hash, status FROM files")
+        return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def file_paths(self) -> dict[int, str]:
+        """file id -> vault-relative path, for every known file."""
+        return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        """Record a new mtime for a file whose content did not change."""
+        self.db.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path)
+        )
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file and its chunks from all three tables (call inside `write()`)."""
+        file_id = self.scalar("SELECT id FROM files WHERE path = ?", (path,))
+        if file_id is not None:
+            self._delete_chunks(int(file_id))
+            self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
+            self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
+            self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _delete_chunks(self, file_id: int) -> None:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        if not ids:
+            return
+        self._chunks_changed()
+        if self.vectors_available and self.has_vector_table():
+            # One rowid at a time: vec0 answers `rowid IN (subquery)` with a full scan.
+            for chunk_id in ids:
+                self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
+        self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.chunks_deleted += len(ids)
+
+    def replace_file(
+        self,
+        record: FileRecord,
+        chunks: Sequence[ChunkRecord],
+        vectors: npt.NDArray[np.int8] | None,
+    ) -> None:
+        """Replace a file's rows with new ones (call inside `write()`); vectors are int8 rows."""
+        file_id = self.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
+        if file_id is not None:
+            self._delete_chunks(int(file_id))
+        now = time.time()
+        self.db.execute(
+            "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
+            "chunk_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
+            "title=excluded.title, status=excluded.status, problem=excluded.problem, "
+            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at",
+            (
+                file_id,
+                record.path,
+                record.mtime_ns,
+                record.size,
+                record.content_hash,
+                record.title,
+                record.status,
+                record.problem,
+                len(chunks),
+                now,
+            ),
+        )
+        if file_id is None:
+            file_id = self.db.last_insert_rowid()
+        self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
+        for name in sorted(set(record.names)):
+            self.db.execute("INSERT INTO note_names(name, file_id) VALUES (?, ?)", (name, file_id))
+        self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
+        for tag in sorted(set(record.tags)):
+            self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
+        store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
+        if chunks:
+            self._chunks_changed()
+        for i, chunk in enumerate(chunks):
+            self.db.execute(
+                "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
+                "mtime_ns, content_hash, embedded_at, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    file_id,
+                    chunk.seq,
+                    chunk.section,
+                    chunk.text,
+                    chunk.heading_context,
+                    record.title_field,
+                    record.tags_field,
+                    record.mtime_ns,
+                    chunk.content_hash,
+                    now if store_vectors else None,
+                    record.lang,
+                ),
+            )
+            if store_vectors:
+                assert vectors is not None
+                self.db.execute(
+                    f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
+                    (self.db.last_insert_rowid(), vectors[i].tobytes()),
+                )
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def file_problems(self) -> list[tuple[str, str, str]]:
+        """(path, status, problem) of every file that was skipped or had a warning."""
+        rows = self.db.execute(
+            "SELECT path, status, problem FROM files WHERE status != 'ok' ORDER BY path"
+        )
+        return [(r[0], r[1], r[2] or "") for r in rows]
+
+    def indexed_file(self, path: str) -> IndexedFile | None:
+        """The row of one file by its exact vault-relative path (for note access)."""
+        from ..records import IndexedFile
+
+        row = self.db.execute(
+            "SELECT status, problem, mtime_ns, size, title FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if row is None else IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4])
+
+    def similar_paths(self, file_name: str, limit: int) -> list[str]:
+        """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
+        escaped = file_name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE status != 'skipped' AND (lower(path) = ? OR lower(path) "
+            "LIKE ? ESCAPE '\\') ORDER BY path LIMIT ?",
+            (file_name, "%/" + escaped, limit),
+        )
+        return [r[0] for r in rows]
+
+    def files_named(self, name: str) -> list[int]:
+        """Files whose title, alias or file name has this name_key()."""
+        rows = self.db.execute(
+            "SELECT file_id FROM note_names WHERE name = ? ORDER BY file_id", (name,)
+        )
+        return [int(r[0]) for r in rows]
+
+    def files_matching(
+        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+    ) -> set[int]:
+        """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
+        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags)."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if folders is not None:
+            if "" in folders:  # the vault root contains everything
+                folders = None
+            else:
+                clauses.append(
+                    "(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")"
+                )
+                for folder in folders:
+                    params += [len(folder) + 1, folder + "/"]
+        for tag in tags or ():
+            clauses.append(
+                "id IN (SELECT file_id FROM note_tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
+            )
+            params += [tag, len(tag) + 1, tag + "/"]
+        where = " AND ".join(clauses) or "1"
+        return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        """Number of chunks."""
+        return int(self.scalar("SELECT count(*) FROM chunks"))
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Stored chunks by id."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context FROM chunks c "
+            f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            list(ids),
+        )
+        return {r[0]: ChunkRow(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def chunk_texts(self, path: str) -> list[str]:
+        """The stored (scrubbed) text of a file's chunks, in order."""
+        rows = self.db.execute(
+            "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? ORDER BY c.seq",
+            (path,),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id -> file id."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[int, int] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for chunk_id, file_id in self.db.execute(
+                f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", batch
+            ):
+                out[int(chunk_id)] = int(file_id)
+        return out
+
+    def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
+        """The ids of every chunk of these files."""
+        rows = self.db.execute(
+            "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(file_ids))),),
+        )
+        return {int(r[0]) for r in rows}
+
+    def first_chunk(self, file_id: int) -> int | None:
+        """The id of a file's first chunk."""
+        value = self.scalar(
+            "SELECT id FROM chunks WHERE file_id = ? ORDER BY seq LIMIT 1", (file_id,)
+        )
+        return None if value is None else int(value)

@@ -1,0 +1,1 @@
+"""Keep an index fresh: watch a vault and hand debounced batches of changed paths to a callback (`watcher.VaultWatcher`, `changes.ChangeBatch`); it knows nothing of the index, the daemon or the MCP server."""

@@ -1,0 +1,258 @@
+// noteseek's search page. Plain JS, no dependencies, works offline.
+// Note text is untrusted: it only ever reaches the page as text nodes (textContent, createTextNode),
+// never through innerHTML, and the page's Content-Security-Policy forbids inline scripts besides.
+"use strict";
+
+(() => {
+  const DEBOUNCE_MS = 150;
+  const LIMIT = 20;
+  const SNIPPET_CHARS = 260;
+  const $ = (id) => document.getElementById(id);
+  const q = $("q"), mode = $("mode"), folder = $("folder"), tag = $("tag");
+  const list = $("results"), status = $("status");
+  const previewTitle = $("preview-title"), previewCrumb = $("preview-crumb");
+  const previewText = $("preview-text"), obsidian = $("obsidian-link");
+
+  let hits = [];
+  let active = -1;
+  let terms = [];
+  let timer = 0;
+  let inflight = null;
+  let generation = 0;
+  let vaultName = null;
+  let token = sessionStorage.getItem("noteseek-token");
+
+  async function api(path, signal) {
+    const headers = token ? { Authorization: "Bearer " + token } : {};
+    const response = await fetch(path, { headers, signal });
+    if (response.status === 401) {
+      askToken();
+      throw new Error("this server needs its token");
+    }
+    const body = await response.json().catch(() => ({ error: response.statusText }));
+    if (!response.ok) {
+      const error = new Error(body.error || response.statusText);
+      error.body = body;
+      error.status = response.status;
+      throw error;
+    }
+    return body;
+  }
+
+  function askToken() {
+    const dialog = $("token-dialog");
+    if (!dialog.open) dialog.showModal();
+  }
+
+  $("token-form").addEventListener("submit", () => {
+    token = $("token").value.trim();
+    sessionStorage.setItem("noteseek-token", token);
+    loadFolders();
+    schedule(0);
+  });
+
+  // Words search leaves out of the keyword query; marking them would only add noise.
+  const STOPWORDS = new Set(("a an and are as at be but by can do does for from had has have how i " +
+    "if in into is it its me my no not of on or our so than that the their then there these they " +
+    "this to was we were what when where which who why will with you your der die das und ist " +
+    "ein eine nicht mit wie").split(" "));
+
+  // Words of the query, for highlighting: letters and digits, two characters or more.
+  function queryTerms(text) {
+    const words = (text.toLowerCase().match(/[\p{L}\p{N}_]{2,}/gu) || [])
+      .filter((w) => !STOPWORDS.has(w));
+    return [...new Set(words)].sort((a, b) => b.length - a.length);
+  }
+
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+
+  // Append `text` to `parent` with every query term wrapped in <mark>, as text nodes only.
+  function appendHighlighted(parent, text) {
+    if (!terms.length) {
+      parent.appendChild(document.createTextNode(text));
+      return;
+    }
+    // Whole words, plus the endings stemming folds together (rebase → rebases, rebased).
+    const pattern = new RegExp("(?<![\\p{L}\\p{N}_])(?:" + terms.map(escapeRegExp).join("|") +
+      ")(?:s|es|ed|d|ing|er|en)?(?![\\p{L}\\p{N}_])", "giu");
+    let last = 0;
+    for (const match of text.matchAll(pattern)) {
+      if (match.index > last) parent.appendChild(document.createTextNode(text.slice(last, match.index)));
+      const mark = document.createElement("mark");
+      mark.textContent = match[0];
+      parent.appendChild(mark);
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  // A window of the section around the first query term.
+  function snippet(text) {
+    const flat = text.replace(/\s+/g, " ").trim();
+    if (flat.length <= SNIPPET_CHARS) return flat;
+    const lower = flat.toLowerCase();
+    let at = -1;
+    for (const term of terms) {
+      const i = lower.indexOf(term);
+      if (i >= 0 && (at < 0 || i < at)) at = i;
+    }
+    let start = Math.max(0, Math.min(at < 0 ? 0 : at - 60, flat.length - SNIPPET_CHARS));
+    const space = flat.indexOf(" ", start);
+    if (start > 0 && space >= 0 && space < (at < 0 ? start + 20 : at)) start = space + 1;
+    return (start > 0 ? "…" : "") + flat.slice(start, start + SNIPPET_CHARS) + "…";
+  }
+
+  function title(hit) {
+    return hit.heading_context.split(" | ")[0] || hit.path;
+  }
+
+  function crumb(hit) {
+    const folders = hit.path.split("/").slice(0, -1);
+    return [...folders, title(hit), ...hit.section.split(" › ").filter((s) => s !== title(hit))]
+      .join(" › ");
+  }
+
+  function render() {
+    list.replaceChildren();
+    hits.forEach((hit, i) => {
+      const item = document.createElement("li");
+      item.id = "result-" + i;
+      item.setAttribute("role", "option");
+      item.setAttribute("aria-selected", i === active ? "true" : "false");
+      const path = document.createElement("div");
+      path.className = "path";
+      path.textContent = hit.path;
+      const where = document.createElement("div");
+      where.className = "crumb";
+      where.textContent = crumb(hit);
+      const text = document.createElement("p");
+      text.className = "snippet";
+      appendHighlighted(text, snippet(hit.text));
+      item.append(path, where, text);
+      item.addEventListener("click", () => { select(i); openPreview(); });
+      list.appendChild(item);
+    });
+    q.setAttribute("aria-expanded", hits.length ? "true" : "false");
+    select(hits.length ? 0 : -1);
+  }
+
+  function select(i) {
+    const previous = list.children[active];
+    if (previous) previous.setAttribute("aria-selected", "false");
+    active = i;
+    const current = list.children[active];
+    if (current) {
+      current.setAttribute("aria-selected", "true");
+      current.scrollIntoView({ block: "nearest" });
+      q.setAttribute("aria-activedescendant", current.id);
+    } else {
+      q.removeAttribute("aria-activedescendant");
+    }
+  }
+
+  function params() {
+    const p = new URLSearchParams({ q: q.value, mode: mode.value, limit: String(LIMIT) });
+    if (folder.value) p.append("folder", folder.value);
+    for (const t of tag.value.split(/[\s,]+/)) if (t) p.append("tag", t);
+    return p;
+  }
+
+  async function search() {
+    const text = q.value.trim();
+    if (inflight) inflight.abort();
+    const mine = ++generation;
+    if (!text) {
+      hits = [];
+      terms = [];
+      render();
+      status.textContent = "";
+      return;
+    }
+    inflight = new AbortController();
+    const started = performance.now();
+    try {
+      const body = await api("/api/search?" + params().toString(), inflight.signal);
+      if (mine !== generation) return; // a newer query is on its way
+      terms = queryTerms(text);
+      hits = body.hits;
+      render();
+      const ms = Math.round(performance.now() - started);
+      status.textContent =
+        (hits.length ? `${hits.length} note${hits.length === 1 ? "" : "s"}` : "No notes match") +
+        ` (${ms} ms)` + (body.degraded ? ` — keyword search only: ${body.degraded}` : "");
+    } catch (error) {
+      if (error.name === "AbortError" || mine !== generation) return;
+      status.textContent = "Search failed: " + error.message;
+    }
+  }
+
+  function schedule(delay = DEBOUNCE_MS) {
+    clearTimeout(timer);
+    timer = setTimeout(search, delay);
+  }
+
+  let previewing = 0;
+
+  async function openPreview() {
+    const hit = hits[active];
+    if (!hit) return;
+    const mine = ++previewing; // a later Enter wins even if its note arrives first
+    previewTitle.textContent = title(hit);
+    previewCrumb.textContent = `${hit.path} › ${hit.section}`;
+    const file = hit.path.replace(/\.md$/i, "");
+    if (vaultName) {
+      obsidian.href = "obsidian://open?vault=" + encodeURIComponent(vaultName) +
+        "&file=" + encodeURIComponent(file);
+      obsidian.hidden = false;
+    }
+    const url = "/api/notes/" + hit.path.split("/").map(encodeURIComponent).join("/");
+    let text = hit.text;
+    try {
+      text = (await api(url + "?section=" + encodeURIComponent(hit.section))).text;
+    } catch (error) {
+      // A section split for length has no heading of its own: show the hit's text then.
+      if (error.status !== 404) text = hit.text + "\n\n(" + error.message + ")";
+    }
+    if (mine !== previewing) return;
+    previewText.replaceChildren();
+    appendHighlighted(previewText, text);
+    // Focus stays in the search box, so ↑/↓ keep choosing; Tab reaches the preview to scroll it.
+    $("preview").scrollTop = 0;
+  }
+
+  async function loadFolders() {
+    try {
+      const body = await api("/api/folders");
+      vaultName = body.vault_name;
+      folder.replaceChildren(new Option("All folders", ""));
+      for (const f of body.folders) folder.appendChild(new Option(`${f.path} (${f.notes})`, f.path));
+    } catch (error) {
+      status.textContent = "Could not read the folders: " + error.message;
+    }
+  }
+
+  function onKey(event) {
+    if (event.key === "ArrowDown" && hits.length) {
+      event.preventDefault();
+      select(Math.min(active + 1, hits.length - 1));
+    } else if (event.key === "ArrowUp" && hits.length) {
+      event.preventDefault();
+      select(Math.max(active - 1, 0));
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      openPreview();
+    }
+  }
+
+  $("search-form").addEventListener("submit", (event) => event.preventDefault());
+  q.addEventListener("input", () => schedule());
+  q.addEventListener("keydown", onKey);
+  list.addEventListener("keydown", onKey);
+  tag.addEventListener("input", () => schedule());
+  mode.addEventListener("change", () => schedule(0));
+  folder.addEventListener("change", () => schedule(0));
+  loadFolders();
+  if (q.value) schedule(0);
+})();

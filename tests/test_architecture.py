@@ -1,0 +1,124 @@
+"""The package's shape (docs/architecture.md): layer contracts, module sizes, light hook-path packages."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+PACKAGE = REPO / "src" / "noteseek"
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+MAX_MODULE_LINES = 400
+# Data tables, not logic: the secret rules (one entry per vendor format).
+LONG_MODULES_ALLOWED = {"secrets/rules.py"}
+# Packages off the per-prompt hook path, whose __init__ re-exports their public names (documents:
+# the indexer only; web: checks its extra once, for every entry point).
+REEXPORTING_PACKAGES = {"evaluation", "intake", "documents", "web"}
+
+needs_lint_imports = pytest.mark.skipif(
+    not LINT_IMPORTS.exists(), reason="import-linter is not installed (pip install -e '.[test]')"
+)
+
+
+def lint_imports(cwd: Path, src: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": str(src), "PATH": str(LINT_IMPORTS.parent), "HOME": str(cwd)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@needs_lint_imports
+def test_every_import_contract_is_kept() -> None:
+    result = lint_imports(REPO, REPO / "src")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
+
+
+@needs_lint_imports
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        # The pure core reaching up to the CLI.
+        ("core/query.py", "from ..cli import main as _up", "Layers"),
+        # Two independent siblings: storage and embedding.
+        ("storage/meta.py", "from ..embedding import quantize as _side", "Layers"),
+        # An adapter around the facade, straight into the storage.
+        ("cli/status.py", "from ..storage import meta as _inside", "Adapters use the public"),
+        # The engine naming the SQLite backend instead of the protocol.
+        ("engine/search.py", "from ..storage.sqlite import store as _backend", "The engine knows"),
+    ],
+)
+def test_an_import_against_the_layers_breaks_a_contract(
+    tmp_path: Path, module: str, line: str, contract: str
+) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(
+        PACKAGE, src / "noteseek", ignore=shutil.ignore_patterns("models", "__pycache__")
+    )
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = src / "noteseek" / module
+    target.write_text(target.read_text("utf-8") + f"\n{line}  # noqa\n", "utf-8")
+    result = lint_imports(tmp_path, src)
+    assert result.returncode != 0
+    broken = result.stdout.split("Broken contracts", 1)[-1]
+    assert contract in broken, result.stdout
+
+
+def test_no_module_is_over_400_lines_but_the_rule_table() -> None:
+    long = {
+        path.relative_to(PACKAGE).as_posix(): length
+        for path in PACKAGE.rglob("*.py")
+        if (length := len(path.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert set(long) <= LONG_MODULES_ALLOWED, long
+
+
+def test_subpackage_inits_import_nothing() -> None:
+    """A hook process imports several of these packages; each import of theirs it would pay for."""
+    heavy = {}
+    for init in PACKAGE.glob("*/**/__init__.py"):
+        package = init.parent.relative_to(PACKAGE).as_posix()
+        if package in REEXPORTING_PACKAGES:
+            continue
+        tree = ast.parse(init.read_text("utf-8"))
+        imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        if imports:
+            heavy[package] = len(imports)
+    assert not heavy, heavy
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    ci = (REPO / ".ci" / "run").read_text("utf-8").strip().splitlines()[-1]
+    assert "lint-imports" in ci
+    assert f"\n{ci}\n" in (REPO / "README.md").read_text("utf-8")
+
+
+def test_the_bundled_model_ships_as_package_data_of_its_package() -> None:
+    """A non-editable install (`pip install .`) must carry every model file with `embedding/`."""
+    import fnmatch
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - tomli is a dependency below 3.11
+        import tomli as tomllib
+
+    from noteseek.embedding.embedder import bundled_model_path
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["noteseek.embedding"]
+    model = bundled_model_path()
+    assert model.parent.parent == PACKAGE / "embedding"
+    files = [p.relative_to(PACKAGE / "embedding").as_posix() for p in model.iterdir()]
+    assert "model.safetensors" in {Path(f).name for f in files}
+    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files

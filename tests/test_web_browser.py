@@ -1,0 +1,234 @@
+"""The search page in a real browser: Debian's Chromium driven by Playwright (from PyPI; never
+`playwright install`). Skipped with a message when either is missing, except in CI (env CI set),
+where a missing browser fails the run instead of passing unseen."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
+
+from noteseek.web.app import create_app
+
+from .conftest import SAMPLE_VAULT
+from .web_support import build_index, make_pool, serve
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--proxy-server=127.0.0.1:9",  # nothing may leave the machine; loopback bypasses proxies
+]
+TOKEN = "browser-test-token-7f3a"
+HOSTILE = """---
+tags: [security]
+---
+# Injection sample
+
+## Hostile markup
+
+This injection note holds <script>window.__pwned = 1</script> and
+<img src=x onerror="window.__pwned = 2"> and <b onmouseover="window.__pwned = 3">bold</b>
+so the page must show them as text: injection, never markup.
+"""
+
+
+def _need_browser() -> Any:
+    """Playwright's sync API, or a skip (locally) / failure (CI) naming what is missing."""
+    missing = []
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing.append("playwright (pip install -e '.[test]')")
+    if not Path(CHROMIUM).exists():
+        missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
+    if missing:
+        message = "browser tests need " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message + "; CI must run them")
+        pytest.skip(message)
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    base = tmp_path_factory.mktemp("webpage")
+    vault = base / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    (vault / "howto" / "injection-sample.md").write_text(HOSTILE, encoding="utf-8")
+    db = build_index(vault, base / "index.db")
+    pool = make_pool(db, workers=2)
+    with serve(create_app(pool)) as url, serve(create_app(pool, token=TOKEN)) as locked:
+        yield {"url": url, "locked": locked}
+    pool.close()
+
+
+@pytest.fixture(scope="module")
+def browser(site: dict[str, str]) -> Iterator[Any]:
+    sync_playwright = _need_browser()
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, site: dict[str, str]) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(site["url"] + "/")
+    page.wait_for_selector("#folder option[value='howto']", state="attached")
+    yield page
+    assert errors == []  # no script error and no CSP violation on the way
+    context.close()
+
+
+def result_paths(page: Any) -> list[str]:
+    return [str(p) for p in page.locator("#results li .path").all_inner_texts()]
+
+
+def search(page: Any, text: str) -> None:
+    page.fill("#q", "")
+    page.locator("#q").press_sequentially(text, delay=20)
+    page.wait_for_function(
+        "t => document.getElementById('status').textContent.includes('note')", arg=text
+    )
+    page.wait_for_function(
+        "t => !document.querySelector('#results li') || document.getElementById('q').value === t",
+        arg=text,
+    )
+
+
+def test_typing_a_query_shows_results_as_you_type(page: Any, tmp_path: Path) -> None:
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if "/api/search" in r.url else None)
+    search(page, "undo a rebase")
+    page.wait_for_selector("#results li")
+    assert result_paths(page)[0] == "howto/git-rebase-recipes.md"
+    first = page.locator("#results li").first
+    assert "Undo a rebase that went wrong" in first.locator(".crumb").inner_text()
+    marks = [m.lower() for m in first.locator(".snippet mark").all_inner_texts()]
+    assert "rebase" in marks and set(marks) <= {"undo", "rebase"}  # only query words marked
+    # Debounced: far fewer searches than the 13 keystrokes.
+    assert 1 <= len(requests) < len("undo a rebase")
+    page.screenshot(path=str(tmp_path / "web.png"))
+    assert (tmp_path / "web.png").stat().st_size > 10_000
+
+
+def test_the_folder_filter_keeps_results_in_the_folder(page: Any) -> None:
+    search(page, "rebase")
+    assert {p.split("/")[0] for p in result_paths(page)} > {"howto"}  # several folders at first
+    page.select_option("#folder", "journal")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#results li .path')]"
+        ".every(e => e.textContent.startsWith('journal/'))"
+    )
+    paths = result_paths(page)
+    assert paths and all(p.startswith("journal/") for p in paths)
+
+
+def test_keyboard_navigation_and_the_preview(page: Any) -> None:
+    search(page, "rebase")
+    items = page.locator("#results li")
+    assert items.nth(0).get_attribute("aria-selected") == "true"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowUp")
+    assert items.nth(1).get_attribute("aria-selected") == "true"
+    assert items.nth(0).get_attribute("aria-selected") == "false"
+    assert page.locator("#q").get_attribute("aria-activedescendant") == "result-1"
+    second = result_paths(page)[1]
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "p => document.getElementById('preview-crumb').textContent.startsWith(p)", arg=second
+    )
+    page.wait_for_function(  # the crumb is set at once, the text when the note arrives
+        "() => document.querySelector('#preview-text mark')"
+    )
+    text = page.inner_text("#preview-text")
+    assert "rebase" in text.lower() and page.locator("#preview-text mark").count() >= 1
+    link = page.get_attribute("#obsidian-link", "href")
+    assert link == (
+        "obsidian://open?vault=vault&file=" + second.removesuffix(".md").replace("/", "%2F")
+    )
+    assert page.evaluate("document.activeElement.id") == "q"  # ↑/↓ keep working
+
+
+def test_note_text_is_shown_as_text_never_run(page: Any) -> None:
+    search(page, "injection hostile markup")
+    page.wait_for_function(
+        "() => document.querySelector('#results li .path').textContent"
+        " === 'howto/injection-sample.md'"
+    )
+    snippet = page.locator("#results li").first.locator(".snippet")
+    assert "<script>window.__pwned = 1</script>" in snippet.inner_text()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.getElementById('preview-text').textContent.includes('onerror')"
+    )
+    assert page.locator("#results script, #results img, #results b").count() == 0
+    assert page.locator("#preview script, #preview img, #preview b").count() == 0
+    page.hover("#preview-text")
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_labels_focus_order_and_contrast(page: Any) -> None:
+    unlabelled = page.evaluate(
+        "() => [...document.querySelectorAll('input, select')]"
+        ".filter(e => !e.labels || !e.labels.length).map(e => e.id)"
+    )
+    assert unlabelled == ["token"] or unlabelled == []  # the dialog's input is labelled too
+    page.focus("#q")
+    order = []
+    for _ in range(4):
+        page.keyboard.press("Tab")
+        order.append(page.evaluate("document.activeElement.id"))
+    assert order == ["mode", "folder", "tag", "preview"]
+    ratios = page.evaluate(
+        """() => {
+        const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+        const lum = c => { const [r, g, b] = c.map(v => { v /= 255;
+            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const bg = e => { for (; e; e = e.parentElement) { const c = getComputedStyle(e)
+            .backgroundColor; if (!c.endsWith(', 0)') && c !== 'transparent') return rgb(c); }
+            return [255, 255, 255]; };
+        const ratio = e => { const a = lum(rgb(getComputedStyle(e).color)), b = lum(bg(e));
+            return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
+        const sel = ['h1', 'label', '.help', '#status', '.path', '.crumb', '.snippet', 'mark',
+                     '#preview-text', '#obsidian-link'];
+        return Object.fromEntries(sel.map(s => [s, document.querySelector(s)])
+            .filter(([, e]) => e).map(([s, e]) => [s, ratio(e)]));
+    }"""
+    )
+    low = {k: round(v, 2) for k, v in ratios.items() if v < 4.5}
+    assert low == {}  # WCAG AA for normal text
+    assert len(ratios) >= 5
+
+
+def test_a_token_server_asks_for_the_token_then_searches(
+    browser: Any, site: dict[str, str]
+) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(site["locked"] + "/")
+    page.wait_for_selector("#token-dialog[open]")
+    page.fill("#token", TOKEN)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#folder option[value='howto']", state="attached")
+    search(page, "rebase")
+    assert result_paths(page)
+    context.close()
