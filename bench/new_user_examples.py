@@ -20,7 +20,7 @@ from pathlib import Path
 
 import noteseek
 from datasets import CACHE_DIR
-from noteseek.core.rerank_model import load_model
+from lab_rerank_model import load_model
 from rerank_lab import Tokens, note_tokens, query_features
 from rerank_pool import in_degrees, note_data, pool_entry
 

@@ -494,6 +494,12 @@ def _settings(args: argparse.Namespace) -> SearchSettings | None:
     if args.weights is not None:
         bm25_w, vec_w = (float(x) for x in args.weights.split(","))
         changes["bm25_weight"], changes["vector_weight"] = bm25_w, vec_w
+    if args.no_known_words:
+        changes["known_words"] = False
+    if args.no_rerank:
+        changes["rerank"] = False
+    if args.no_multilingual:
+        changes["multilingual"] = False
     return SearchSettings(**changes) if changes else None
 
 
@@ -528,6 +534,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--max-term-share",
         type=float,
         help="leave out query words in more than this share of chunks (default 0.5)",
+    )
+    parser.add_argument("--no-known-words", action="store_true", help="no known-words gate (issue 16)")
+    parser.add_argument("--no-rerank", action="store_true", help="no learned rerank of the fused head")
+    parser.add_argument(
+        "--no-multilingual", action="store_true", help="never route to a built multilingual lane"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every indexing problem")
     args = parser.parse_args(argv)

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats as sps
 
 from datasets import CACHE_DIR
-from noteseek.core.rerank_features import FEATURE_NAMES, Candidate, NoteTokens, QueryTerms, features
+from lab_rerank_features import FEATURE_NAMES, Candidate, NoteTokens, QueryTerms, features
 from noteseek.storage.sqlite.tokenizer import StemOptions, register
 
 CORPUS_OF = {
@@ -433,7 +433,7 @@ def export(data: dict[str, Any], out: Path, without: str = "", drop: str = "") -
     )
     print(f"wrote {out}/rerank-lambdarank.json and rerank-linear.json")
     # The pure-Python evaluators must give the training libraries' own scores.
-    from noteseek.core.rerank_model import load_model
+    from lab_rerank_model import load_model
 
     X = np.vstack([r[2] for r in rows[:300]])
     for name, ref in (

@@ -29,8 +29,8 @@ import apsw
 
 import noteseek
 from datasets import CACHE_DIR, DATA_DIR, read_queries
-from noteseek.core.rerank_features import Candidate, NoteTokens, QueryTerms, features
-from noteseek.core.rerank_model import load_model
+from lab_rerank_features import Candidate, NoteTokens, QueryTerms, features
+from lab_rerank_model import load_model
 
 HEAD = 30
 

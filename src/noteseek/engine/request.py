@@ -23,6 +23,9 @@ class SearchRequest:
     the folders and carry every tag (nested tags count: `project` matches `project/alpha`).
     `max_term_share` overrides the settings' share above which query words are left out of BM25.
     `explain` fills `Hit.explanation`; `max_tokens` keeps whole hits, best first, within a budget.
+    `multilingual=False` keeps the query off the multilingual lane (engine/multilingual.py) even
+    where it would be routed there (the prompt hook: its relevance gate's cosine thresholds are
+    the bundled model's).
     """
 
     query: str
@@ -33,6 +36,7 @@ class SearchRequest:
     folders: tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None
     max_term_share: float | None = None
+    multilingual: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

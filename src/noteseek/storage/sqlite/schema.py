@@ -175,10 +175,47 @@ def m004_german_stemming(db: Connection) -> None:
     )
 
 
+def m005_reserved(db: Connection) -> None:
+    """Reserved for the documents work (issue 14 part 2), which owns migration 5: main had no m005
+    when the ranking branch needed m006. Does nothing; replace it with documents' m005 on merge
+    (m006 does not depend on it)."""
+
+
+def m006_note_terms(db: Connection) -> None:
+    """Each note's distinct index tokens of its title field, tags field and headings, for the
+    reranker's coverage features (storage/sqlite/note_terms.py): tokenized once at index time,
+    never at query time. Filled as notes are (re-)processed; the pipeline version bump that comes
+    with this migration makes the next update re-process every note (vectors are reused by content
+    hash); until then a note has no row and its coverage features are 0.
+
+    `chunks_e5` holds the optional multilingual lane's int8 vectors (embedding/multilingual.py),
+    keyed by the chunk's content hash rather than its id, so re-processed notes (a pipeline bump,
+    an edit elsewhere in the note) keep them: e5 costs ~0.3 CPU-s per chunk. Created empty, filled
+    only by `noteseek index --multilingual`, which also drops rows no chunk has any more. Both
+    tables use IF NOT EXISTS so this migration stays correct wherever it lands after m005.
+    """
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS note_terms(
+            file_id INTEGER PRIMARY KEY REFERENCES files(id),
+            title TEXT NOT NULL,             -- space-separated distinct tokens
+            tags TEXT NOT NULL,
+            headings TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS chunks_e5(
+            content_hash INTEGER PRIMARY KEY,  -- chunks.content_hash of the embedded text
+            vector BLOB NOT NULL               -- int8 row of the multilingual model
+        );
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
     m003_note_tags,
     m004_german_stemming,
+    m005_reserved,
+    m006_note_terms,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
