@@ -106,6 +106,8 @@ class SetResult:
     modes: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)
+    # mode -> measure label -> query id -> value (for paired tests of R@10 and MRR@10 too)
+    per_query_all: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
 
 # --- indexing --------------------------------------------------------------------------------
@@ -308,6 +310,7 @@ def measure_set(
             "queries_without_hits": sum(1 for qid, _ in queries if not cached[qid]),
         }
         result.per_query[mode] = values["nDCG@10"]
+        result.per_query_all[mode] = {LABELS[name]: v for name, v in values.items()}
         if problem:
             log.warning("%s/%s: vector search unavailable (%s)", ds.name, mode, problem)
         m = result.modes[mode]["metrics"]
@@ -462,6 +465,7 @@ def to_json(results: Sequence[SetResult], args: argparse.Namespace) -> dict[str,
                     "modes": r.modes,
                     "tests": r.tests,
                     "per_query_ndcg10": r.per_query,
+                    "per_query": r.per_query_all,
                 }
                 for r in results
             },
