@@ -3,8 +3,12 @@
     python bench/documents_fetch.py            # prints the cache folder; downloads once
 
 Packages: gnuplot-doc (the 311-page gnuplot 5.4 manual as PDF, 652 HTML pages), asymptote-doc (PDF
-manuals, CSV examples), r-cran-readxl (xlsx/xls samples), r-cran-readr (CSV samples). Needs
-`apt-get update` to have run once; exits with status 2 when apt-get cannot fetch them.
+manuals, CSV examples), r-cran-readxl (xlsx/xls samples), r-cran-readr (CSV samples); for the
+mixed vault of bench/documents_index.py also r-doc-pdf (the R manuals, the 3,700-page reference
+manual among them), r-cran-openxlsx (xlsx test files), r-cran-vroom and r-cran-data.table (CSV/TSV
+examples), r-cran-rio (ods/xls/csv), r-cran-officer (docx/pptx/xlsx templates) and python3-docx
+(its default template). Needs `apt-get update` to have run once; exits with status 2 when apt-get
+cannot fetch them.
 """
 
 from __future__ import annotations
@@ -16,13 +20,23 @@ from pathlib import Path
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "documents"
 PACKAGES = ("gnuplot-doc", "asymptote-doc", "r-cran-readxl", "r-cran-readr")
+# More real files of every kind for the mixed vault (bench/documents_index.py).
+MORE_PACKAGES = (
+    "r-doc-pdf",
+    "r-cran-openxlsx",
+    "r-cran-vroom",
+    "r-cran-data.table",
+    "r-cran-rio",
+    "r-cran-officer",
+    "python3-docx",
+)
 MANUAL = "gnuplot-doc/usr/share/doc/gnuplot/gnuplot.pdf"  # the long text PDF (311 pages)
 
 
-def ensure_packages() -> Path:
+def ensure_packages(packages: tuple[str, ...] = PACKAGES) -> Path:
     """Download and unpack the packages into bench/.cache/documents/ (once); return that folder."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    for package in PACKAGES:
+    for package in packages:
         root = CACHE / package
         if root.exists():
             continue
@@ -44,4 +58,4 @@ def ensure_packages() -> Path:
 
 
 if __name__ == "__main__":
-    print(ensure_packages())
+    print(ensure_packages(PACKAGES + MORE_PACKAGES))

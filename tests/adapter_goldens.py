@@ -48,6 +48,11 @@ SEARCHES: dict[str, list[str]] = {
     "search-folder-json": ["--json", "--folder", "reference", "--folder", "de", "index"],
     "search-tag": ["--tag", "security", "token"],
     "search-tag-folder-json": ["--json", "--tag", "#Security", "--folder", "projects", "rotation"],
+    "search-file": [
+        "--file", "meetings/2024-03-14 postmortem gateway cert expiry",
+        "--file", "./journal/2024-03-14.md", "--file", "howto/renew-internal-tls-certs.md",
+        "certificate expiry",
+    ],
     "search-bm25": ["--mode", "bm25", "VACUUM FULL"],
     "search-vector-json": ["--mode", "vector", "--json", "-n", "3", "moving flats"],
     "search-german": ["Welche Unterlagen brauche ich für die Steuererklärung?"],
@@ -418,6 +423,14 @@ class Run:
                     {"op": "search", "query": "index", "folders": ["reference"], "max_tokens": 80},
                 ),
                 (
+                    "daemon-search-files",
+                    {
+                        "op": "search",
+                        "query": "token",
+                        "files": ["projects/auth-service-token-rotation", "howto/deploy-credentials.md"],
+                    },
+                ),
+                (
                     "daemon-context",
                     {"op": "context", "prompt": "how do I undo a rebase that went wrong"},
                 ),
@@ -493,6 +506,11 @@ class Run:
                 "mcp-search-filters",
                 "search",
                 {"query": "token", "folders": ["projects"], "tags": ["security"]},
+            ),
+            (
+                "mcp-search-files",
+                "search",
+                {"query": "rebase", "files": ["howto/git-rebase-recipes", "journal/2024-01-08.md"]},
             ),
             ("mcp-search-bm25", "search", {"query": "VACUUM FULL", "mode": "bm25", "limit": 3}),
             ("mcp-search-budget", "search", {"query": "postgres", "limit": 8, "max_tokens": 100}),

@@ -201,6 +201,28 @@ def test_index_allow_file_keeps_a_listed_value(cli_env: dict[str, str], tmp_path
     assert value in hits["hits"][0]["text"]
 
 
+def test_index_no_documents_leaves_documents_out_and_taking_them_back_adds_them(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "plan.md").write_text("# Plan\n\nThe quarterly plan lives in this note.\n")
+    (vault / "budget.csv").write_text("item,cost\nnarwhal food,12\nsnorkel,30\n")
+    db = tmp_path / "i.db"
+
+    def indexed() -> tuple[int, dict[str, object], set[str]]:
+        status = json.loads(run("status", "--db", str(db), "--json", env=cli_env).stdout)
+        hits = json.loads(run("search", "narwhal", "--db", str(db), "--mode", "bm25", "--json", env=cli_env).stdout)
+        return status["files"], status["documents"], {h["path"] for h in hits["hits"]}
+
+    run("index", str(vault), "--db", str(db), "-q", "--no-documents", env=cli_env)
+    assert indexed() == (1, {}, set())
+    run("index", str(vault), "--db", str(db), "-q", env=cli_env)
+    assert indexed() == (2, {"csv": {"ok": 1}}, {"budget.csv"})
+    run("index", str(vault), "--db", str(db), "-q", "--no-documents", env=cli_env)
+    assert indexed() == (1, {}, set())
+
+
 def test_eval_command_json_and_report(cli_env: dict[str, str], tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     queries.write_text(

@@ -30,6 +30,7 @@ class FakeHit:
     bm25_rank: int | None = 1
     vec_rank: int | None = 1
     cosine: float | None = 0.9
+    location: str = ""
 
 
 def test_block_format_names_section_and_source() -> None:

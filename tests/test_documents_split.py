@@ -130,3 +130,16 @@ def test_row_units_close_early_on_long_rows_and_split_one_huge_row() -> None:
 def test_header_only_sheet_is_one_unit() -> None:
     (unit,) = row_units([(5, ["a", "b"])], sheet="S")
     assert unit.text == "[Sheet: S]\na | b" and unit.location.rows == (5, 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(prose)
+def test_joining_the_parts_gives_back_the_text_without_the_overlaps(text: str) -> None:
+    # Read access (a document's page for an agent) joins a unit's parts back: nothing lost,
+    # nothing repeated, whatever the text.
+    from noteseek.documents import join_parts
+
+    parts = split_unit(TextUnit(text, ("S",), Location(page=3)), max_chars=1000, overlap=100)
+    assert all(p.location == Location(page=3) and p.section == ("S",) for p in parts)
+    joined = join_parts([(p.text, p.overlap) for p in parts])
+    assert "".join(joined.split()) == "".join(text.split())

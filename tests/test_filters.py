@@ -1,4 +1,5 @@
-"""Folder and tag filters: a filtered search returns only matching notes, and all of them."""
+"""Folder, tag and file filters: a filtered search returns only matching notes, and all of them;
+the folder and tag lists a page offers count what each filter keeps."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.core.query import folder_key, tag_key
+from noteseek.core.query import file_keys, folder_key, tag_key
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
 
@@ -106,6 +107,10 @@ def test_keys() -> None:
     assert tag_key(" #Projekt/Äpfel ") == "projekt/äpfel"
     assert folder_key("./a\\b//c/") == "a/b/c"
     assert folder_key("/") == ""
+    assert file_keys("./a\\b//c.md/") == ("a/b/c.md",)
+    assert file_keys("howto/rebase") == ("howto/rebase", "howto/rebase.md")
+    assert file_keys("report.pdf") == ("report.pdf", "report.pdf.md")
+    assert file_keys("./") == file_keys("") == ()
 
 
 def test_filter_applies_before_the_candidate_depth(
@@ -123,3 +128,70 @@ def test_filter_applies_before_the_candidate_depth(
         for mode in ("bm25", "vector", "hybrid"):
             hits = index.search("restart worker", mode=mode, folders=["work"], limit=2)  # type: ignore[arg-type]
             assert paths(hits) == {"work/project/alpha.md", "work/beta.md"}, mode
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "bm25", "vector"])
+def test_file_filter_keeps_only_the_files(idx: Index, mode: str) -> None:
+    files = ["work/beta.md", "./ops//deploy 3", "work\\project\\alpha.md"]
+    hits = idx.search("deploy token", mode=mode, files=files, limit=10)  # type: ignore[arg-type]
+    assert paths(hits) == {"work/beta.md", "ops/deploy 3.md", "work/project/alpha.md"}
+    # The exact-name shortcut obeys the filter too.
+    assert paths(idx.search("Deploy runbook 3", files=["work/beta.md"], limit=5)) == {
+        "work/beta.md"
+    }
+
+
+def test_file_filter_combines_with_folders_and_tags(idx: Index) -> None:
+    files = ["work/beta.md", "work/project/alpha.md", "ops/deploy 1.md"]
+    assert paths(idx.search("deploy", files=files, folders=["work/project"], limit=30)) == {
+        "work/project/alpha.md"
+    }
+    assert paths(idx.search("deploy", files=files, tags=["ops"], limit=30)) == {"ops/deploy 1.md"}
+    assert idx.search("deploy", files=["work/beta.md"], folders=["ops"]) == []
+    assert idx.search("deploy", files=["no/such.md"]) == []
+    assert idx.search("deploy", files=["/", "."]) == []  # no file named at all: nothing
+
+
+def test_empty_filters_are_no_filters(idx: Index) -> None:
+    everything = [h.path for h in idx.search("deploy", limit=30)]
+    assert len(everything) == 23
+    for empty in ({"folders": []}, {"tags": []}, {"files": []}):
+        assert [h.path for h in idx.search("deploy", limit=30, **empty)] == everything, empty
+
+
+def test_file_filter_applies_before_the_candidate_depth(
+    tmp_path: Path, vault: Path, fake_embedder: FakeEmbedder
+) -> None:
+    from noteseek import SearchSettings
+
+    # As for folders: the unfiltered head of both lists is all 'ops/'; the file still comes back.
+    shallow = SearchSettings(candidates=1, chunk_depth=3)
+    with Index(tmp_path / "s.db", embedder=fake_embedder, settings=shallow) as index:
+        index.update(vault)
+        assert index.search("restart worker", mode="bm25", limit=1)[0].path.startswith("ops/")
+        for mode in ("bm25", "vector", "hybrid"):
+            hits = index.search("restart worker", mode=mode, files=["work/beta"], limit=1)  # type: ignore[arg-type]
+            assert paths(hits) == {"work/beta.md"}, mode
+
+
+def test_many_files_in_one_filter(idx: Index) -> None:
+    files = [f"ops/deploy {i}.md" for i in range(20)] + [f"missing/{i}.md" for i in range(5000)]
+    assert len(idx.search("deploy", files=files, limit=30)) == 20
+
+
+def test_folder_and_tag_lists_count_what_each_filter_keeps(idx: Index) -> None:
+    folders, tags = idx.folders(), idx.tags()
+    assert folders == {"ops": 20, "work": 2, "work/project": 1, "workshop": 1}
+    assert tags == {"ops": 20, "project": 1, "project/alpha": 1, "work": 3}
+    for folder, count in folders.items():
+        assert len(idx.search("deploy", folders=[folder], limit=50)) == count, folder
+    for tag, count in tags.items():
+        assert len(idx.search("deploy", tags=[tag], limit=50)) == count, tag
+
+
+def test_skipped_files_are_not_listed(idx: Index, vault: Path) -> None:
+    (vault / "attic").mkdir()
+    (vault / "attic" / "broken.md").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 16)
+    idx.update(vault)
+    assert ("attic/broken.md", "skipped") in {(p, s) for p, s, _ in idx.status().problems}
+    assert "attic" not in idx.folders()

@@ -151,7 +151,7 @@ def test_bad_files_are_skipped_named_and_the_rest_indexed(
             "utf16.md": "# Wide\n\nA note saved as UTF-16 by an old editor.".encode("utf-16"),
             ".hidden/secret.md": "# Hidden\n\nThis lives in a dot-folder and is not indexed.\n",
             ".obsidian/workspace.md": "# Workspace\n\nObsidian config folder content here.\n",
-            "notes.txt": "not markdown",
+            "notes.rtf": "not markdown, nor a document kind noteseek reads",
         }
     )
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:

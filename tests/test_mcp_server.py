@@ -14,7 +14,7 @@ import anyio
 import click
 import pytest
 
-from noteseek import Index
+from noteseek import Index, IndexStatus
 from noteseek.core.budget import estimate_tokens
 from noteseek.engine.note_access import NoteText
 from noteseek.engine.search import Hit
@@ -26,6 +26,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from noteseek.cli.mcp import mcp_cmd  # noqa: E402
 from noteseek.mcp import server as mcp_server  # noqa: E402
+from noteseek.mcp.format import RefreshState, format_status  # noqa: E402
 from noteseek.mcp.server import (  # noqa: E402
     VaultService,
     build_server,
@@ -89,6 +90,25 @@ def test_a_long_note_is_cut_within_the_budget_with_its_sections_listed() -> None
     shown = format_note(short, max_tokens=1000)
     assert "short text" in shown and "[cut" not in shown
     assert "2 secret(s) redacted" in shown and "changed since it was last indexed" in shown
+
+
+def _status(left_out: tuple[tuple[str, int, int], ...]) -> IndexStatus:
+    return IndexStatus(
+        "i.db", 1, 5, "/v", 3, 9, 9, "m", None, True, None, None, (), left_out=left_out
+    )
+
+
+def test_status_reply_says_what_was_left_out_like_the_cli() -> None:
+    off = RefreshState("off")
+    reply = format_status(_status((("a.md", 2, 0), ("b.md", 1, 3))), off, now=0.0)
+    assert (
+        "Left out of search on purpose: 3 link section(s) in 2 notes (skip list), "
+        "3 scrubbed secret(s) in 1 notes (noteseek scan '/v' lists them)"
+    ) in reply.splitlines()
+    links_only = format_status(_status((("a.md", 1, 0),)), off, now=0.0)
+    assert "1 link section(s) in 1 notes (skip list), 0 scrubbed secret(s) in 0 notes" in links_only
+    assert "noteseek scan" not in links_only
+    assert "Left out" not in format_status(_status(()), off, now=0.0)
 
 
 # -- the server in-process -------------------------------------------------------------------------

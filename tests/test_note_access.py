@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ def indexed(make_vault: WriteNotes, tmp_path: Path, fake_embedder: FakeEmbedder)
             "deploy.md": SECRETS,
             "other/git.md": "# Other git\n\nA second note named git, about git submodules.\n",
             ".obsidian/hidden.md": "# Hidden\n\nNever indexed: dot-folders are skipped.\n",
-            "notes.txt": "not Markdown\n",
+            "notes.rtf": "not Markdown, nor a document kind\n",
         }
     )
     outside = tmp_path / "outside.md"
@@ -224,11 +225,13 @@ def test_secrets_are_scrubbed_in_the_whole_note_and_in_a_section(indexed: Index)
 
 
 @pytest.mark.parametrize(
-    "path", [".obsidian/hidden.md", "notes.txt", "never-existed.md", "outlink.md"]
+    "path", [".obsidian/hidden.md", "notes.rtf", "never-existed.md", "outlink.md"]
 )
 def test_files_the_index_does_not_hold_are_refused(indexed: Index, path: str) -> None:
-    with pytest.raises(NoteNotIndexedError, match="not an indexed note"):
+    with pytest.raises(NoteNotIndexedError, match="not an indexed note") as caught:
         read_indexed_note(indexed._store, path)
+    # Whole sentences, with or without a suggestion: "... note. Use search", "...? Use search".
+    assert re.search(r"[.?] Use search to find notes by content", str(caught.value))
 
 
 def test_a_symlink_leading_out_of_the_vault_is_refused_and_its_target_not_read(

@@ -28,6 +28,12 @@ FILES = [
     "private/sub/q.md",
     "projects/alpha/a.md",
     "projects/beta/b.md",
+    "notes/manual.PDF",
+    "projects/alpha/deck.pptx",
+    "drafts/sheet.xlsx",
+    "notes/.hidden.pdf",
+    "notes/drawing.excalidraw.md",
+    "notes/image.png",
 ]
 
 
@@ -126,3 +132,13 @@ def test_whole_vault_batches_absorb_everything() -> None:
     )
     assert (plain.notes, plain.folders, plain.events) == ({"b.md"}, {"a"}, 3)
     assert not plain.full
+
+
+def test_documents_are_indexed_paths_unless_documents_are_off() -> None:
+    on, off = VaultRules(), VaultRules(documents=False)
+    assert on.file_kind("Manual.PDF") == "pdf" and on.file_kind("x.excalidraw.md") == "excalidraw"
+    assert on.file_kind("x.md") == "note" and off.file_kind("x.md") == "note"
+    assert off.file_kind("Manual.pdf") is None and off.file_kind("x.excalidraw.md") is None
+    assert on.file_kind("image.png") is None and on.file_kind(".x.pdf") is None
+    assert on.is_note_path("notes/deck.pptx") and not off.is_note_path("notes/deck.pptx")
+    assert not on.is_note_path(".obsidian/plugins/readme.txt")

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from noteseek.cli.main import cli
-from noteseek.web import scope
 from noteseek.web.app import create_app
 from noteseek.web.pool import IndexPool
 
@@ -140,10 +139,6 @@ def test_file_filter_keeps_the_token_budget(served: Any) -> None:
     assert kept == both[:1]  # whole hits, best first, within the budget
 
 
-def test_file_key_normalises_like_hit_paths() -> None:
-    assert scope.file_key("./a//b\\c.md/") == "a/b/c.md"
-
-
 def test_a_note_is_served_scrubbed_whole_or_by_section(served: Any) -> None:
     client, _, _ = served
     whole = get(client, "/api/notes/work/deploy.md").json()
@@ -240,10 +235,10 @@ def test_an_internal_error_is_json_without_a_traceback(
 ) -> None:
     client, _, _ = served
 
-    def broken(index: Any, request: Any) -> Any:
+    def broken(self: Any, request: Any) -> Any:
         raise RuntimeError("secret internals /home/me/private")
 
-    monkeypatch.setattr("noteseek.web.app.run_search", broken)
+    monkeypatch.setattr("noteseek.Index.run_search", broken)
     reply = TestClient(client.app, raise_server_exceptions=False).get("/api/search?q=x")
     assert reply.status_code == 500
     assert reply.json() == {
@@ -261,6 +256,7 @@ def test_openapi_schema_documents_every_endpoint(served: Any) -> None:
         "/api/notes/{path}",
         "/api/status",
         "/api/folders",
+        "/api/tags",
     }
     params = {p["name"] for p in schema["paths"]["/api/search"]["get"]["parameters"]}
     assert params == {"q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain"}
@@ -276,6 +272,15 @@ def test_folders_lists_every_folder_with_its_notes(served: Any) -> None:
         "home/deep": 1,
         "work": 3,
     }
+
+
+def test_tags_lists_every_tag_and_parent_with_its_notes(served: Any) -> None:
+    client, _, _ = served
+    body = get(client, "/api/tags").json()
+    assert {t["tag"]: t["notes"] for t in body["tags"]} == {"git": 1, "home": 1, "work": 2}
+    for tag in body["tags"]:  # each count is what the tag filter keeps
+        reply = get(client, "/api/search", q="rebase garden deploy", tag=tag["tag"], limit=50)
+        assert len(reply.json()["hits"]) == tag["notes"], tag
 
 
 def test_one_index_per_worker_thread(served: Any) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 pytest.importorskip("fastapi", reason="the web tests need the web extra: pip install -e '.[web]'")
@@ -138,6 +139,29 @@ def test_the_folder_filter_keeps_results_in_the_folder(page: Any) -> None:
     )
     paths = result_paths(page)
     assert paths and all(p.startswith("journal/") for p in paths)
+
+
+def test_the_tag_filter_offers_the_tags_and_keeps_tagged_notes(
+    page: Any, site: dict[str, str]
+) -> None:
+    page.wait_for_selector("#tag-list option[value='security']", state="attached")
+    offered = page.eval_on_selector_all("#tag-list option", "os => os.map(o => o.value)")
+    listed = httpx.get(site["url"] + "/api/tags").json()["tags"]
+    assert offered == [t["tag"] for t in listed] and len(offered) > 5
+    search(page, "token")
+    page.fill("#tag", "security")
+    expected = [
+        h["path"]
+        for h in httpx.get(
+            site["url"] + "/api/search", params={"q": "token", "tag": "security", "limit": 20}
+        ).json()["hits"]
+    ]
+    assert expected
+    page.wait_for_function(
+        "want => JSON.stringify([...document.querySelectorAll('#results li .path')]"
+        ".map(e => e.textContent)) === JSON.stringify(want)",
+        arg=expected,
+    )
 
 
 def test_keyboard_navigation_and_the_preview(page: Any) -> None:

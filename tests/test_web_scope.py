@@ -1,6 +1,7 @@
 """Scope is per request: 240 concurrent requests with different folder/tag/file scopes, fired at a
 real uvicorn server from 8 threads, each checked against its own scope and against the same
-request answered alone."""
+request answered alone. Files are the library's filter (`SearchRequest.files`), applied before
+the candidate lists are cut, so every note in scope is found (up to the limit)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,9 @@ def base_url(vault: tuple[Path, dict[str, set[str]]], tmp_path_factory: Any) -> 
 
 
 def random_scope(rng: random.Random, paths: list[str]) -> dict[str, Any]:
-    kind = rng.choice(["folder", "subfolder", "tag", "file", "folder+tag", "file+tag"])
+    kind = rng.choice(
+        ["folder", "subfolder", "tag", "file", "folder+tag", "file+tag", "file+folder"]
+    )
     params: dict[str, Any] = {"q": " ".join(rng.sample(WORDS, 2)), "limit": rng.choice([5, 20, 60])}
     params["mode"] = rng.choice(["hybrid", "bm25", "vector"])
     if "folder" in kind:
@@ -71,7 +74,9 @@ def random_scope(rng: random.Random, paths: list[str]) -> dict[str, Any]:
     if "tag" in kind:
         params["tag"] = rng.sample(TAGS, rng.randint(1, 2))
     if "file" in kind:
-        params["file"] = rng.sample(paths, rng.randint(1, 4))
+        # Spelled as people do: with or without '.md', some with a './' in front.
+        chosen = rng.sample(paths, rng.randint(1, 8))
+        params["file"] = [rng.choice([p, p.removesuffix(".md"), "./" + p]) for p in chosen]
     return params
 
 
@@ -81,7 +86,8 @@ def in_scope(path: str, params: dict[str, Any], tags: dict[str, set[str]]) -> bo
         return False
     if not set(params.get("tag", [])) <= tags[path]:
         return False
-    return not params.get("file") or path in params["file"]
+    files = {f.removeprefix("./").removesuffix(".md") + ".md" for f in params.get("file", [])}
+    return not files or path in files
 
 
 def test_concurrent_requests_never_see_each_others_scope(

@@ -213,25 +213,27 @@ def test_bodies_and_long_urls_are_refused(pool: IndexPool) -> None:
     assert c.get("/api/status", headers={"Content-Length": "many"}).status_code == 400
 
 
-def test_a_slow_request_gets_503_and_the_server_keeps_answering(tmp_path: Path) -> None:
+def test_a_slow_request_gets_503_and_the_server_keeps_answering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from noteseek import Index
+
     db = build_index(SAMPLE_VAULT, tmp_path / "index.db")
     slow = make_pool(db, workers=1, timeout=0.3)
     release = threading.Event()
+    original = Index.run_search
     try:
         c = client(slow)
 
-        def stuck(index: Any, request: Any) -> Any:
+        def stuck(self: Any, request: Any) -> Any:
             release.wait(10)
             raise AssertionError("unreachable: its reply was already sent")
 
-        import noteseek.web.app as web_app
-
-        original = web_app.run_search
-        web_app.run_search = stuck  # type: ignore[assignment]
+        monkeypatch.setattr(Index, "run_search", stuck)
         try:
             reply = c.get("/api/search?q=rebase")
         finally:
-            web_app.run_search = original  # type: ignore[assignment]
+            monkeypatch.setattr(Index, "run_search", original)
             release.set()
         assert reply.status_code == 503 and "longer than 0.3 s" in reply.json()["error"]
         assert c.get("/api/search?q=rebase").status_code == 200

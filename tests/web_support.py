@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ pytest.importorskip("fastapi", reason="the web tests need the web extra: pip ins
 import uvicorn
 
 from noteseek import Index
-from noteseek.web import library
 from noteseek.web.pool import IndexPool
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "testserver"})
@@ -32,7 +30,7 @@ def build_index(vault: Path, db: Path) -> Path:
 
 
 def make_pool(db: Path, *, workers: int = 2, timeout: float = 10.0) -> IndexPool:
-    pool = IndexPool(partial(library.open_index, db), workers=workers, timeout=timeout)
+    pool = IndexPool(db, workers=workers, timeout=timeout)
     pool.warm()
     return pool
 

@@ -46,8 +46,14 @@ class _Progress:
 
 def _print_stats(stats: IndexStats, db: Path) -> None:
     verb = "stopped early (Ctrl-C)" if stats.interrupted else "done"
+    seen = (
+        f"{stats.files_seen} files seen ({stats.documents} documents, "
+        f"{stats.documents_extracted} read)"
+        if stats.documents
+        else f"{stats.files_seen} notes seen"
+    )
     click.echo(
-        f"{verb} in {stats.seconds:.1f} s: {stats.files_seen} notes seen, {stats.added} added, "
+        f"{verb} in {stats.seconds:.1f} s: {seen}, {stats.added} added, "
         f"{stats.changed} changed, {stats.removed} removed, {stats.unchanged} unchanged, "
         f"{stats.skipped} skipped; {stats.chunks} chunks in {db}"
     )
@@ -63,6 +69,14 @@ def _print_stats(stats: IndexStats, db: Path) -> None:
             click.echo(f"  {path}: {reason}", err=True)
         if len(stats.problems) > 50:
             click.echo("  … see 'noteseek status' for the full list", err=True)
+    if stats.missing_libraries:
+        from ..documents import INSTALL_HINT
+
+        click.echo(
+            f"to read these documents, install the documents extra: {INSTALL_HINT} "
+            f"(missing: {', '.join(stats.missing_libraries)})",
+            err=True,
+        )
     if stats.interrupted:
         click.echo("the index is consistent; run the same command again to finish", err=True)
 
@@ -92,6 +106,11 @@ def _print_stats(stats: IndexStats, db: Path) -> None:
     help="Known false positives the scrubber keeps (regex:… or sha256:… lines, as for scan).",
 )
 @click.option(
+    "--no-documents",
+    is_flag=True,
+    help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas and drawing files out.",
+)
+@click.option(
     "--multilingual",
     is_flag=True,
     help="Also build the multilingual lane (e5 vectors of every chunk, for queries across "
@@ -106,15 +125,21 @@ def index_cmd(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_file: Path | None,
+    no_documents: bool,
     multilingual: bool,
     quiet: bool,
 ) -> None:
-    """Index VAULT: new and changed notes only, unless --full."""
+    """Index VAULT: new and changed notes and documents only, unless --full."""
     # Imported here, not at the top: `noteseek --help` should not pay for the indexing code.
     from .. import IndexOptions, load_allowlist, open_index
 
     allow = load_allowlist(allow_file) if allow_file is not None else None
-    options = IndexOptions(include=include, exclude=DEFAULT_EXCLUDE + exclude, allow=allow)
+    options = IndexOptions(
+        include=include,
+        exclude=DEFAULT_EXCLUDE + exclude,
+        allow=allow,
+        documents=not no_documents,
+    )
     progress = _Progress(quiet)
     with open_index(db, vault, create=True, model=model, options=options) as idx:
         try:

@@ -30,7 +30,7 @@ class _LazyGroup(click.Group):
         "hook": "noteseek.cli.hooks:hook_cmd",
         "status": "noteseek.cli.status:status_cmd",
         "mcp": "noteseek.cli.mcp:mcp_cmd",
-        "web": "noteseek.web.command:web_cmd",
+        "web": "noteseek.cli.web:web_cmd",
         "intake": "noteseek.cli.intake:intake_cmd",
         "eval": "noteseek.cli.eval:eval_cmd",
         "scan": "noteseek.cli.scan:scan_cmd",

@@ -50,6 +50,13 @@ def _explain(hit: Hit) -> str:
     "--folder", "folders", multiple=True, help="Only notes under this vault folder (repeatable)."
 )
 @click.option("--tag", "tags", multiple=True, help="Only notes with this tag (repeatable: all).")
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    metavar="PATH",
+    help="Only this vault-relative file, '.md' optional (repeatable: any of them).",
+)
 def search_cmd(
     query: str,
     db: str | None,
@@ -61,6 +68,7 @@ def search_cmd(
     explain: bool,
     folders: tuple[str, ...],
     tags: tuple[str, ...],
+    files: tuple[str, ...],
 ) -> None:
     """Search the index for QUERY (put a query that starts with '-' after '--')."""
     request = SearchRequest(
@@ -71,6 +79,7 @@ def search_cmd(
         explain=explain,
         folders=folders or None,
         tags=tags or None,
+        files=files or None,
     )
     with open_index(db, vault) as idx:
         result = idx.run_search(request)
@@ -91,7 +100,7 @@ def search_cmd(
             if value
         )
         click.echo(
-            click.style(f"{rank:>2}. {hit.path} › {hit.section}", bold=True) + f"  ({ranks})"
+            click.style(f"{rank:>2}. {hit.heading}", bold=True) + f"  ({ranks})"
         )
         if hit.explanation is not None:
             click.echo(f"    {_explain(hit)}")

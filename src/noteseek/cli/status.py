@@ -8,8 +8,16 @@ import time
 import click
 
 from .. import open_index
+from ..core.document_location import outcome_summary
 
 __all__ = ["status_cmd"]
+
+
+def _seen(last: dict[str, object]) -> str:
+    documents = last.get("documents") or 0
+    if documents:
+        return f"{last.get('files_seen')} files ({documents} documents)"
+    return f"{last.get('files_seen')} notes"
 
 
 @click.command("status")
@@ -31,6 +39,7 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
         ),
         ("vault", status.vault_root or "-"),
         ("files", f"{status.files} ({len(status.problems)} with problems)"),
+        *([("documents", outcome_summary(status.documents))] if status.documents else []),
         ("chunks", f"{status.chunks} ({status.vectors} with vectors)"),
         ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
         (
@@ -40,13 +49,28 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
             else f"unavailable, keyword search only: {status.vector_problem}",
         ),
     ]
+    left_out = status.left_out_summary()
+    if left_out:
+        # Which notes held secrets is the scan's to say (fingerprints, never values).
+        scan_hint = any(k for _, _, k in status.left_out)
+        rows.append(
+            ("left out", left_out + (" ('noteseek scan VAULT' lists them)" if scan_hint else ""))
+        )
     if last:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last.get("finished_at", 0))))
         rows.append(
             (
                 "last run",
-                f"{when}: {last.get('files_seen')} notes, {last.get('seconds', 0):.1f} s"
+                f"{when}: {_seen(last)}, {last.get('seconds', 0):.1f} s"
                 + (", interrupted" if last.get("interrupted") else ""),
+            )
+        )
+    if status.install:
+        rows.append(
+            (
+                "install",
+                f"{status.install} to read the documents that need "
+                f"{', '.join(status.missing_libraries)}",
             )
         )
     for key, value in rows:

@@ -2,9 +2,14 @@
 
 Rules (SPEC, reference design): frontmatter gives title/type/tags/aliases; the title is the frontmatter
 `title`, else the first `# H1`, else the file name. Notes split at H2; a section over `max_chars` splits
-again at H3, then at paragraph breaks. Sections shorter than `min_chars` are dropped, link-list
-sections (Related, See Also, ...) are skipped, and a `#` line inside a fenced code block is code, not a
+again at H3, then at paragraph breaks. Link-list sections (Related, See Also, ...) are skipped (and
+named in `ChunkedNote.skipped_sections`), and a `#` line inside a fenced code block is code, not a
 heading. Only ATX headings (`## x`) split; setext underlines are left as text.
+
+No word is lost (issue 13): the reference design drops sections shorter than `min_chars`; here a short
+section, its heading line included, is merged into the chunk before it (or, at the start of a note,
+the one after it), as long as that stays within `max_chars`; short sections that do not fit start a
+chunk of their own, which later short sections join. Only a skipped link section leaves text out.
 """
 
 from __future__ import annotations
@@ -91,7 +96,8 @@ def prose_text(text: str) -> str:
 def embedding_text(title: str, section: str, text: str) -> str:
     """The text that is embedded: title and section give an isolated chunk its context, and the
     chunk's prose its meaning (its code is left out unless the chunk is nothing but code)."""
-    head = title if section == title else f"{title}{SECTION_SEPARATOR}{section}"
+    # A document's chunk named by its place alone (a PDF page without bookmarks) has no section.
+    head = title if section in (title, "") else f"{title}{SECTION_SEPARATOR}{section}"
     body = prose_text(text)
     return f"{head}\n\n{body if body.strip() else text}"
 
@@ -110,6 +116,8 @@ class ChunkedNote:
     meta: NoteMeta
     chunks: tuple[NoteChunk, ...]
     warning: str | None = None
+    # Link-list sections left out of the chunks (their headings), for `status` to report.
+    skipped_sections: tuple[str, ...] = ()
 
 
 @dataclass
@@ -237,8 +245,10 @@ def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None
     headings = scan_headings(lines)
     first_h1 = next((h for h in headings if h.level == 1 and h.text), None)
     title = meta.title or (first_h1.text if first_h1 else None) or file_stem
-    if first_h1 is not None:
-        lines[first_h1.line] = ""  # the title is stored in the heading context, not repeated
+    if first_h1 is not None and first_h1.text == title:
+        # The title is stored in the heading context, not repeated; an H1 under a frontmatter
+        # title is text of its own and stays.
+        lines[first_h1.line] = ""
     context = _heading_context(title, meta)
     skip = {_normalise_heading(s) for s in opts.skip_sections}
 
@@ -255,44 +265,74 @@ def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None
     sections.append((name, start, len(lines)))
 
     h3_lines = {h.line: h.text for h in headings if h.level == 3}
-    pieces: list[tuple[str, str, bool]] = []  # (section, text, is a fragment of a split section)
+    pieces: list[_Piece] = []
+    skipped: list[str] = []
     for name, first, end in sections:
+        own_heading = lines[first - 1].strip() if first > 0 else ""  # the section's heading line
         if name != title and _normalise_heading(name) in skip:
+            skipped.append(name)
             continue
         section_text = text_of(first, end)
         if len(section_text) <= opts.max_chars:
-            pieces.append((name, section_text, False))
+            pieces.append(_Piece(name, section_text, own_heading))
             continue
         # Too long: split at H3, then pack paragraphs.
-        sub_start, sub_name = first, name
+        sub_start, sub_name, sub_heading = first, name, own_heading
         for n in range(first, end + 1):
             if n == end or n in h3_lines:
                 packed = _pack(text_of(sub_start, n), opts.max_chars)
-                pieces.extend((sub_name, p, len(packed) > 1) for p in packed)
+                pieces.extend(
+                    _Piece(sub_name, p, sub_heading if k == 0 else "") for k, p in enumerate(packed)
+                )
+                if not packed:
+                    pieces.append(_Piece(sub_name, "", sub_heading))  # an empty H3 keeps its words
                 if n < end:
                     label = h3_lines[n]
                     sub_name = f"{name}{SECTION_SEPARATOR}{label}" if label else name
-                    sub_start = n + 1
+                    sub_start, sub_heading = n + 1, lines[n].strip()
 
-    # `min_chars` drops short sections, not the short remainder of a long one: the words left
-    # after the last cut of an oversized paragraph (`> > > ... deep text`) would otherwise vanish.
-    kept = [
-        (n, t.strip("\n"))
-        for n, t, fragment in pieces
-        if t.strip()
-        and (len(t.strip()) >= opts.min_chars or (fragment and any(c.isalnum() for c in t)))
-    ]
-    if not kept:
-        # A short note must not vanish from the index just because every section is small.
-        whole = "\n".join(lines).strip()
-        if len(whole) > opts.max_chars:
-            # Many tiny sections (10,000 one-line headings) add up: cutting at `max_chars` would
-            # keep the first of them only, so the whole text is packed into as many chunks as needed.
-            kept = [(title, p) for p in _pack(whole, opts.max_chars)]
-        elif whole:
-            kept = [(title, whole)]
+    kept = _merge_short(pieces, min_chars=opts.min_chars, max_chars=opts.max_chars)
+    if not kept and first_h1 is not None and first_h1.text == title:
+        # A note that is only its `# Title`: the heading is all its text, and must stay findable.
+        kept = [(title, f"# {title}")]
     chunks = tuple(
         NoteChunk(seq=i, section=n, text=t, heading_context=context)
         for i, (n, t) in enumerate(kept)
     )
-    return ChunkedNote(title=title, meta=meta, chunks=chunks, warning=warning)
+    return ChunkedNote(
+        title=title, meta=meta, chunks=chunks, warning=warning, skipped_sections=tuple(skipped)
+    )
+
+
+@dataclass(frozen=True)
+class _Piece:
+    section: str
+    text: str
+    heading: str  # the Markdown heading line that opened it, "" for the preamble and fragments
+
+
+def _merge_short(pieces: list[_Piece], *, min_chars: int, max_chars: int) -> list[tuple[str, str]]:
+    """(section, text) chunks where no piece is dropped: short ones join a neighbour (see module doc)."""
+    out: list[list[str]] = []  # [section, text]
+    short_only: list[bool] = []  # the chunk holds nothing but merged short pieces so far
+    for piece in pieces:
+        body = piece.text.strip("\n")
+        if body.strip() and len(body.strip()) >= min_chars:
+            if out and short_only[-1] and len(out[-1][1]) + 2 + len(body) <= max_chars:
+                # Short pieces before it (a note's tiny preamble, a run of headings) lead into it.
+                out[-1] = [piece.section, f"{out[-1][1]}\n\n{body}"]
+                short_only[-1] = False
+            else:
+                out.append([piece.section, body])
+                short_only.append(False)
+            continue
+        # Short or empty: keep its heading line with it, so the heading's words stay searchable.
+        merged = "\n".join(part for part in (piece.heading, body) if part.strip())
+        if not merged.strip():
+            continue  # nothing but blank lines
+        if out and len(out[-1][1]) + 2 + len(merged) <= max_chars:
+            out[-1][1] = f"{out[-1][1]}\n\n{merged}"
+        else:
+            out.append([piece.section, merged])
+            short_only.append(True)
+    return [(section, text) for section, text in out]

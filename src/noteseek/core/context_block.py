@@ -42,6 +42,8 @@ class _HitLike(Protocol):
     def section(self) -> str: ...
     @property
     def text(self) -> str: ...
+    @property
+    def location(self) -> str: ...  # `p. 12` in a document, '' in a note
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,22 @@ class ContextSection:
 
 
 def note_source(path: str) -> str:
-    """How a block names a note: its vault-relative path without the `.md` extension.
+    """How a block names a note: its vault-relative path without the `.md` extension (a
+    document keeps its extension: `manuals/gnuplot.pdf`).
 
     The path carries both the folder (the project) and the title-like file name, and it is what
     `noteseek`'s MCP `get_note` tool and the user's editor accept.
     """
-    return path[:-3] if path.lower().endswith(".md") else path
+    lower = path.lower()
+    if lower.endswith(".md") and not lower.endswith(".excalidraw.md"):
+        return path[:-3]
+    return path
+
+
+def _source(hit: _HitLike) -> str:
+    """The note, or the document and where in it: `manuals/gnuplot.pdf, p. 12`."""
+    location = hit.location
+    return f"{note_source(hit.path)}, {location}" if location else note_source(hit.path)
 
 
 def _heading(hit: _HitLike) -> str:
@@ -89,7 +101,7 @@ def select_sections(hits: Sequence[_HitLike], *, max_tokens: int) -> list[Contex
     used = estimate_tokens(_render([]))
     chosen: list[ContextSection] = []
     for hit in hits:
-        heading, source = _heading(hit), note_source(hit.path)
+        heading, source = _heading(hit), _source(hit)
         text = hit.text.strip()
         overhead = estimate_tokens(f"\n\n### {heading} ({source})\n")
         cost = overhead + estimate_tokens(text)
@@ -114,7 +126,7 @@ def format_context(hits: Sequence[_HitLike], *, max_tokens: int = DEFAULT_CONTEX
 
     <one line saying where this comes from>
 
-    ### <section heading> (<note path without .md>)
+    ### <section heading> (<note path without .md>[, <place in a document: p. 12, slide 3>])
     <section text>
     ```
     """

@@ -14,6 +14,7 @@ from collections.abc import Callable
 __all__ = [
     "MAX_QUERY_TERMS",
     "STOPWORDS",
+    "file_keys",
     "folder_key",
     "fts_query",
     "match_expression",
@@ -113,3 +114,16 @@ def folder_key(folder: str) -> str:
     parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
     return "/".join(parts)
 
+
+
+def file_keys(path: str) -> tuple[str, ...]:
+    """The vault-relative paths a `files` filter entry stands for: the path as hits spell it
+    ('/'-separated, no './' or outer slashes), and with `.md` added when it has none, since
+    agents and people drop it ('howto/rebase' means 'howto/rebase.md', as for note access).
+
+    Empty for the vault root or an empty string (no file). Only a filter, never used to open files.
+    """
+    key = folder_key(path)
+    if not key:
+        return ()
+    return (key,) if key.endswith(".md") else (key, key + ".md")

@@ -8,7 +8,8 @@ Protocol: JSON lines. A client connects, writes one request object per line and 
 line per request. Every request names `db` (the real path of the database it means) and `op`:
 
 - `ping` → `{"ok": true, "pid", "version", "uptime", "served"}`
-- `search` (`query`, optional `limit`, `mode`, `max_tokens`, `folders`, `tags`, `explain`) →
+- `search` (`query`, optional `limit`, `mode`, `max_tokens`, `folders`, `tags`, `files`,
+  `explain`) →
   `{"ok": true, "hits": [...], "degraded": ...}`, hits as `noteseek search --json` prints them
 - `context` (`prompt`, optional `max_tokens`) → `{"ok": true, "text", "reason", "considered",
   "hits"}` from `noteseek.prompt_context`
@@ -130,7 +131,7 @@ class Daemon:
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         index = self.index()
-        folders, tags = message.get("folders"), message.get("tags")
+        folders, tags, files = message.get("folders"), message.get("tags"), message.get("files")
         request = SearchRequest(
             _text(message, "query"),
             limit=int(message.get("limit", 10)),
@@ -139,6 +140,7 @@ class Daemon:
             explain=bool(message.get("explain", False)),
             folders=tuple(folders) if folders else None,
             tags=tuple(tags) if tags else None,
+            files=tuple(files) if files else None,
         )
         result = index.run_search(request)
         return {"degraded": result.degraded, "hits": result.hits_json()}

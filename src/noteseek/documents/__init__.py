@@ -18,7 +18,7 @@ from .errors import (
     UnsupportedDocumentError,
 )
 from .extract import extract_file
-from .formats import DOCUMENT_SUFFIXES, EXTRA, document_kind
+from .formats import DOCUMENT_SUFFIXES, EXTRA, INSTALL_HINT, document_kind, missing_libraries
 from .model import (
     BREADCRUMB_SEPARATOR,
     DocumentMetadata,
@@ -30,12 +30,13 @@ from .model import (
     TextUnit,
 )
 from .pool import ExtractionPool, PoolStats
-from .textsplit import split_text, split_unit
+from .textsplit import join_parts, split_text, split_unit
 
 __all__ = [
     "BREADCRUMB_SEPARATOR",
     "DOCUMENT_SUFFIXES",
     "EXTRA",
+    "INSTALL_HINT",
     "CorruptDocumentError",
     "DocumentError",
     "DocumentMetadata",
@@ -53,6 +54,8 @@ __all__ = [
     "UnsupportedDocumentError",
     "document_kind",
     "extract_file",
+    "join_parts",
+    "missing_libraries",
     "split_text",
     "split_unit",
 ]

@@ -53,3 +53,4 @@ class UnsupportedDocumentError(DocumentError):
     """The format is not one noteseek reads, or its library is not installed."""
 
     outcome = Outcome.UNSUPPORTED
+    missing_package: str | None = None  # set when the reason is a library that is not installed

@@ -115,7 +115,10 @@ def extract_file(
     started = time.perf_counter()
 
     def result(
-        outcome: Outcome, reason: str, doc: ExtractedDocument | None = None
+        outcome: Outcome,
+        reason: str,
+        doc: ExtractedDocument | None = None,
+        missing: str | None = None,
     ) -> ExtractionResult:
         return ExtractionResult(
             path=name,
@@ -123,6 +126,7 @@ def extract_file(
             reason=f"'{name}' {reason}" if reason else "",
             document=doc,
             seconds=time.perf_counter() - started,
+            missing_package=missing,
         )
 
     kind = kind or document_kind(file)
@@ -135,7 +139,7 @@ def extract_file(
         reason = f"{exc} (image-only pages: {_pages(exc.image_only_pages)})"
         return result(Outcome.NO_TEXT, reason)
     except DocumentError as exc:
-        return result(exc.outcome, str(exc))
+        return result(exc.outcome, str(exc), missing=getattr(exc, "missing_package", None))
     except MemoryError:
         memory = f"{limits.memory_bytes / _MIB:,.0f} MiB" if limits.memory_bytes else "available"
         return result(Outcome.TOO_LARGE, f"needs more than the {memory} {MEMORY_REASON_END}")

@@ -3,52 +3,36 @@
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+import importlib.util
 from types import ModuleType
 
+from ..core.file_kinds import DOCUMENT_SUFFIXES, document_kind
 from .errors import UnsupportedDocumentError
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "EXTRA",
+    "INSTALL_HINT",
     "document_kind",
     "library_version",
+    "missing_libraries",
     "require",
 ]
 
 EXTRA = "documents"
-_INSTALL = f"pip install 'noteseek[{EXTRA}]'"
+INSTALL_HINT = f"pip install 'noteseek[{EXTRA}]'"
 
-# Longest suffix first: `.excalidraw.md` must win over `.md` (which is a note, not a document).
-_KINDS: tuple[tuple[str, str], ...] = (
-    (".excalidraw.md", "excalidraw"),
-    (".pdf", "pdf"),
-    (".pptx", "pptx"),
-    (".docx", "docx"),
-    (".xlsx", "xlsx"),
-    (".xlsm", "xlsx"),
-    (".xls", "xls"),
-    (".ods", "ods"),
-    (".csv", "csv"),
-    (".tsv", "tsv"),
-    (".tab", "tsv"),
-    (".html", "html"),
-    (".htm", "html"),
-    (".xhtml", "html"),
-    (".txt", "txt"),
-    (".text", "txt"),
-    (".canvas", "canvas"),
-)
-DOCUMENT_SUFFIXES: tuple[str, ...] = tuple(s for s, _ in _KINDS)
-
-
-def document_kind(path: str | Path) -> str | None:
-    """The document kind a file name stands for (`"pdf"`, `"xlsx"`, ...), or None for other files."""
-    name = Path(path).name.lower()
-    for suffix, kind in _KINDS:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return kind
-    return None
+# The modules each kind's reader imports with `require` (the first is the one it cannot do
+# without). chardet only matters for text that is not UTF-8, so it is not listed for text kinds.
+_KIND_MODULES: dict[str, tuple[str, ...]] = {
+    "pdf": ("pypdfium2",),
+    "pptx": ("pptx",),
+    "docx": ("docx",),
+    "xlsx": ("python_calamine", "openpyxl"),
+    "xls": ("python_calamine",),
+    "ods": ("python_calamine",),
+    "html": ("selectolax",),
+}
 
 
 def require(module: str, *, what: str) -> ModuleType:
@@ -56,10 +40,26 @@ def require(module: str, *, what: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise UnsupportedDocumentError(
-            f"reading {what} needs the Python package '{module.split('.')[0]}', which is not "
-            f"installed: {_INSTALL}"
-        ) from exc
+        package = module.split(".")[0]
+        error = UnsupportedDocumentError(
+            f"needs the Python package '{package}' to read {what}, and it is not installed: "
+            f"{INSTALL_HINT}"
+        )
+        error.missing_package = package
+        raise error from exc
+
+
+def missing_libraries(kind: str) -> list[str]:
+    """The modules `kind`'s reader needs that cannot be found (without importing anything)."""
+    missing = []
+    for module in _KIND_MODULES.get(kind, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
 
 
 def library_version(distribution: str) -> str:

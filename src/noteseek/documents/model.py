@@ -60,6 +60,9 @@ class TextUnit:
         str, ...
     ] = ()  # outermost first: bookmark path, Word headings, slide title, sheet
     location: Location = field(default_factory=Location)
+    # Characters at the start repeated from the end of the unit before (a long unit split inside
+    # a paragraph), so a reader joining the parts back can leave them out: 0 for most units.
+    overlap: int = 0
 
     @property
     def breadcrumb(self) -> str:
@@ -102,6 +105,7 @@ class ExtractionResult:
     reason: str = ""
     document: ExtractedDocument | None = None
     seconds: float = 0.0  # wall-clock time the extraction took, in the worker
+    missing_package: str | None = None  # `unsupported` because this library is not installed
 
     @property
     def ok(self) -> bool:

@@ -159,8 +159,7 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
                 units.append(TextUnit(text[start:], section, location))
         if not units and image_only:
             raise NoTextLayerError(
-                "has no text layer: its pages with content are images "
-                "(it needs OCR, which noteseek does not do)",
+                "has only images on its pages, no text (it needs OCR, which noteseek does not do)",
                 tuple(image_only),
             )
         return ExtractedDocument(

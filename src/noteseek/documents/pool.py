@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import sys
 import time
+import types
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -46,11 +48,31 @@ class _Task:
     retried: bool = False
 
 
+@contextlib.contextmanager
+def _without_main_module() -> Iterator[None]:
+    """Hide the caller's `__main__` while a worker starts.
+
+    "spawn" makes the child import the parent's main script again (to find the pickled target),
+    and the worker needs nothing from it: a script that calls `Index.update` without an
+    `if __name__ == "__main__"` guard would run again in every worker, and a main read from
+    stdin cannot be imported at all. With a bare `__main__`, multiprocessing passes no main to
+    the child; the worker's code lives in this package.
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 class _Worker:
     def __init__(self, ctx: Any, memory_bytes: int | None) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
         self.process = ctx.Process(target=serve, args=(child, memory_bytes), daemon=True)
-        self.process.start()
+        with _without_main_module():
+            self.process.start()
         child.close()
         self.task: _Task | None = None
         self.deadline = 0.0

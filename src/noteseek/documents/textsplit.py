@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from .model import TextUnit
 
-__all__ = ["split_text", "split_unit"]
+__all__ = ["join_parts", "split_text", "split_unit"]
 
 # Paragraph break, line break, sentence end, word gap: tried in this order.
 _BOUNDARIES = (
@@ -63,9 +63,14 @@ def split_text(
     A chunk after the first starts with up to `overlap` characters from the end of the one before
     (only when the cut fell inside a paragraph), so a sentence across a cut is found from either side.
     """
+    return [part for part, _ in _split(text, max_chars, overlap, min_chars)]
+
+
+def _split(text: str, max_chars: int, overlap: int, min_chars: int) -> list[tuple[str, int]]:
+    """(chunk, characters at its start repeated from the chunk before, joining space included)."""
     text = text.strip()
     if len(text) <= max_chars:
-        return [text] if text else []
+        return [(text, 0)] if text else []
     budget = max(max_chars - overlap, max_chars // 2)
     chunks: list[str] = []
     current = ""
@@ -80,20 +85,39 @@ def split_text(
     if len(chunks) > 1 and len(chunks[-1].strip()) < min_chars:
         tail = chunks.pop()
         chunks[-1] += tail
-    out: list[str] = []
+    out: list[tuple[str, int]] = []
     for i, chunk in enumerate(chunks):
         prefix = ""
         if i and not re.search(r"\n[ \t]*\n\s*$", chunks[i - 1]):
             prefix = _overlap_tail(chunks[i - 1].rstrip(), overlap).strip()
-        out.append((prefix + " " if prefix else "") + chunk.strip())
+        if prefix:
+            out.append((prefix + " " + chunk.strip(), len(prefix) + 1))
+        else:
+            out.append((chunk.strip(), 0))
     return out
 
 
 def split_unit(
     unit: TextUnit, *, max_chars: int = 1000, overlap: int = 100, min_chars: int = 100
 ) -> list[TextUnit]:
-    """`split_text` for one unit: every part keeps the unit's section and location."""
-    parts = split_text(unit.text, max_chars=max_chars, overlap=overlap, min_chars=min_chars)
-    if len(parts) == 1 and parts[0] == unit.text:
+    """`split_text` for one unit: every part keeps the unit's section and location, and says how
+    many of its first characters repeat the part before (`TextUnit.overlap`)."""
+    parts = _split(unit.text, max_chars, overlap, min_chars)
+    if len(parts) == 1 and parts[0][0] == unit.text:
         return [unit]
-    return [replace(unit, text=part) for part in parts]
+    return [replace(unit, text=part, overlap=repeated) for part, repeated in parts]
+
+
+def join_parts(parts: list[tuple[str, int]]) -> str:
+    """The text of consecutive parts of one unit put back together: each part's repeated start
+    (`overlap` characters) is left out, parts are joined by a space or the paragraph break they
+    were cut at. The inverse of `split_unit` up to whitespace at the cuts."""
+    out: list[str] = []
+    for text, repeated in parts:
+        if out and repeated:
+            out.append(" " + text[repeated:])
+        elif out:
+            out.append("\n\n" + text)
+        else:
+            out.append(text)
+    return "".join(out)

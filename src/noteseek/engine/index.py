@@ -45,6 +45,13 @@ __all__ = ["Index", "IndexStatus"]
 _BUNDLED = "bundled"
 
 
+def _install_hint() -> str:
+    # Imported only when a library is missing: the documents package starts the worker pool code.
+    from ..documents import INSTALL_HINT
+
+    return INSTALL_HINT
+
+
 @dataclass(frozen=True)
 class IndexStatus:
     """What `noteseek status` reports."""
@@ -62,11 +69,53 @@ class IndexStatus:
     vector_problem: str | None
     last_run: dict[str, Any] | None
     problems: tuple[tuple[str, str, str], ...]
+    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
+    left_out: tuple[tuple[str, int, int], ...] = ()
+    # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
+    # the indexer could not open.
+    documents: tuple[tuple[str, str, int], ...] = ()
+    # Python packages that documents in the index need and that were missing when they were
+    # read; `install` is then the command that brings them.
+    missing_libraries: tuple[str, ...] = ()
+    install: str | None = None
+
+    @property
+    def skipped_sections(self) -> int:
+        """Link-list sections (Related, See also, ...) left out of search, over all files."""
+        return sum(sections for _, sections, _ in self.left_out)
+
+    @property
+    def secrets_scrubbed(self) -> int:
+        """Values the scrubber replaced, over all files."""
+        return sum(secrets for _, _, secrets in self.left_out)
+
+    def left_out_summary(self) -> str | None:
+        """The left-out totals in words, as `status` and the MCP status tool print them; None
+        when nothing was left out."""
+        if not self.left_out:
+            return None
+        files_with = sum(1 for _, n, _ in self.left_out if n)
+        secret_files = sum(1 for _, _, k in self.left_out if k)
+        return (
+            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
+            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek status --json` prints it (problems as objects)."""
+        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
+        documents as {kind: {outcome: files}}, then the left-out totals)."""
         data = asdict(self)
         data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
+        data["left_out"] = [
+            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
+        ]
+        documents: dict[str, dict[str, int]] = {}
+        for kind, outcome, files in self.documents:
+            documents.setdefault(kind, {})[outcome] = files
+        data["documents"] = documents
+        data["missing_libraries"] = list(self.missing_libraries)
+        data["skipped_sections"] = self.skipped_sections
+        data["secrets_scrubbed"] = self.secrets_scrubbed
         return data
 
 
@@ -210,6 +259,7 @@ class Index:
         explain: bool = False,
         folders: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        files: Sequence[str] | None = None,
         max_term_share: float | None = None,
         multilingual: bool = True,
     ) -> list[Hit]:
@@ -225,6 +275,7 @@ class Index:
             explain=explain,
             folders=None if folders is None else tuple(folders),
             tags=None if tags is None else tuple(tags),
+            files=None if files is None else tuple(files),
             max_term_share=max_term_share,
             multilingual=multilingual,
         )
@@ -262,16 +313,43 @@ class Index:
         """The vault folder the last update indexed, or None before the first one."""
         return self._store.get_meta(meta.VAULT_ROOT)
 
-    def read_note(self, path: str, *, section: str | None = None) -> NoteText:
+    def read_note(
+        self,
+        path: str,
+        *,
+        section: str | None = None,
+        page: int | None = None,
+        slide: int | None = None,
+        sheet: str | None = None,
+    ) -> NoteText:
         """An indexed note (or one section of it) read from the vault, scrubbed; refuses paths
-        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`)."""
+        outside the vault and notes the index does not hold (see `noteseek.engine.note_access`).
+        For a document, `page` (1-based), `slide` (1-based) or `sheet` (name) returns that part
+        only; a note has none (SectionNotFoundError)."""
+        from .document_access import DocumentPart
         from .note_access import read_indexed_note
 
-        return read_indexed_note(self._store, path, section=section)
+        part = DocumentPart(page=page, slide=slide, sheet=sheet)
+        return read_indexed_note(self._store, path, section=section, part=part)
 
     def note_paths(self) -> list[str]:
         """The vault-relative path of every file the index knows (skipped ones included)."""
         return list(self._store.file_states())
+
+    def folders(self) -> dict[str, int]:
+        """Every vault folder holding indexed notes (at any depth, sorted), with the number of
+        notes below it: what a `folders=[folder]` search filter keeps (a page's folder list)."""
+        from ..core.facets import folder_counts  # not on the per-prompt hook's import path
+
+        states = self._store.file_states()
+        return folder_counts(p for p, state in states.items() if state.status != "skipped")
+
+    def tags(self) -> dict[str, int]:
+        """Every tag of the indexed notes and each parent of a nested tag (sorted, as tag
+        filters spell them), with the number of notes a `tags=[tag]` search filter keeps."""
+        from ..core.facets import tag_counts
+
+        return tag_counts(self._store.note_tags().values())
 
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""
@@ -295,6 +373,8 @@ class Index:
     def status(self) -> IndexStatus:
         """Counts, model, vector support, size and the last run of this index."""
         counts = self._store.counts()
+        outcomes = self._store.document_outcomes()
+        missing = tuple(sorted({o.missing_package for o in outcomes if o.missing_package}))
         return IndexStatus(
             db_path=self._store.location,
             db_bytes=self._store.size_bytes(),
@@ -309,4 +389,8 @@ class Index:
             vector_problem=self._searcher.vector_problem,
             last_run=self._store.get_json(meta.LAST_RUN),
             problems=tuple(self._store.file_problems()),
+            left_out=tuple(self._store.left_out()),
+            documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
+            missing_libraries=missing,
+            install=_install_hint() if missing else None,
         )

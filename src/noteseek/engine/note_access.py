@@ -6,7 +6,8 @@ Three guarantees, each enforced here rather than in the adapters:
   and NUL are refused before anything touches the disk, and no path component may be a symlink
   (checked with `lstat`, component by component, so a symlinked folder is never traversed).
 - **Indexed notes only.** A file the index does not list as indexed (never seen, skipped, in a
-  dot-folder, not Markdown) is refused, with the next step in the message.
+  dot-folder, not a note or document) is refused, with the next step in the message. A document
+  (PDF, slides, sheets) is read from its stored, scrubbed chunks (`document_access`).
 - **Never an unscrubbed secret.** The file is read and the whole text goes through the same
   `scrub` the indexer applies, before a section is cut out of it. Why read the file instead of
   rebuilding the note from its stored (already scrubbed) chunks: the chunker drops frontmatter,
@@ -21,9 +22,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.chunker import SECTION_SEPARATOR, scan_headings
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
@@ -36,6 +37,7 @@ from ..errors import (
 )
 from ..secrets.scrubber import scrub
 from ..storage.meta import VAULT_ROOT
+from .document_access import DocumentPart, document_text
 from .vault_walk import DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, read_note
 
 if TYPE_CHECKING:
@@ -73,6 +75,20 @@ class NoteText:
     sections: tuple[str, ...]  # every section name, as search shows them
     redacted: int  # secrets replaced by [REDACTED:...] in the whole note
     changed_since_indexed: bool  # the file on disk differs from what was indexed
+    # Documents: the kind ("pdf", ...; None for a note), the page, slide or sheet returned (None:
+    # all of it), and every page/slide/sheet it has (`p. 1`, `slide 2`, `sheet Data`).
+    kind: str | None = None
+    page: int | None = None
+    slide: int | None = None
+    sheet: str | None = None
+    locations: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field (sections as a list), as the web API's `/api/notes/{path}` sends it."""
+        data = asdict(self)
+        data["sections"] = list(self.sections)
+        data["locations"] = list(self.locations)
+        return data
 
 
 def _shown(path: str) -> str:
@@ -228,8 +244,16 @@ def _suggestions(store: Storage, rel: str) -> list[str]:
     return store.similar_paths(name, _SUGGESTIONS)
 
 
-def read_indexed_note(store: Storage, path: str, *, section: str | None = None) -> NoteText:
-    """A note of the index's vault by its vault-relative path, scrubbed; one section if named."""
+def read_indexed_note(
+    store: Storage,
+    path: str,
+    *,
+    section: str | None = None,
+    part: DocumentPart | None = None,
+) -> NoteText:
+    """A note of the index's vault by its vault-relative path, scrubbed; one section if named.
+    A document is read from its stored chunks (see `document_access`); `part` narrows it to one
+    page, slide or sheet."""
     rel = normalise_note_path(path)
     root_meta = store.get_meta(VAULT_ROOT)
     if root_meta is None:
@@ -246,11 +270,29 @@ def read_indexed_note(store: Storage, path: str, *, section: str | None = None) 
         hint = _suggestions(store, rel)
         maybe = f"; did you mean {', '.join(repr(p) for p in hint)}?" if hint else ""
         raise NoteNotIndexedError(
-            f"{_shown(rel)} is not an indexed note{why}{maybe} Use search to find notes by "
-            "content, or run 'noteseek index VAULT' if the note is new"
+            f"{_shown(rel)} is not an indexed note{why}{maybe or '.'} Use search to find notes "
+            "by content, or run 'noteseek index VAULT' if the note is new"
         )
     mtime_ns, size, title = known.mtime_ns, known.size, known.title
     info = check_note_path(root, rel)
+    asked = part or DocumentPart()
+    if known.kind is not None:
+        chunks = store.file_chunks(rel)
+        found = document_text(chunks, part=asked, section=section)
+        return NoteText(
+            path=rel,
+            title=title,
+            text=found.text,
+            section=found.section,
+            sections=found.sections,
+            redacted=sum(c.text.count("[REDACTED:") for c in chunks),
+            changed_since_indexed=(info.st_mtime_ns, info.st_size) != (mtime_ns, size),
+            kind=known.kind,
+            page=asked.page,
+            slide=asked.slide,
+            sheet=asked.sheet,
+            locations=found.locations,
+        )
     # read_note re-checks at read time (resolves inside the vault, opens with O_NOFOLLOW), so a
     # symlink swapped in after the lstat walk still cannot lead out of the vault.
     raw = read_note(
@@ -267,6 +309,12 @@ def read_indexed_note(store: Storage, path: str, *, section: str | None = None) 
     scrubbed = scrub(_NEWLINES.sub("\n", decoded.text.lstrip("\ufeff")))
     text = scrubbed.text
     sections = note_sections(text, title=title)
+    if asked != DocumentPart():
+        raise SectionNotFoundError(
+            f"{_shown(rel)} is a Markdown note: it has sections, not pages, slides or sheets; "
+            "ask for one of its sections instead",
+            sections,
+        )
     name = None
     if section is not None and section.strip():
         name, text = _find_section(text, section, title=title)

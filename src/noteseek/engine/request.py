@@ -19,8 +19,10 @@ __all__ = ["SearchRequest", "SearchResult"]
 class SearchRequest:
     """A query and its options; invalid values are refused when the request is made.
 
-    `folders` (vault-relative) and `tags` narrow the notes searched: a note must be under one of
-    the folders and carry every tag (nested tags count: `project` matches `project/alpha`).
+    `folders` (vault-relative), `tags` and `files` narrow the notes searched: a note must be under
+    one of the folders, carry every tag (nested tags count: `project` matches `project/alpha`) and
+    be one of the files (vault-relative paths as hits show them; `.md` may be left out). All three
+    are applied before the candidate lists are cut; None or an empty tuple means no filter.
     `max_term_share` overrides the settings' share above which query words are left out of BM25.
     `explain` fills `Hit.explanation`; `max_tokens` keeps whole hits, best first, within a budget.
     `multilingual=False` keeps the query off the multilingual lane (engine/multilingual.py) even
@@ -35,6 +37,7 @@ class SearchRequest:
     explain: bool = False
     folders: tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None
+    files: tuple[str, ...] | None = None
     max_term_share: float | None = None
     multilingual: bool = True
 

@@ -4,7 +4,7 @@ by a linear model over cheap features (core/rerank_features.py).
 Everything the features need is at hand in the search (each list's head, its chunk counts, the
 fusion's normalised scores) or one indexed read away: the query words' document counts
 (`Storage.query_term_counts`, fts5vocab) and the candidates' stored token sets, chunk counts and
-sizes (`Storage.note_terms`, written at index time, schema m006). The model is a JSON file in the
+sizes (`Storage.note_terms`, written at index time, schema m007). The model is a JSON file in the
 package (`rerank-linear.json`, trained by bench/rerank_train.py on the development sets only).
 Measured cost and gains: docs/ranking.md §11.
 """

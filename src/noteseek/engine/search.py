@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ..core.budget import fit_to_budget
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ..core.query import folder_key, name_key, search_terms, tag_key
+from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
+from .hits import Explanation, Hit
 from .known_words import nothing_known
 from .note_lists import NoteList, best_chunks, group
 from .query_plan import CommonTerms
@@ -70,45 +71,8 @@ class SearchSettings:
     multilingual_alpha: float = 0.3
 
 
-@dataclass(frozen=True)
-class Explanation:
-    """Why a hit ranks where it does (`search(..., explain=True)`)."""
-
-    fusion: str
-    bm25_term: float  # this list's contribution to the score
-    vector_term: float
-    bm25_normalised: float | None  # min-max normalised note score in the list (convex fusion)
-    vector_normalised: float | None
-    exact_name: bool
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One matching note, represented by its best section.
-
-    Ranks are the note's 1-based rank in each list (None when absent); `bm25_score` and `cosine` are
-    the best of its chunks.
-    """
-
-    path: str
-    section: str
-    heading_context: str
-    text: str
-    score: float
-    bm25_rank: int | None
-    vec_rank: int | None
-    bm25_score: float | None
-    cosine: float | None
-    chunk_id: int
-    explanation: Explanation | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek search --json` and the daemon print it (no `explanation` key
-        unless the search was explained)."""
-        data = asdict(self)
-        if self.explanation is None:
-            data.pop("explanation")
-        return data
+def _rows(first: int | None, last: int | None) -> tuple[int, int] | None:
+    return None if first is None else (first, last if last is not None else first)
 
 
 class Searcher:
@@ -186,13 +150,18 @@ class Searcher:
         the query text (the request has checked its options)."""
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
-        folders, tags = request.folders, request.tags
-        folder_keys = None if folders is None else [folder_key(f) for f in folders]
-        tag_keys = None if tags is None else [k for k in (tag_key(t) for t in tags) if k]
+        # An empty sequence is no filter, like None (an adapter's unset repeatable option).
+        folder_keys = [folder_key(f) for f in request.folders] if request.folders else None
+        tag_keys = [k for k in (tag_key(t) for t in request.tags or ()) if k] or None
+        file_names = sorted({k for f in request.files or () for k in file_keys(f)})
+        if request.files and not file_names:
+            return []  # only the vault root or empty names: no file
         with self.store.snapshot():
             allowed = None
-            if folder_keys is not None or tag_keys:
-                allowed = self.store.files_matching(folders=folder_keys, tags=tag_keys)
+            if folder_keys is not None or tag_keys or file_names:
+                allowed = self.store.files_matching(
+                    folders=folder_keys, tags=tag_keys, files=file_names or None
+                )
                 if not allowed:
                     return []
             return self._search(
@@ -296,6 +265,11 @@ class Searcher:
                     bm25_score=kw_best.get(fid),
                     cosine=vec_best.get(fid),
                     chunk_id=row.id,
+                    page=row.page,
+                    page_label=row.page_label,
+                    slide=row.slide,
+                    sheet=row.sheet,
+                    rows=_rows(row.row_first, row.row_last),
                     explanation=explanation if explain else None,
                 )
             )

@@ -99,7 +99,8 @@ def scan_secrets(
     root = Path(vault).expanduser()
     if not root.is_dir():
         raise VaultNotFoundError(f"vault folder {root} does not exist or is not a folder")
-    notes, passed_over = walk_vault(root, include=include, exclude=exclude)
+    # Documents are scrubbed when indexed too, but this scan reads Markdown notes only.
+    notes, passed_over = walk_vault(root, include=include, exclude=exclude, documents=False)
     skipped = [(scrub(p, allow=allow).text, reason) for p, reason in passed_over]
     files: list[FileScan] = []
     seen_paths: set[str] = set()

@@ -55,12 +55,26 @@ _READ_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class NoteFile:
-    """A note found in the vault: its path relative to the vault (always with '/') and its stat."""
+    """A file found in the vault: its path relative to the vault (always with '/'), its stat, and
+    what it is: "note" (Markdown) or a document kind ("pdf", "excalidraw", ...)."""
 
     rel_path: str
-    abs_path: Path
+    # Where it is: a plain string from the walk, since building 13,000 Path objects cost a no-op
+    # run over MDN a quarter of a second; `abs_path` makes the Path when a file is read.
+    location: str | os.PathLike[str]
     mtime_ns: int
     size: int
+    kind: str = "note"
+
+    @property
+    def abs_path(self) -> Path:
+        """The file's absolute path."""
+        return Path(self.location)
+
+    @property
+    def is_document(self) -> bool:
+        """Whether it is read by the document extractors rather than as a Markdown note."""
+        return self.kind != "note"
 
 
 @dataclass(frozen=True)
@@ -123,62 +137,71 @@ def walk_vault(
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    documents: bool = True,
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
-    """All notes under `root`, sorted by path, plus (path, reason) for entries that were passed over.
+    """All notes (and documents, unless `documents` is False) under `root`, sorted by path, plus
+    (path, reason) for entries that were passed over.
 
-    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders relative to the vault) limits the walk
-    when given. Symlinks are followed only when their target lies inside the vault.
+    Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders
+    relative to the vault) limits the walk when given. Symlinks are followed only when their
+    target lies inside the vault. Documents follow exactly the same rules as notes.
     """
     root = root.resolve()
-    top = str(root)
-    rules = VaultRules(include=include, exclude=exclude)
+    rules = VaultRules(include=include, exclude=exclude, documents=documents)
     notes: list[NoteFile] = []
     passed_over: list[tuple[str, str]] = []
 
-    def walk_error(error: OSError) -> None:
-        where = Path(error.filename or "").resolve() if error.filename else root
-        rel = where.relative_to(root).as_posix() if where.is_relative_to(root) else str(where)
-        passed_over.append((_printable_path(rel), f"cannot read folder: {error.strerror or error}"))
+    def listing(folder: str, rel_dir: str) -> list[os.DirEntry[str]] | None:
+        try:
+            with os.scandir(folder) as entries:
+                return sorted(entries, key=lambda entry: entry.name)
+        except OSError as error:
+            shown = _printable_path(rel_dir or ".")
+            passed_over.append((shown, f"cannot read folder: {error.strerror or error}"))
+            return None
 
-    for dirpath, dirnames, filenames in os.walk(top, onerror=walk_error, followlinks=False):
-        # os.walk builds every dirpath by joining names onto `top`: slicing is the relative path.
-        rel_dir = dirpath[len(top) :].lstrip(os.sep).replace(os.sep, "/")
-        kept = []
-        for name in sorted(dirnames):
-            sub = f"{rel_dir}/{name}" if rel_dir else name
-            if rules.skips_folder(sub, parents_checked=True):
-                continue
-            if os.path.lexists(os.path.join(dirpath, name, IGNORE_MARKER)):
-                continue
-            if not _is_utf8_name(sub):
-                passed_over.append(
-                    (
-                        _printable_path(sub),
-                        "folder name is not valid UTF-8; rename it to index its notes",
-                    )
-                )
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        if not rules.includes_folder(rel_dir):
+    # Depth first, sorted, like os.walk(topdown=True); with os.scandir directly, so the type of
+    # an entry (folder, symlink) comes from the listing instead of one more lstat per folder and
+    # the ignore marker from the folder's own listing instead of one per folder again: 26,000
+    # system calls fewer on MDN's 13,000 folders, a third of a no-op run.
+    stack: list[tuple[str, str]] = [(str(root), "")]
+    while stack:
+        folder, rel_dir = stack.pop()
+        entries = listing(folder, rel_dir)
+        if entries is None:
             continue
-        for name in sorted(filenames):
-            if not rules.is_note_name(name):
-                continue
+        if rel_dir and any(entry.name == IGNORE_MARKER for entry in entries):
+            continue
+        if rel_dir and not _is_utf8_name(rel_dir):
+            reason = "folder name is not valid UTF-8; rename it to index its notes"
+            passed_over.append((_printable_path(rel_dir), reason))
+            continue
+        subfolders: list[tuple[str, str]] = []
+        take_files = rules.includes_folder(rel_dir)
+        for entry in entries:
+            name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if not _is_utf8_name(rel):
-                passed_over.append(
-                    (
-                        _printable_path(rel),
-                        "file name is not valid UTF-8; rename the file to index it",
-                    )
-                )
-                continue
-            full = Path(dirpath, name)
             try:
-                stat = os.lstat(full)
+                is_dir = entry.is_dir()  # follows a symlink, as os.walk does
+            except OSError:
+                is_dir = False
+            if is_dir:
+                # Symlinked folders are not followed.
+                if not entry.is_symlink() and not rules.skips_folder(rel, parents_checked=True):
+                    subfolders.append((entry.path, rel))
+                continue
+            kind = rules.file_kind(name) if take_files else None
+            if kind is None:
+                continue
+            if not _is_utf8_name(rel):
+                reason = "file name is not valid UTF-8; rename the file to index it"
+                passed_over.append((_printable_path(rel), reason))
+                continue
+            full = entry.path
+            try:
+                stat = entry.stat(follow_symlinks=False)
                 if stat_module.S_ISLNK(stat.st_mode):
-                    problem = _symlink_problem(full, root)
+                    problem = _symlink_problem(Path(full), root)
                     if problem is not None:
                         passed_over.append((rel, problem))
                         continue
@@ -190,7 +213,8 @@ def walk_vault(
             # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
             if not stat_module.S_ISREG(stat.st_mode):
                 continue
-            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size))
+            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size, kind))
+        stack.extend(reversed(subfolders))
     notes.sort(key=lambda n: n.rel_path)
     return notes, passed_over
 

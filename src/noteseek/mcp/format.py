@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
+from ..core.document_location import breadcrumb, location_label
 
 if TYPE_CHECKING:
     from .. import Hit, IndexStatus, NoteText
@@ -24,7 +25,6 @@ class RefreshState:
     finished_at: float | None = None
 
 
-
 def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return truncate_at_word(flat, width) or flat[:width]
@@ -32,7 +32,16 @@ def _one_line(text: str, width: int) -> str:
 
 def _hit_header(rank: int, hit: Hit) -> str:
     context = f"  [{_one_line(hit.heading_context, 100)}]" if hit.heading_context else ""
-    return f"{rank}. {hit.path} › {hit.section}{context}"
+    # The page's number beside its label (`p. xii (12)`): get_note asks for pages by number.
+    where = location_label(
+        page=hit.page,
+        page_label=hit.page_label,
+        slide=hit.slide,
+        sheet=hit.sheet,
+        rows=hit.rows,
+        numbered=True,
+    )
+    return f"{rank}. {breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)}{context}"
 
 
 def format_hits(
@@ -75,7 +84,10 @@ def format_hits(
 
 def format_note(note: NoteText, *, max_tokens: int) -> str:
     """A note or section as text within about `max_tokens`; says how to get the rest if cut."""
-    head = note.path + (f" › {note.section}" if note.section else "")
+    part = location_label(page=note.page, slide=note.slide, sheet=note.sheet)
+    head = (
+        note.path + (f" › {part}" if part else "") + (f" › {note.section}" if note.section else "")
+    )
     flags = []
     if note.redacted:
         flags.append(f"{note.redacted} secret(s) redacted as [REDACTED:…]")
@@ -87,21 +99,40 @@ def format_note(note: NoteText, *, max_tokens: int) -> str:
     if estimate_tokens(head) + total + 1 <= max_tokens:
         return f"{head}\n\n{note.text}"
     names = [_one_line(name, 80) for name in note.sections] if not note.section else []
+    if note.locations and not part:
+        # A document: its pages, slides or sheets are what can be asked for.
+        names = [_one_line(name, 80) for name in note.locations]
     # The section list must not crowd out the text it stands for: at most a quarter of the budget.
     while names and estimate_tokens("; ".join(names)) > max_tokens // 4:
         names.pop()
-    more = " …" if len(names) < len(note.sections) else ""
-    listing = f" Sections: {'; '.join(names)}{more}." if names else ""
+    everything = note.locations if note.locations and not part else note.sections
+    more = " …" if len(names) < len(everything) else ""
+    what = "Parts" if note.locations and not part else "Sections"
+    listing = f" {what}: {'; '.join(names)}{more}." if names else ""
+    ask = _ask_for_part(note) if not part else 'section="…"'
+    noun = "part" if note.locations and not part else "section"
 
     def footer(shown: int) -> str:
         return (
-            f"\n\n[cut: about {shown:,} of {total:,} tokens shown. Read one section with "
-            f'get_note(path="{note.path}", section="…"), or raise max_tokens.{listing}]'
+            f"\n\n[cut: about {shown:,} of {total:,} tokens shown. Read one {noun} with "
+            f'get_note(path="{note.path}", {ask}), or raise max_tokens.{listing}]'
         )
 
     budget = max(max_tokens - estimate_tokens(head) - estimate_tokens(footer(total)) - 2, 50)
     text = truncate_at_word(note.text, budget * 4) or note.text[: budget * 4]
     return f"{head}\n\n{text}{footer(estimate_tokens(text))}"
+
+
+def _ask_for_part(note: NoteText) -> str:
+    """How to ask for one part of this note or document: `section="…"`, `page=N`, ..."""
+    first = note.locations[0] if note.locations else ""
+    if first.startswith("p. "):
+        return "page=N"
+    if first.startswith("slide "):
+        return "slide=N"
+    if first.startswith("sheet "):
+        return 'sheet="…"'
+    return 'section="…"'
 
 
 def _ago(seconds: float) -> str:
@@ -149,5 +180,12 @@ def format_status(status: IndexStatus, refresh: RefreshState, *, now: float) -> 
         if len(status.problems) > 5:
             lines.append("  … 'noteseek status' in a terminal lists them all")
     vault = status.vault_root or "VAULT"
+    left_out = status.left_out_summary()  # the same words as `noteseek status`'s row
+    if left_out:
+        secrets = any(k for _, _, k in status.left_out)
+        lines.append(
+            f"Left out of search on purpose: {left_out}"
+            + (f" (noteseek scan '{vault}' lists them)" if secrets else "")
+        )
     lines.append(f"To update the index: noteseek index '{vault}'")
     return "\n".join(lines)

@@ -70,7 +70,9 @@ SEARCH_DOC = (
 GET_NOTE_DOC = (
     "Read one note of the indexed vault, or one section of it, by the vault-relative path that "
     "search returned (e.g. 'howto/git-rebase-recipes.md'). Pass section (a heading as search shows "
-    "it, e.g. 'Undo a rebase that went wrong') to read just that part. Secrets are redacted. Only "
+    "it, e.g. 'Undo a rebase that went wrong') to read just that part. For a document (PDF, "
+    "slides, spreadsheet) pass page, slide or sheet, as search shows them ('p. 12', 'slide 3', "
+    "'sheet Data'), to read just that part. Secrets are redacted. Only "
     "indexed notes can be read: absolute paths, '..' and symlinks are refused. A long note is cut "
     "at max_tokens and the reply lists its sections so you can ask for one."
 )
@@ -104,7 +106,14 @@ class VaultService:
         return self._index.opened
 
     def search(
-        self, query: str, *, limit: int, mode: Mode, folders: list[str], tags: list[str]
+        self,
+        query: str,
+        *,
+        limit: int,
+        mode: Mode,
+        folders: list[str],
+        tags: list[str],
+        files: list[str] | None = None,
     ) -> tuple[list[Hit], str | None]:
         """Hits (unbudgeted) and why vectors were not used, if they were not."""
         request = SearchRequest(
@@ -113,15 +122,26 @@ class VaultService:
             mode=mode,
             folders=tuple(folders) or None,
             tags=tuple(tags) or None,
+            files=tuple(files or ()) or None,
         )
         with self._lock:
             result = self._index.get().run_search(request)
         return list(result.hits), result.degraded
 
-    def get_note(self, path: str, *, section: str | None) -> NoteText:
-        """A scrubbed note or section (see `Index.read_note`)."""
+    def get_note(
+        self,
+        path: str,
+        *,
+        section: str | None,
+        page: int | None = None,
+        slide: int | None = None,
+        sheet: str | None = None,
+    ) -> NoteText:
+        """A scrubbed note or section, or a document's page/slide/sheet (see `Index.read_note`)."""
         with self._lock:
-            return self._index.get().read_note(path, section=section)
+            return self._index.get().read_note(
+                path, section=section, page=page, slide=slide, sheet=sheet
+            )
 
     def status(self) -> tuple[IndexStatus, RefreshState]:
         """The index's status and the refresh state."""
@@ -233,6 +253,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         tags: Annotated[
             list[str] | None, Field(description="Only notes that carry every one of these tags.")
         ] = None,
+        files: Annotated[
+            list[str] | None,
+            Field(description="Only these notes (vault-relative paths as search returns them)."),
+        ] = None,
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
@@ -240,12 +264,21 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         hits, degraded = call(
             "search",
             lambda: service.search(
-                query, limit=limit, mode=mode, folders=folders or [], tags=tags or []
+                query,
+                limit=limit,
+                mode=mode,
+                folders=folders or [],
+                tags=tags or [],
+                files=files or [],
             ),
         )
         scope = "".join(
             f"; {label} {', '.join(values)}"
-            for label, values in (("in", folders or []), ("tagged", tags or []))
+            for label, values in (
+                ("in", folders or []),
+                ("tagged", tags or []),
+                ("files", files or []),
+            )
             if values
         )
         return format_hits(
@@ -260,8 +293,20 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=200, le=30_000, description="Reply budget (about 4 characters a token).")
         ] = NOTE_TOKENS,
+        page: Annotated[
+            int | None, Field(ge=1, description="A PDF's page number (1-based) to return.")
+        ] = None,
+        slide: Annotated[
+            int | None, Field(ge=1, description="A slide number (1-based) to return.")
+        ] = None,
+        sheet: Annotated[
+            str | None, Field(description="A spreadsheet's sheet (by name) to return.")
+        ] = None,
     ) -> str:
-        note = call("get_note", lambda: service.get_note(path, section=section))
+        note = call(
+            "get_note",
+            lambda: service.get_note(path, section=section, page=page, slide=slide, sheet=sheet),
+        )
         return format_note(note, max_tokens=max_tokens)
 
     def status() -> str:

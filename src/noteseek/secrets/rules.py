@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Bump when validator logic changes; regex and keyword edits are fingerprinted anyway.
-RULES_REVISION = 2
+RULES_REVISION = 3
 
 #: (original text, match on the haystack, secret start, secret end) -> keep?
 Validator = Callable[[str, re.Match[str], int, int], bool]
@@ -66,6 +66,7 @@ _PLACEHOLDER_WORDS = frozenset([
     "api_key", "value", "string", "str", "none", "null", "nil", "undefined", "true", "false",
     "empty", "required", "optional", "redacted", "hidden", "changeme", "change_me", "foo", "bar",
     "baz", "qux", "test", "xxx", "todo", "tbd", "n/a", "na", "env", "default",
+    "passwort", "kennwort", "geheim",  # German vaults' stand-ins
 ])  # fmt: skip
 # Substrings that mark a stand-in ("<your-token>", "sk-xxxx", "EXAMPLEKEY", "********").
 _PLACEHOLDER_HINTS = (
@@ -111,7 +112,12 @@ def is_placeholder(value: str) -> bool:
     low = v.lower()
     if low in _PLACEHOLDER_WORDS or _TEMPLATE_RE.match(v):
         return True
-    return any(hint in low for hint in _PLACEHOLDER_HINTS)
+    # A stand-in is typed in one case ("your-token", "YOUR_KEY", "Example"); "yoURyua" inside
+    # a random token is chance (found by a property test: a Telegram token was kept).
+    return any(
+        hint in low and (hint in v or hint.upper() in v or hint.capitalize() in v)
+        for hint in _PLACEHOLDER_HINTS
+    )
 
 
 def _is_bare(m: re.Match[str]) -> bool:
@@ -250,9 +256,11 @@ def _telegram_token_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
 
 
 def _pair_secret_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
-    """The 40-character secret next to an AWS key id; a git SHA-1 (hex) is not one."""
+    """The 40-character secret next to an AWS key id: always, unless it is a git SHA-1 (hex),
+    a placeholder, or a single-case word run (issue 13: a key id marks its neighbour)."""
     v = text[s:e]
-    return not _HEX_RE.match(v) and _looks_random(v, 4.0)
+    classes = sum(any(test(c) for c in v) for test in (str.islower, str.isupper, str.isdigit))
+    return not _HEX_RE.match(v) and classes >= 2 and not is_placeholder(v)
 
 
 def _conn_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:

@@ -1,7 +1,8 @@
 """Credential scrubber: every chunk passes through ``scrub`` before it is stored or embedded.
 
 Pure module: no I/O, no logging, no module state that changes after import.  Values
-in, values out.  The rules themselves live in ``noteseek.secret_patterns``.
+in, values out.  The rules themselves live in ``noteseek.secrets.rules``, the
+allow-list in ``noteseek.secrets.allowlist``.
 
 Algorithm, per pass:
 
@@ -11,7 +12,9 @@ Algorithm, per pass:
    collect candidate secret spans, drop any that overlap a span already claimed
    (by an earlier rule, or an existing ``[REDACTED:...]`` marker), and let the
    rule's validator veto placeholders and code.
-3. Replace the surviving spans with ``[REDACTED:<name>]``.
+3. Run the keyword-free detectors of ``noteseek.secrets.entropy`` (bare vendor shapes, random
+   base64 / hex runs) on every text, last, so a keyword rule names a span first.
+4. Replace the surviving spans with ``[REDACTED:<name>]``.
 
 Replacing a secret changes the text around later matches, so ``scrub`` repeats
 the pass until nothing more is found.  That makes it idempotent by construction:
@@ -33,7 +36,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ..errors import NoteseekError
+from .allowlist import Allowlist, AllowlistError, secret_fingerprint
+from .entropy import BARE_DETECTORS, BARE_REVISION, find_bare_secrets
 from .rules import PATTERNS, RULES_REVISION, SecretPattern
 
 __all__ = [
@@ -56,89 +60,6 @@ _MAX_PASSES = 8
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})
 
 _Span = tuple[int, int, str]
-
-#: Shortest fingerprint prefix an allow-list accepts (48 bits: no accidental matches).
-MIN_FINGERPRINT_CHARS = 12
-_FINGERPRINT_RE = re.compile(r"[0-9a-f]{12,64}")
-
-
-class AllowlistError(NoteseekError, ValueError):
-    """An allow-list entry is not a valid regex or fingerprint."""
-
-
-def secret_fingerprint(value: str) -> str:
-    """SHA-256 hex digest of a would-be-redacted value: names it without revealing it."""
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Allowlist:
-    """Values the scrubber must keep: regexes (full match) or SHA-256 hex prefixes (>= 12 chars)."""
-
-    regexes: tuple[str, ...] = ()
-    fingerprints: tuple[str, ...] = ()
-    _compiled: tuple[re.Pattern[str], ...] = field(
-        default=(), init=False, repr=False, compare=False
-    )
-
-    def __post_init__(self) -> None:
-        compiled: list[re.Pattern[str]] = []
-        for regex in self.regexes:
-            try:
-                compiled.append(re.compile(regex))
-            except re.error as exc:
-                raise AllowlistError(
-                    f"allow-list regex {regex!r} does not compile: {exc}"
-                ) from None
-        for prefix in self.fingerprints:
-            if not _FINGERPRINT_RE.fullmatch(prefix):
-                raise AllowlistError(
-                    f"allow-list fingerprint {prefix!r} must be {MIN_FINGERPRINT_CHARS}-64 lowercase "
-                    "hex characters (copy it from 'noteseek scan')"
-                )
-        object.__setattr__(self, "_compiled", tuple(compiled))
-
-    @classmethod
-    def parse(cls, text: str, *, source: str = "allow-list") -> Allowlist:
-        """Read the allow-file format: ``regex:<pattern>`` or ``sha256:<prefix>`` per line, ``#`` comments."""
-        regexes: list[str] = []
-        fingerprints: list[str] = []
-        for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            kind, sep, value = line.partition(":")
-            kind = kind.strip().lower()
-            if sep and kind == "regex" and value:
-                regexes.append(value)  # kept verbatim: leading spaces may be part of it
-            elif sep and kind == "sha256" and value.strip():
-                fingerprints.append(value.strip().lower())
-            else:
-                raise AllowlistError(
-                    f"{source}, line {number}: expected 'regex:<pattern>' or 'sha256:<prefix>'"
-                )
-        try:
-            return cls(tuple(regexes), tuple(fingerprints))
-        except AllowlistError as exc:
-            raise AllowlistError(f"{source}: {exc}") from None
-
-    def __bool__(self) -> bool:
-        return bool(self.regexes or self.fingerprints)
-
-    def allows(self, value: str) -> bool:
-        """True if ``value`` is a known false positive."""
-        if any(regex.fullmatch(value) for regex in self._compiled):
-            return True
-        if self.fingerprints:
-            digest = secret_fingerprint(value)
-            return any(digest.startswith(prefix) for prefix in self.fingerprints)
-        return False
-
-    @property
-    def fingerprint(self) -> str:
-        """Short digest of the entries, for a pipeline fingerprint (changes re-process notes)."""
-        payload = json.dumps([sorted(self.regexes), sorted(self.fingerprints)])
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -228,17 +149,21 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
     # One substring test per distinct keyword; most keywords are absent from most
     # texts, so nearly every rule is then skipped by a set operation.
     present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
-    if not present:
-        return []
     # Rule indices in priority order, only for rules with at least one keyword present.
     active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
     claims = _Claims()
+    markers: _Claims | None = None
     if "[REDACTED:" in text:
-        # Earlier redactions are claimed up front so no rule can match inside them.
+        markers = _Claims()
+        # Earlier redactions are claimed up front so no rule can match inside them, and no
+        # match may start inside one: a marker's name ("password-assignment") is not a key, or
+        # each pass would redact the value after the previous pass's marker (found by fuzzing).
         for marker in _MARKER_RE.finditer(text):
             claims.add(*marker.span())
+            markers.add(*marker.span())
     positions_cache: dict[str, list[int]] = {}
     found: list[_Span] = []
+    allowed: list[tuple[int, int]] = []
     for index in active:
         pattern = PATTERNS[index]
         haystack = lowered if pattern.ignore_case else text
@@ -252,13 +177,24 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
             span = _secret_span(match, pattern.secret_groups)
             if span is None or claims.overlaps(*span):
                 continue
+            if markers is not None and markers.overlaps(match.start(), match.start() + 1):
+                continue
             start, end = span
             if pattern.validator is not None and not pattern.validator(text, match, start, end):
                 continue
             if allow is not None and allow.allows(text[start:end]):
+                allowed.append((start, end))
                 continue  # a known false positive; not claimed (see module docstring)
             claims.add(start, end)
             found.append((start, end, pattern.name))
+    # Keyword-free detectors last: a bare token in prose or a table cell has no keyword.
+    for start, end, name in find_bare_secrets(text):
+        if claims.overlaps(start, end) or any(a <= start and end <= b for a, b in allowed):
+            continue  # part of an allowed value (a JWT's signature) stays with it
+        if allow is not None and allow.allows(text[start:end]):
+            continue
+        claims.add(start, end)
+        found.append((start, end, name))
     found.sort()
     return found
 
@@ -357,6 +293,7 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
     """Short digest of everything that decides what gets redacted."""
     payload = [
         RULES_REVISION,
+        BARE_REVISION,
         [
             [
                 p.name,
@@ -375,12 +312,15 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
     return digest.hexdigest()[:16]
 
 
-PATTERN_NAMES: tuple[str, ...] = tuple(p.name for p in PATTERNS)
+#: Every name a ``[REDACTED:<name>]`` marker can carry: the rules, then the keyword-free detectors.
+PATTERN_NAMES: tuple[str, ...] = tuple(
+    dict.fromkeys([*(p.name for p in PATTERNS), *BARE_DETECTORS])
+)
 _ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for p in PATTERNS for k in p.keywords))
 _RULES_BY_KEYWORD: Mapping[str, tuple[int, ...]] = MappingProxyType(
     {k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords) for k in _ALL_KEYWORDS}
 )
 RULES_FINGERPRINT: str = _fingerprint(PATTERNS)
 
-if len(set(PATTERN_NAMES)) != len(PATTERN_NAMES):  # pragma: no cover - table invariant
+if len({p.name for p in PATTERNS}) != len(PATTERNS):  # pragma: no cover - table invariant
     raise RuntimeError("secret pattern names must be unique")

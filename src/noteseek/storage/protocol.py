@@ -15,6 +15,9 @@ Contract in short:
   them all for the in-memory vector index, `knn()` is the fallback when that is not possible.
 - Keyword search takes the query's terms (already planned: stopwords and common terms left out)
   and returns BM25 scores, higher is better, with the backend's column weights applied.
+- Text a `replace_file` or `delete_file` removes must not stay readable in the index's files
+  (SQLite: `PRAGMA secure_delete=ON` zeroes freed pages): a re-scrub replaces text that held a
+  secret the old rules missed (issue 13).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .records import ChunkRecord, FileRecord, FileState, IndexedFile
+from .records import ChunkRecord, FileRecord, FileState, IndexedFile, KindOutcomes, StoredChunk
 from .rows import ChunkRow, VectorRows
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
@@ -122,8 +125,16 @@ class Storage(Protocol):
         chunks: Sequence[ChunkRecord],
         vectors: npt.NDArray[np.int8] | None,
     ) -> None:
-        """Replace a file's rows (chunks, names, tags, one int8 vector per chunk when given)
-        with new ones (inside `write()`); marks the common-term counts stale."""
+        """Replace a file's rows (chunks with their locations, names, tags, one int8 vector per
+        chunk when given) with new ones (inside `write()`); marks the common-term counts stale.
+        The record's `kind`, `outcome` and `engine` are stored with the file and come back in
+        `file_states()`."""
+        ...
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file whose row counts either
+        (`FileRecord.skipped_sections`, `.secrets_scrubbed`, as `replace_file` stored them), by
+        path; files that left nothing out are not listed."""
         ...
 
     def file_problems(self) -> list[tuple[str, str, str]]:
@@ -131,7 +142,13 @@ class Storage(Protocol):
         ...
 
     def indexed_file(self, path: str) -> IndexedFile | None:
-        """The row of one file by its exact vault-relative path, or None."""
+        """The row of one file by its exact vault-relative path, or None (its `kind` included)."""
+        ...
+
+    def document_outcomes(self) -> list[KindOutcomes]:
+        """Files with a document kind, counted per (kind, outcome, missing package), ordered by
+        them; a document without an outcome (never read: permissions, vanished) counts as outcome
+        "unread"; `missing_package` is the X of an engine "missing:X" (else None)."""
         ...
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
@@ -143,10 +160,19 @@ class Storage(Protocol):
         ...
 
     def files_matching(
-        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
     ) -> set[int]:
         """Ids of files under any of `folders` (prefixes, '' = all) carrying every tag in `tags`
-        (a tag also matches its nested tags: `project` matches `project/alpha`)."""
+        (a tag also matches its nested tags: `project` matches `project/alpha`) whose path is one
+        of `files` (exact vault-relative paths). None or empty: that filter is off."""
+        ...
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
         ...
 
     # -- chunks -----------------------------------------------------------------------------
@@ -156,11 +182,16 @@ class Storage(Protocol):
         ...
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        """Stored chunks by id (missing ids are left out)."""
+        """Stored chunks by id with their location fields (missing ids are left out)."""
         ...
 
     def chunk_texts(self, path: str) -> list[str]:
         """The stored text of one file's chunks, in order."""
+        ...
+
+    def file_chunks(self, path: str) -> list[StoredChunk]:
+        """Every chunk of one file (exact vault-relative path) with its section, location and
+        overlap, by `seq`; empty for an unknown path."""
         ...
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
@@ -267,7 +298,7 @@ class Storage(Protocol):
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first."""
         ...
 
-    # -- the multilingual lane (optional; schema m006 for SQLite) -----------------------------
+    # -- the multilingual lane (optional; schema m007 for SQLite) -----------------------------
 
     def multilingual_state(self) -> tuple[str | None, bool]:
         """(fingerprint of the model the lane's vectors came from or None, whether a lane build

@@ -1,11 +1,11 @@
-"""The rows an update writes and reads back (files, chunks, file states) and the file row note
-access reads: frozen values, no SQL. What searches read is in `rows.py`."""
+"""The rows an update writes and reads back (files, chunks, file states) and the rows note access
+reads: frozen values, no SQL. What searches read is in `rows.py`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ChunkRecord", "FileRecord", "FileState", "IndexedFile"]
+__all__ = ["ChunkRecord", "FileRecord", "FileState", "IndexedFile", "KindOutcomes", "StoredChunk"]
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,8 @@ class FileState:
     size: int
     content_hash: str | None
     status: str
+    kind: str | None = None  # None: a Markdown note; else the document kind ("pdf", ...)
+    engine: str | None = None  # documents: the reader ("pypdfium2 5.15.2") or "missing:<module>"
 
 
 @dataclass(frozen=True)
@@ -34,17 +36,32 @@ class FileRecord:
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
     tags: tuple[str, ...] = ()  # tag_key()s for tag filters
     lang: str | None = None  # language.note_language(): the stemmer its chunks get
+    skipped_sections: int = 0  # link-list sections left out of search (chunker skip list)
+    secrets_scrubbed: int = 0  # values the scrubber replaced
+    kind: str | None = None  # None: a Markdown note; else the document kind ("pdf", "xlsx", ...)
+    # Documents: how extraction ended (ok, encrypted, no_text, corrupt, timed_out, too_large,
+    # unsupported; the reason is `problem`), and the library that read it, or "missing:<module>".
+    outcome: str | None = None
+    engine: str | None = None
 
 
 @dataclass(frozen=True)
 class ChunkRecord:
-    """A chunk ready to be stored: scrubbed text plus its content address."""
+    """A chunk ready to be stored: scrubbed text plus its content address and, for a document's
+    chunk, where in the document the text is (None where a field does not apply)."""
 
     seq: int
     section: str
     text: str
     heading_context: str
     content_hash: int
+    page: int | None = None  # 1-based PDF page
+    page_label: str | None = None  # the PDF's own label for it ("xii")
+    slide: int | None = None  # 1-based slide
+    sheet: str | None = None  # sheet name
+    row_first: int | None = None  # 1-based first and last spreadsheet/CSV row
+    row_last: int | None = None
+    overlap: int = 0  # leading characters repeated from the chunk before (a split unit)
 
 
 @dataclass(frozen=True)
@@ -56,3 +73,30 @@ class IndexedFile:
     mtime_ns: int
     size: int
     title: str | None
+    kind: str | None = None  # None: a Markdown note; else the document kind
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """One chunk of a file as reading a document back needs it: text, section and location."""
+
+    seq: int
+    section: str
+    text: str
+    page: int | None
+    page_label: str | None
+    slide: int | None
+    sheet: str | None
+    row_first: int | None
+    row_last: int | None
+    overlap: int
+
+
+@dataclass(frozen=True)
+class KindOutcomes:
+    """How many documents of one kind ended with one outcome (for status)."""
+
+    kind: str
+    outcome: str
+    files: int
+    missing_package: str | None = None  # `unsupported` for this library, not installed then

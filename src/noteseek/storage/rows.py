@@ -14,13 +14,19 @@ __all__ = ["ChunkRow", "VectorRows"]
 
 @dataclass(frozen=True)
 class ChunkRow:
-    """A stored chunk, as search reads it back."""
+    """A stored chunk, as search reads it back (the location fields are None for a note's chunk)."""
 
     id: int
     path: str
     section: str
     text: str
     heading_context: str
+    page: int | None = None
+    page_label: str | None = None
+    slide: int | None = None
+    sheet: str | None = None
+    row_first: int | None = None
+    row_last: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """`noteseek web`: a local HTTP API and a search page over one index (issue 17).
 
-Needs the `web` extra (FastAPI and uvicorn): `pip install 'noteseek[web]'`. Modules:
-`app` (routes and error replies), `pool` (warm indexes, one per worker thread), `scope` (one
-request's search as a value), `security` (Host, sizes, token), `models` (the JSON and its
-schema), `library` (the only place that reaches past the public facade), `command` (the CLI).
+Needs the `web` extra (FastAPI and uvicorn): `pip install 'noteseek[web]'`. An adapter on the
+public facade only (`open_index`/`LazyIndex`, `SearchRequest`, the results' `to_json`), like
+the CLI and the MCP server. Modules: `app` (routes and error replies), `pool` (warm indexes, one
+per worker thread, reopened when the file is replaced), `security` (Host, sizes, token), `models`
+(the schema of the replies, from the library's dataclasses), `server` (uvicorn). The command
+is `noteseek.cli.web`.
 """
 
 from __future__ import annotations

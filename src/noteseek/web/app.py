@@ -5,8 +5,10 @@ OpenAPI schema, which FastAPI derives from the handlers' typed parameters (and c
 a bad `limit` or `mode` is a 422 before any index work), and the fuzz run reads that schema.
 Its Swagger/ReDoc pages are off: they load scripts from a CDN, and nothing here may.
 
-Handlers only parse, call the library on a pool thread and format; each builds its own frozen
-request value (`scope.WebSearch`), so no request option lives anywhere shared.
+Handlers only parse, call the library's facade on a pool thread and send the library's own JSON;
+each builds its own frozen `SearchRequest`, so no request option lives anywhere shared: two tabs
+searching different folders at the same moment cannot see each other's scope
+(tests/test_web_scope.py fires 240 concurrent requests with different scopes and checks every hit).
 """
 
 from __future__ import annotations
@@ -27,10 +29,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
-from noteseek import Index, IndexLockedError, NoteAccessError, NoteseekError, prompt_context
+from noteseek import (
+    Index,
+    IndexLockedError,
+    IndexNotFoundError,
+    NoteAccessError,
+    NoteseekError,
+    SearchRequest,
+    prompt_context,
+)
 from noteseek import __version__ as version
 
-from . import library
 from .models import (
     ContextReply,
     ErrorReply,
@@ -38,13 +47,9 @@ from .models import (
     NoteReply,
     SearchReply,
     StatusReply,
-    context_json,
-    hit_json,
-    note_json,
-    status_json,
+    TagsReply,
 )
 from .pool import IndexPool, PoolTimeoutError
-from .scope import WebSearch, run_search
 from .security import BearerAuthMiddleware, GuardMiddleware, Limits
 
 __all__ = ["STATIC", "create_app"]
@@ -166,30 +171,25 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         """Best notes for `q`, each with its best section (the hits of `noteseek search --json`).
         `folder` keeps notes under any of the folders, `tag` notes with every tag, `file` only
         these vault-relative files."""
-        request = WebSearch(
+        request = SearchRequest(
             q,
             limit=limit,
             mode=mode,
             max_tokens=max_tokens,
             explain=explain,
-            folders=tuple(folder),
-            tags=tuple(tag),
-            files=tuple(file),
+            folders=tuple(folder) or None,
+            tags=tuple(tag) or None,
+            files=tuple(file) or None,
         )
         submitted = time.perf_counter()
 
         def work(index: Index) -> tuple[bytes, str]:
             # The reply is encoded on the pool thread too, so the event loop only moves bytes.
             started = time.perf_counter()
-            outcome = run_search(index, request)
+            result = index.run_search(request)
             searched = time.perf_counter()
             body = _json_bytes(
-                {
-                    "query": q,
-                    "mode": mode,
-                    "degraded": outcome.degraded,
-                    "hits": [hit_json(h) for h in outcome.hits],
-                }
+                {"query": q, "mode": mode, "degraded": result.degraded, "hits": result.hits_json()}
             )
             return body, _server_timing(
                 queue=started - submitted,
@@ -209,7 +209,7 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         """The block the prompt hook would give an agent for `q`, and the gate's decision."""
 
         def work(index: Index) -> dict[str, Any]:
-            return context_json(prompt_context(index, q, max_tokens=max_tokens, gated=gate))
+            return prompt_context(index, q, max_tokens=max_tokens, gated=gate).to_json()
 
         return JSONResponse(await pool.run(work))
 
@@ -217,30 +217,45 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
     async def note(
         path: Annotated[str, PathParam(examples=["howto/git-rebase-recipes.md"])],
         section: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
+        page: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        slide: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        sheet: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
     ) -> Response:
-        """One indexed note (or one `section` of it), secrets redacted. Only notes the index
-        holds; absolute paths, '..', symlinks and encoded traversal are 404."""
+        """One indexed note (or one `section` of it), secrets redacted; for a document, one
+        `page`, `slide` or `sheet` of it. Only notes the index holds; absolute paths, '..',
+        symlinks and encoded traversal are 404."""
         return JSONResponse(
-            await pool.run(lambda index: note_json(library.read_note(index, path, section=section)))
+            await pool.run(
+                lambda index: index.read_note(
+                    path, section=section, page=page, slide=slide, sheet=sheet
+                ).to_json()
+            )
         )
 
     @app.get("/api/status", response_model=StatusReply, responses=ERRORS)
     async def status() -> Response:
         """What `noteseek status --json` says."""
-        return JSONResponse(await pool.run(lambda index: status_json(index.status())))
+        return JSONResponse(await pool.run(lambda index: index.status().to_json()))
 
     @app.get("/api/folders", response_model=FoldersReply, responses=ERRORS)
     async def folders() -> Response:
         """The folders holding indexed notes (for a folder filter) and the vault's name."""
 
         def work(index: Index) -> dict[str, Any]:
-            root = index.status().vault_root
+            root = index.vault_root
             return {
                 "vault_name": PurePosixPath(Path(root).as_posix()).name if root else None,
-                "folders": [
-                    {"path": p, "notes": n} for p, n in library.note_folders(index).items()
-                ],
+                "folders": [{"path": p, "notes": n} for p, n in index.folders().items()],
             }
+
+        return JSONResponse(await pool.run(work))
+
+    @app.get("/api/tags", response_model=TagsReply, responses=ERRORS)
+    async def tags() -> Response:
+        """The tags of the indexed notes and the parents of nested ones (for a tag filter)."""
+
+        def work(index: Index) -> dict[str, Any]:
+            return {"tags": [{"tag": t, "notes": n} for t, n in index.tags().items()]}
 
         return JSONResponse(await pool.run(work))
 
@@ -270,6 +285,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def locked(request: Request, exc: Exception) -> Response:
         return _error(503, f"{exc}; try again in a moment")
 
+    async def no_index(request: Request, exc: Exception) -> Response:
+        # The file was removed while the server runs: it answers again once it is rebuilt.
+        return _error(503, str(exc))
+
     async def domain_error(request: Request, exc: Exception) -> Response:
         return _error(500, str(exc))
 
@@ -284,5 +303,6 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(NoteAccessError, note_error)
     app.add_exception_handler(PoolTimeoutError, timeout)
     app.add_exception_handler(IndexLockedError, locked)
+    app.add_exception_handler(IndexNotFoundError, no_index)
     app.add_exception_handler(NoteseekError, domain_error)
     app.add_exception_handler(Exception, internal)

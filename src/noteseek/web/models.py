@@ -1,21 +1,22 @@
-"""The JSON the API returns: built from the library's frozen results, described for OpenAPI.
+"""The schema of the API's replies, derived from the library's frozen results, for OpenAPI.
 
-Replies are built as plain dicts from the library's dataclasses (the same `asdict` the CLI's
-`--json` uses, so the fields are the same by construction and tests/test_web_api.py compares them)
-and sent without re-validation: the pydantic models below only document the schema served at
-`/openapi.json`, which the fuzz run (bench/web_fuzz.py) checks every reply against.
+Replies are the library's own JSON (`Hit.to_json`, `IndexStatus.to_json`, `PromptContext.to_json`,
+`NoteText.to_json`: what `noteseek search/status/context --json` print), sent without
+re-validation. The pydantic models below only document them in the schema served at
+`/openapi.json`, which the fuzz run (bench/web_fuzz.py) checks every reply against. They are built
+from the dataclasses' own fields, so a field added to `Hit` or `IndexStatus` shows up here without
+a second list of names; only where `to_json` changes a field's shape (status problems become
+objects, tuples become lists) does a model say so.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
+import dataclasses
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
-from noteseek import Hit, IndexStatus, PromptContext
-
-from .library import NoteText
+from noteseek import Hit, IndexStatus, NoteText, PromptContext
 
 __all__ = [
     "ContextReply",
@@ -25,126 +26,91 @@ __all__ = [
     "NoteReply",
     "SearchReply",
     "StatusReply",
-    "context_json",
-    "hit_json",
-    "note_json",
-    "status_json",
+    "TagsReply",
+    "model_of",
 ]
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    """A hit as `noteseek search --json` prints it (no `explanation` key unless explained)."""
-    data = asdict(hit)
-    if hit.explanation is None:
-        data.pop("explanation")
-    return data
-
-
-def status_json(status: IndexStatus) -> dict[str, Any]:
-    """The index status as `noteseek status --json` prints it."""
-    data = asdict(status)
-    data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in status.problems]
-    return data
-
-
-def context_json(result: PromptContext) -> dict[str, Any]:
-    """The context block and the gate's decision, as `noteseek context --json` prints them."""
-    return {
-        "text": result.text,
-        "reason": result.reason,
-        "considered": result.considered,
-        "hits": [hit_json(h) for h in result.hits],
-    }
-
-
-def note_json(note: NoteText) -> dict[str, Any]:
-    """One note or section, scrubbed."""
-    data = asdict(note)
-    data["sections"] = list(note.sections)
-    return data
-
-
-class ExplanationModel(BaseModel):
-    fusion: str
-    bm25_term: float
-    vector_term: float
-    bm25_normalised: float | None
-    vector_normalised: float | None
-    exact_name: bool
-
-
-class HitModel(BaseModel):
-    """One note, represented by its best section (the fields of `noteseek search --json`)."""
-
-    path: str = Field(description="Vault-relative path of the note.")
-    section: str = Field(
-        description="The best section's heading ('H2 › H3'; the title for the top)."
-    )
-    heading_context: str = Field(description="'Title | type | tags | aliases' of the note.")
-    text: str = Field(description="The section's text (scrubbed).")
-    score: float
-    bm25_rank: int | None
-    vec_rank: int | None
-    bm25_score: float | None
-    cosine: float | None
-    chunk_id: int
-    explanation: ExplanationModel | None = Field(None, description="Only with explain=true.")
-
-
-class SearchReply(BaseModel):
-    query: str
-    mode: str
-    degraded: str | None = Field(description="Why vectors were not used, or null.")
-    hits: list[HitModel]
-
-
-class ContextReply(BaseModel):
-    text: str = Field(description="The agent context block; empty when the gate found nothing.")
-    reason: str = Field(description="Why hits were kept, or why the block is empty.")
-    considered: int
-    hits: list[HitModel]
-
-
-class NoteReply(BaseModel):
-    path: str
-    title: str | None
-    text: str
-    section: str | None
-    sections: list[str]
-    redacted: int
-    changed_since_indexed: bool
+def model_of(cls: type, *, shapes: dict[str, Any] | None = None) -> type[BaseModel]:
+    """A pydantic model with the fields of dataclass `cls` (its docstring describes it);
+    `shapes` gives the type of a field whose JSON form differs from the attribute's."""
+    # PromptContext imports Hit for type checkers only, so its annotation needs the name here.
+    hints = get_type_hints(cls, localns={"Hit": Hit})
+    fields: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):
+        default = ... if field.default is dataclasses.MISSING else field.default
+        fields[field.name] = ((shapes or {}).get(field.name, hints[field.name]), default)
+    model: type[BaseModel] = create_model(cls.__name__, __doc__=cls.__doc__, **fields)
+    return model
 
 
 class ProblemModel(BaseModel):
+    """A file that was skipped or indexed with a warning."""
+
     path: str
     status: str
     problem: str
 
 
-class StatusReply(BaseModel):
-    db_path: str
-    db_bytes: int
-    schema_version: int
-    vault_root: str | None
-    files: int
-    chunks: int
-    vectors: int
-    model: str | None
-    model_fingerprint: str | None
-    vector_support: bool
-    vector_problem: str | None
-    last_run: dict[str, Any] | None
-    problems: list[ProblemModel]
+class LeftOutModel(BaseModel):
+    """A file that left text out of search on purpose."""
+
+    path: str
+    skipped_sections: int = Field(description="Link-list sections (Related, See also, ...) skipped.")
+    secrets_scrubbed: int = Field(description="Values the scrubber replaced.")
+
+
+# `explanation` keeps its default (None): `Hit.to_json` leaves the key out unless explained.
+HitModel = model_of(Hit, shapes={"rows": list[int] | None})
+_StatusFields = model_of(
+    IndexStatus,
+    shapes={
+        "problems": list[ProblemModel],
+        "left_out": list[LeftOutModel],
+        # {kind: {outcome: files}}: {"pdf": {"ok": 3, "encrypted": 1}}
+        "documents": dict[str, dict[str, int]],
+        "missing_libraries": list[str],
+    },
+)
+
+
+class StatusReply(_StatusFields):  # type: ignore[valid-type,misc]
+    """The document `noteseek status --json` prints (with the left-out totals)."""
+
+    skipped_sections: int
+    secrets_scrubbed: int
+
+
+ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})  # type: ignore[valid-type]
+NoteReply = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
+
+
+class SearchReply(BaseModel):
+    """The document `noteseek search --json` prints."""
+
+    query: str
+    mode: str
+    degraded: str | None = Field(description="Why vectors were not used, or null.")
+    hits: list[HitModel]  # type: ignore[valid-type]
 
 
 class FolderModel(BaseModel):
     path: str
-    notes: int
+    notes: int = Field(description="Notes below it: what a folder filter on it keeps.")
 
 
 class FoldersReply(BaseModel):
     vault_name: str | None = Field(description="The vault folder's name (Obsidian's vault name).")
     folders: list[FolderModel]
+
+
+class TagModel(BaseModel):
+    tag: str
+    notes: int = Field(description="Notes carrying it or a nested tag: what a tag filter keeps.")
+
+
+class TagsReply(BaseModel):
+    tags: list[TagModel]
 
 
 class ErrorReply(BaseModel):

@@ -25,6 +25,7 @@ def finish_update(
     started: float,
     deleted_before: int,
     interrupted: bool,
+    missing_libraries: tuple[str, ...] = (),
 ) -> IndexStats:
     """The statistics of the run; merge the text index after many deletes, recount common terms
     after any change, and store the pipeline, scope and last run (one transaction)."""
@@ -44,6 +45,9 @@ def finish_update(
         interrupted=interrupted,
         vectors=plan.use_vectors,
         problems=tuple(plan.problems),
+        documents=sum(1 for n in plan.notes if n.is_document),
+        documents_extracted=counter["documents_extracted"],
+        missing_libraries=missing_libraries,
     )
     with store.write():
         if _deleted_a_large_share(store.chunks_deleted - deleted_before, stats.chunks):

@@ -8,15 +8,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...core.chunker import ChunkOptions
+from ...documents import ExtractionLimits
 from ...secrets.scrubber import RULES_FINGERPRINT, Allowlist
 from ..vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES
 
 __all__ = ["EMBED_BATCH_CHUNKS", "PIPELINE_VERSION", "IndexOptions", "IndexStats", "Progress"]
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "6"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
+PIPELINE_VERSION = "7"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
 # 4: code left out of the embedded text (chunker.prose_text); 5: German stems (m004);
-# 6: each note's title/tags/heading token sets for the reranker (m006)
+# 6: bare secrets scrubbed (secrets/entropy.py), short sections merged instead of dropped,
+# left-out counts per file (m005)
+# 7: each note's title/tags/heading token sets for the reranker (m007)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]
@@ -32,10 +35,20 @@ class IndexOptions:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     # Known false positives the scrubber must leave alone (`noteseek scan` shows fingerprints).
     allow: Allowlist | None = None
+    # Documents beside the notes (PDF, Office, CSV, HTML, canvases: noteseek.documents), read in
+    # worker processes under these limits (file size, unpacked size, memory, time per file).
+    documents: bool = True
+    extraction: ExtractionLimits = field(default_factory=ExtractionLimits)
 
     def scope(self) -> str:
-        """The folders indexed, as stored in the index's meta (JSON)."""
-        return json.dumps({"include": list(self.include), "exclude": list(self.exclude)})
+        """The folders (and whether documents are) indexed, as stored in the index's meta (JSON)."""
+        return json.dumps(
+            {
+                "include": list(self.include),
+                "exclude": list(self.exclude),
+                "documents": self.documents,
+            }
+        )
 
     @classmethod
     def from_scope(cls, stored: str | None) -> IndexOptions:
@@ -44,9 +57,10 @@ class IndexOptions:
             data = json.loads(stored) if stored else {}
             include = tuple(str(f) for f in data.get("include", ()))
             exclude = tuple(str(f) for f in data.get("exclude", DEFAULT_EXCLUDE))
+            documents = bool(data.get("documents", True))
         except (ValueError, TypeError, AttributeError):
             return cls()
-        return cls(include=include, exclude=exclude)
+        return cls(include=include, exclude=exclude, documents=documents)
 
     def fingerprint(self) -> str:
         """Changes when re-chunking (and re-scrubbing) every note is needed."""
@@ -78,3 +92,7 @@ class IndexStats:
     interrupted: bool = False
     vectors: bool = True
     problems: tuple[tuple[str, str], ...] = ()
+    documents: int = 0  # of files_seen: documents (PDF, Office, CSV, HTML, canvases, ...)
+    documents_extracted: int = 0  # documents read by the extraction workers in this run
+    # Python packages a document of this run needed and did not find (`noteseek[documents]`).
+    missing_libraries: tuple[str, ...] = ()

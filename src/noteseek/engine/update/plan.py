@@ -14,6 +14,7 @@ from ...secrets.scrubber import scrub
 from ...storage import meta
 from ...storage.records import FileState
 from ..vault_walk import NoteFile, walk_vault
+from .documents import library_now_installed
 from .options import IndexOptions
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ class UpdatePlan:
     candidates: list[NoteFile]  # notes whose stat changed (or all, when forced)
     problems: list[tuple[str, str]] = field(default_factory=list)
     unchanged: int = 0
+    # Documents to extract even if their content is unchanged: stored as `unsupported` for a
+    # library that is installed now, or indexed as a note before (an `.excalidraw.md`).
+    retry: set[str] = field(default_factory=set)
 
 
 def plan_update(
@@ -71,20 +75,44 @@ def plan_update(
         force = full or store.get_meta(meta.PIPELINE) != pipeline
         store.set_meta(meta.VAULT_ROOT, str(root))
 
-    notes, passed_over = walk_vault(root, include=options.include, exclude=options.exclude)
+    notes, passed_over = walk_vault(
+        root, include=options.include, exclude=options.exclude, documents=options.documents
+    )
     problems: list[tuple[str, str]] = []
+    known = store.file_states()
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
-    secret_paths = [n for n in notes if scrub(n.rel_path, allow=options.allow).counts]
+    # A path the index holds passed this check when it was stored, under the same rules and
+    # allow-list (another fingerprint forces every note through again), so only new ones need it.
+    secret_paths = [
+        n
+        for n in notes
+        if (force or n.rel_path not in known) and scrub(n.rel_path, allow=options.allow).counts
+    ]
     for note in secret_paths:
         shown = scrub(note.rel_path, allow=options.allow).text
         log.warning("not indexed: the path of %s contains a secret; rename the file", shown)
         problems.append((shown, "the file name contains a secret; rename the file to index it"))
     notes = [n for n in notes if n not in secret_paths]
-    known = store.file_states()
+    # The entries the walk passed over are stored too (as skipped, by path): the same rule.
+    secret_entries = [e for e in passed_over if scrub(e[0], allow=options.allow).counts]
+    for path, _ in secret_entries:
+        shown = scrub(path, allow=options.allow).text
+        problems.append((shown, "the file name contains a secret; rename the file to index it"))
+    passed_over = [e for e in passed_over if e not in secret_entries]
     # Passed-over entries (symlinks out of the vault, loops) are re-recorded as skipped; they are
     # still there, so they must not be counted as removed on every run.
     present = {n.rel_path for n in notes} | {path for path, _ in passed_over}
+    retry = {
+        n.rel_path
+        for n in notes
+        if n.is_document
+        and n.rel_path in known
+        and (
+            (known[n.rel_path].kind or "note") != n.kind
+            or library_now_installed(known[n.rel_path])
+        )
+    }
     candidates = [
         n
         for n in notes
@@ -92,6 +120,7 @@ def plan_update(
         or n.rel_path not in known
         or known[n.rel_path].mtime_ns != n.mtime_ns
         or known[n.rel_path].size != n.size
+        or n.rel_path in retry
     ]
     return UpdatePlan(
         root=root,
@@ -106,4 +135,5 @@ def plan_update(
         candidates=candidates,
         problems=problems,
         unchanged=len(notes) - len(candidates),
+        retry=retry,
     )

@@ -16,7 +16,7 @@ from ...storage.records import ChunkRecord, FileRecord, FileState
 from ..vault_walk import NoteFile, decode_note, read_note
 from .options import IndexOptions
 
-__all__ = ["Prepared", "Skip", "prepare_note"]
+__all__ = ["Prepared", "Skip", "file_names", "prepare_note"]
 
 log = logging.getLogger("noteseek.indexer")
 
@@ -30,10 +30,13 @@ class Prepared:
     secrets: int
 
 
-def _file_names(rel_path: str, allow: Allowlist | None = None) -> list[str]:
-    """Names a file is known by: its stem, and its folder's name for `index.md` / `README.md`."""
+def file_names(
+    rel_path: str, allow: Allowlist | None = None, *, stem: str | None = None
+) -> list[str]:
+    """Names a file is known by: its stem, and its folder's name for `index.md` / `README.md`
+    (and `index.html`); `stem` when the file name's suffix is longer than one dot."""
     parts = rel_path.split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
+    stem = stem if stem is not None else parts[-1].rsplit(".", 1)[0]
     if stem.lower() in ("index", "readme", "_index"):
         # `files/en-us/web/api/fetch_api/index.md` is known as `fetch_api`, not as `index`.
         names = [parts[-2]] if len(parts) > 1 else []
@@ -93,7 +96,7 @@ def prepare_note(
     names = [
         title,
         *(clean(a).text for a in meta.aliases),
-        *_file_names(note.rel_path, options.allow),
+        *file_names(note.rel_path, options.allow),
     ]
     if scrubbed.counts:
         found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
@@ -114,7 +117,7 @@ def prepare_note(
         names=tuple(k for k in (name_key(n) for n in names) if k),
         tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
         lang=note_language(scrubbed.text),
+        skipped_sections=len(note_chunks.skipped_sections),
+        secrets_scrubbed=sum(scrubbed.counts.values()),
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
-
-

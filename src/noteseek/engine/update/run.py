@@ -4,7 +4,9 @@
 delete (delete.py: notes gone from the vault), then per note prepare (prepare.py: read, scrub,
 chunk) and, per batch of prepared notes, embed (embed.py) and write each file in its own
 transaction; then the vector backfill (embed.py) and finish (finish.py: statistics, text-index
-upkeep, meta). Ctrl-C stops after the current file; every transaction already committed stays.
+upkeep, meta). Ctrl-C stops after the current file; every transaction already committed stays. Documents go
+through the same phases, with extraction (documents.py, in worker processes) in place of
+chunking (document_chunks.py turns a document's units into chunks).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import TYPE_CHECKING
 
 from ...embedding.embedder import Embedder
 from ...storage.records import FileRecord
+from ..vault_walk import NoteFile
 from .delete import delete_gone
+from .documents import document_results
 from .embed import backfill_vectors, embed_batch
 from .finish import finish_update
 from .options import EMBED_BATCH_CHUNKS, IndexOptions, IndexStats, Progress
@@ -78,7 +82,8 @@ def run_update(
     counter["unchanged"] = plan.unchanged
     with _stop_on_first_interrupt() as stop:
         delete_gone(store, plan, counter)
-        _write_notes(store, embedder, plan, counter, stop=stop, progress=progress, full=full)
+        writer = _Writer(store, embedder, plan, counter, full=full)
+        _write_files(writer, stop=stop, progress=progress)
         if plan.use_vectors and embedder is not None and not stop.is_set():
             backfill_vectors(store, embedder, stop=stop, counter=counter)
     return finish_update(
@@ -88,68 +93,72 @@ def run_update(
         started=started,
         deleted_before=deleted_before,
         interrupted=stop.is_set(),
+        missing_libraries=tuple(sorted(writer.missing)),
     )
 
 
-def _write_notes(
-    store: Storage,
-    embedder: Embedder | None,
-    plan: UpdatePlan,
-    counter: Counter[str],
-    *,
-    stop: threading.Event,
-    progress: Progress | None,
-    full: bool,
-) -> None:
-    """Prepare every candidate note; write unchanged and skipped ones at once, the others a batch
-    at a time once their vectors are known (each file in its own transaction)."""
-    pending: list[Prepared] = []
-    pending_chunks = 0
+class _Writer:
+    """Writes prepared files: unchanged and skipped ones at once, the others a batch at a time
+    once their vectors are known (each file in its own transaction). Notes and documents share
+    it, so a run embeds both in the same batches."""
 
-    def flush() -> None:
-        nonlocal pending_chunks
-        if not pending:
+    def __init__(
+        self,
+        store: Storage,
+        embedder: Embedder | None,
+        plan: UpdatePlan,
+        counter: Counter[str],
+        *,
+        full: bool,
+    ) -> None:
+        self.store, self.embedder, self.plan, self.counter = store, embedder, plan, counter
+        self.full = full
+        self.pending: list[Prepared] = []
+        self.pending_chunks = 0
+        self.missing: set[str] = set()  # packages a document needed and did not find
+
+    def flush(self) -> None:
+        if not self.pending:
             return
+        plan, counter = self.plan, self.counter
         all_vectors = (
-            embed_batch(store, embedder, pending, reuse=not full, counter=counter)
-            if plan.use_vectors and embedder is not None
-            else [None] * len(pending)
+            embed_batch(
+                self.store, self.embedder, self.pending, reuse=not self.full, counter=counter
+            )
+            if plan.use_vectors and self.embedder is not None
+            else [None] * len(self.pending)
         )
-        for item, vectors in zip(pending, all_vectors):
-            with store.write():
-                store.replace_file(item.record, item.chunks, vectors)
+        for item, vectors in zip(self.pending, all_vectors):
+            with self.store.write():
+                self.store.replace_file(item.record, item.chunks, vectors)
             counter["added" if item.is_new else "changed"] += 1
             counter["chunks_written"] += len(item.chunks)
-        pending.clear()
-        pending_chunks = 0
+        self.pending.clear()
+        self.pending_chunks = 0
 
-    candidates = plan.candidates
-    for done, note in enumerate(candidates, start=1):
-        if stop.is_set():
-            break
-        try:
-            result = prepare_note(
-                note, plan.root, plan.known.get(note.rel_path), plan.options, plan.force
-            )
-        except Exception as exc:  # one note must never abort the whole run
-            log.exception("failed to index %s", note.rel_path)
-            result = Skip(
-                f"could not be indexed ({type(exc).__name__}: {exc}); "
-                "this is a bug in noteseek, please report it",
-                recheck=True,
-            )
+    def take(self, note: NoteFile, result: Prepared | Skip | None) -> None:
+        """Store what preparing one file gave."""
+        plan, counter = self.plan, self.counter
         if result is None:
-            with store.write():
-                store.touch_file(note.rel_path, note.mtime_ns, note.size)
+            with self.store.write():
+                self.store.touch_file(note.rel_path, note.mtime_ns, note.size)
             counter["unchanged"] += 1
         elif isinstance(result, Skip):
             # mtime 0 never matches a real stat, so a problem that may clear up by itself
             # (permissions, the size limit, a file being written) is looked at again next run.
             mtime_ns = 0 if result.recheck else note.mtime_ns
-            with store.write():
-                store.replace_file(
+            kind = note.kind if note.is_document else None
+            with self.store.write():
+                self.store.replace_file(
                     FileRecord(
-                        note.rel_path, mtime_ns, note.size, None, None, "skipped", result.reason
+                        note.rel_path,
+                        mtime_ns,
+                        note.size,
+                        None,
+                        None,
+                        "skipped",
+                        result.reason,
+                        kind=kind,
                     ),
                     [],
                     None,
@@ -157,15 +166,78 @@ def _write_notes(
             log.warning("skipped %s: %s", note.rel_path, result.reason)
             plan.problems.append((note.rel_path, result.reason))
             counter["skipped"] += 1
+        elif result.record.status == "skipped":  # a document whose extraction gave no text
+            with self.store.write():
+                self.store.replace_file(result.record, [], None)
+            problem = result.record.problem or ""
+            log.warning("skipped %s: %s", note.rel_path, problem)
+            plan.problems.append((note.rel_path, problem))
+            counter["skipped"] += 1
+            counter["documents_extracted"] += 1
+            if result.record.engine and result.record.engine.startswith("missing:"):
+                self.missing.add(result.record.engine.split(":", 1)[1])
         else:
             if result.record.problem:
                 log.warning("indexed %s with a problem: %s", note.rel_path, result.record.problem)
                 plan.problems.append((note.rel_path, result.record.problem))
+            if note.is_document:
+                counter["documents_extracted"] += 1
             counter["secrets"] += result.secrets
-            pending.append(result)
-            pending_chunks += len(result.chunks)
-            if pending_chunks >= EMBED_BATCH_CHUNKS:
-                flush()
+            self.pending.append(result)
+            self.pending_chunks += len(result.chunks)
+            if self.pending_chunks >= EMBED_BATCH_CHUNKS:
+                self.flush()
+
+
+def _prepare_safely(note: NoteFile, plan: UpdatePlan) -> Prepared | Skip | None:
+    try:
+        return prepare_note(
+            note, plan.root, plan.known.get(note.rel_path), plan.options, plan.force
+        )
+    except Exception as exc:  # one note must never abort the whole run
+        log.exception("failed to index %s", note.rel_path)
+        return Skip(
+            f"could not be indexed ({type(exc).__name__}: {exc}); "
+            "this is a bug in noteseek, please report it",
+            recheck=True,
+        )
+
+
+def _write_files(
+    writer: _Writer,
+    *,
+    stop: threading.Event,
+    progress: Progress | None,
+) -> None:
+    """Prepare every candidate: the notes, then the documents (hashed, then extracted in one
+    pool, which is opened only when some document's content changed)."""
+    plan = writer.plan
+    candidates = plan.candidates
+    notes = [c for c in candidates if not c.is_document]
+    documents = [c for c in candidates if c.is_document]
+    done = 0
+
+    def step(note: NoteFile) -> None:
+        nonlocal done
+        done += 1
         if progress is not None:
             progress(done, len(candidates), note.rel_path)
-    flush()
+
+    for note in notes:
+        if stop.is_set():
+            break
+        writer.take(note, _prepare_safely(note, plan))
+        step(note)
+    if documents and not stop.is_set():
+        for note, result in document_results(
+            documents,
+            root=plan.root,
+            known=plan.known,
+            options=plan.options,
+            force=plan.force,
+            retry=plan.retry,
+            stop=stop,
+        ):
+            writer.take(note, result)
+            step(note)
+    writer.flush()

@@ -97,6 +97,9 @@ class SqliteConnection:
         # NORMAL is durable across application crashes in WAL mode; only power loss can drop the
         # last commits, and never corrupts the file.
         self.db.execute("PRAGMA synchronous=NORMAL")
+        # Deleted rows and freed pages are zeroed, so text replaced by a re-scrub (a new rule, a
+        # pipeline version bump) does not linger in free pages of the file (issue 13).
+        self.db.execute("PRAGMA secure_delete=ON")
         self._migrate()
         self.stem_options.german_queries = self.get_meta(meta.GERMAN_NOTES) == "1"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..rows import ChunkRow
 from .multilingual_table import MultilingualTable
@@ -18,7 +18,14 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy.typing as npt
 
     # Imported where they are made: a one-shot search never creates these dataclasses.
-    from ..records import ChunkRecord, FileRecord, FileState, IndexedFile
+    from ..records import (
+        ChunkRecord,
+        FileRecord,
+        FileState,
+        IndexedFile,
+        KindOutcomes,
+        StoredChunk,
+    )
 
 __all__ = ["FileRows"]
 
@@ -30,8 +37,10 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         """Every known file with the data needed for change detection."""
         from ..records import FileState
 
-        rows = self.db.execute("SELECT path, mtime_ns, size, content_hash, status FROM files")
-        return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+        rows = self.db.execute(
+            "SELECT path, mtime_ns, size, content_hash, status, kind, engine FROM files"
+        )
+        return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
         """file id -> vault-relative path, for every known file."""
@@ -78,10 +87,14 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
-            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at",
+            "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
+            "skipped_sections=excluded.skipped_sections, "
+            "secrets_scrubbed=excluded.secrets_scrubbed, "
+            "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine",
             (
                 file_id,
                 record.path,
@@ -93,6 +106,11 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
                 record.problem,
                 len(chunks),
                 now,
+                record.skipped_sections,
+                record.secrets_scrubbed,
+                record.kind,
+                record.outcome,
+                record.engine,
             ),
         )
         if file_id is None:
@@ -116,7 +134,8 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         for i, chunk in enumerate(chunks):
             self.db.execute(
                 "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
-                "mtime_ns, content_hash, embedded_at, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "mtime_ns, content_hash, embedded_at, lang, page, page_label, slide, sheet, "
+                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
@@ -129,6 +148,13 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
                     chunk.content_hash,
                     now if store_vectors else None,
                     record.lang,
+                    chunk.page,
+                    chunk.page_label,
+                    chunk.slide,
+                    chunk.sheet,
+                    chunk.row_first,
+                    chunk.row_last,
+                    chunk.overlap,
                 ),
             )
             if store_vectors:
@@ -139,6 +165,14 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
                 )
 
     # -- reads ------------------------------------------------------------------------------
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path, skipped link sections, scrubbed secrets) of every file that left text out."""
+        rows = self.db.execute(
+            "SELECT path, skipped_sections, secrets_scrubbed FROM files "
+            "WHERE skipped_sections > 0 OR secrets_scrubbed > 0 ORDER BY path"
+        )
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning."""
@@ -152,9 +186,23 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         from ..records import IndexedFile
 
         row = self.db.execute(
-            "SELECT status, problem, mtime_ns, size, title FROM files WHERE path = ?", (path,)
+            "SELECT status, problem, mtime_ns, size, title, kind FROM files WHERE path = ?", (path,)
         ).fetchone()
-        return None if row is None else IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4])
+        if row is None:
+            return None
+        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+
+    def document_outcomes(self) -> list[KindOutcomes]:
+        """How many documents of each kind ended with each outcome, by kind and outcome."""
+        from ..records import KindOutcomes
+
+        rows = self.db.execute(
+            "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%' "
+            "THEN substr(engine, 9) END AS missing FROM files WHERE kind IS NOT NULL "
+            "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing"
+        )
+        # No outcome: the indexer could not read the file at all (permissions, vanished).
+        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
         """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
@@ -174,28 +222,44 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         return [int(r[0]) for r in rows]
 
     def files_matching(
-        self, *, folders: Sequence[str] | None, tags: Sequence[str] | None
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
     ) -> set[int]:
         """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
-        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags)."""
+        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags) and whose
+        path is one of `files` (exact paths). None or empty: that filter is off."""
         clauses: list[str] = []
         params: list[object] = []
-        if folders is not None:
-            if "" in folders:  # the vault root contains everything
-                folders = None
-            else:
-                clauses.append(
-                    "(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")"
-                )
-                for folder in folders:
-                    params += [len(folder) + 1, folder + "/"]
+        if folders and "" not in folders:  # the vault root contains everything
+            clauses.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")")
+            for folder in folders:
+                params += [len(folder) + 1, folder + "/"]
         for tag in tags or ():
             clauses.append(
                 "id IN (SELECT file_id FROM note_tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
             )
             params += [tag, len(tag) + 1, tag + "/"]
+        if files:
+            # One JSON parameter, not one '?' per path: any number of files (SQLite allows 32,766
+            # parameters), and the IN list still looks each path up in the unique path index.
+            clauses.append("path IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(files)))
         where = " AND ".join(clauses) or "1"
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
+        rows = self.db.execute(
+            "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
+            "WHERE f.status != 'skipped' ORDER BY t.file_id, t.tag"
+        )
+        found: dict[int, list[str]] = {}
+        for file_id, tag in rows:
+            found.setdefault(int(file_id), []).append(str(tag))
+        return {file_id: tuple(tags) for file_id, tags in found.items()}
 
     # -- chunks -----------------------------------------------------------------------------
 
@@ -209,11 +273,12 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context FROM chunks c "
+            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context, c.page, "
+            f"c.page_label, c.slide, c.sheet, c.row_first, c.row_last FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             list(ids),
         )
-        return {r[0]: ChunkRow(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: ChunkRow(*r) for r in rows}
 
     def chunk_texts(self, path: str) -> list[str]:
         """The stored (scrubbed) text of a file's chunks, in order."""
@@ -223,6 +288,18 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             (path,),
         ).fetchall()
         return [str(r[0]) for r in rows]
+
+    def file_chunks(self, path: str) -> list[StoredChunk]:
+        """Every chunk of one file with its section and location, in order."""
+        from ..records import StoredChunk
+
+        rows: list[Any] = self.db.execute(
+            "SELECT c.seq, c.section, c.chunk_text, c.page, c.page_label, c.slide, c.sheet, "
+            "c.row_first, c.row_last, c.overlap FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? ORDER BY c.seq",
+            (path,),
+        ).fetchall()
+        return [StoredChunk(*r) for r in rows]
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """chunk id -> file id."""

@@ -1,4 +1,4 @@
-"""The multilingual lane's vectors (`chunks_e5`, schema m006): int8 rows keyed by content hash.
+"""The multilingual lane's vectors (`chunks_e5`, schema m007): int8 rows keyed by content hash.
 
 Keyed by the chunk's content hash, not its id: a re-processed note (pipeline bump, an edit in
 another section) keeps its e5 vectors, which cost ~0.3 CPU-s per chunk to make. Rows no chunk

@@ -5,7 +5,7 @@
   holding it (fts5vocab). The known-words gate asks it whether anything knows a word; the
   reranker weights term coverage by it.
 - `note_terms`: per note, the distinct index tokens of its title field (title, aliases, file
-  name), its tags field and its headings, written at index time (schema m006) so a search never
+  name), its tags field and its headings, written at index time (schema m007) so a search never
   runs the tokenizer over candidate notes (the prototype's ~1.4 ms per query, docs/ranking.md
   §10.4), plus its chunk count and size.
 
@@ -82,7 +82,7 @@ class NoteTermsTable(SqliteConnection):
         self, file_ids: Sequence[int]
     ) -> dict[int, tuple[frozenset[str], frozenset[str], frozenset[str], int, int]]:
         """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);
-        notes indexed before m006 have empty token sets until they are re-processed."""
+        notes indexed before m007 have empty token sets until they are re-processed."""
         if not file_ids:
             return {}
         rows = self.db.execute(

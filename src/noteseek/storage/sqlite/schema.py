@@ -175,13 +175,47 @@ def m004_german_stemming(db: Connection) -> None:
     )
 
 
-def m005_reserved(db: Connection) -> None:
-    """Reserved for the documents work (issue 14 part 2), which owns migration 5: main had no m005
-    when the ranking branch needed m006. Does nothing; replace it with documents' m005 on merge
-    (m006 does not depend on it)."""
+def m005_left_out(db: Connection) -> None:
+    """Per file, what the index leaves out of search on purpose: skipped link sections (Related,
+    See also, ...) and scrubbed secrets, so `status` can say so (issue 13: no word lost silently).
+    Existing rows get 0; the pipeline version bump that comes with this migration re-processes
+    every note on the next update and fills them in."""
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN skipped_sections INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE files ADD COLUMN secrets_scrubbed INTEGER NOT NULL DEFAULT 0;
+        """
+    )
 
 
-def m006_note_terms(db: Connection) -> None:
+def m006_documents(db: Connection) -> None:
+    """Documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases; issue 14).
+
+    Per file: what it is and how its extraction ended; the reason stays in `problem` and the
+    status in `status` (ok | warning | skipped), as for notes. Per chunk: where in the document
+    its text is, NULL where a field does not apply (every note chunk). Existing rows are notes,
+    so nothing is re-processed: a NULL `kind` is a note, and an `.excalidraw.md` indexed as one
+    before is re-read as a drawing because its kind changed.
+    """
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN kind TEXT;      -- NULL: a Markdown note; else pdf, pptx, xlsx, csv, ...
+        ALTER TABLE files ADD COLUMN outcome TEXT;   -- documents: ok | encrypted | no_text | corrupt | timed_out | too_large | unsupported
+        ALTER TABLE files ADD COLUMN engine TEXT;    -- the library that read it ('pypdfium2 5.15.2'), or 'missing:<module>'
+        ALTER TABLE chunks ADD COLUMN page INTEGER;       -- 1-based PDF page
+        ALTER TABLE chunks ADD COLUMN page_label TEXT;    -- the PDF's own label of that page ('xii')
+        ALTER TABLE chunks ADD COLUMN slide INTEGER;      -- 1-based slide
+        ALTER TABLE chunks ADD COLUMN sheet TEXT;         -- spreadsheet sheet name
+        ALTER TABLE chunks ADD COLUMN row_first INTEGER;  -- 1-based first and last row (spreadsheets, CSV)
+        ALTER TABLE chunks ADD COLUMN row_last INTEGER;
+        -- characters at the start repeated from the chunk before (a long unit cut inside a
+        -- paragraph), left out when a document's text is put back together for reading
+        ALTER TABLE chunks ADD COLUMN overlap INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
+def m007_note_terms(db: Connection) -> None:
     """Each note's distinct index tokens of its title field, tags field and headings, for the
     reranker's coverage features (storage/sqlite/note_terms.py): tokenized once at index time,
     never at query time. Filled as notes are (re-)processed; the pipeline version bump that comes
@@ -192,7 +226,8 @@ def m006_note_terms(db: Connection) -> None:
     keyed by the chunk's content hash rather than its id, so re-processed notes (a pipeline bump,
     an edit elsewhere in the note) keep them: e5 costs ~0.3 CPU-s per chunk. Created empty, filled
     only by `noteseek index --multilingual`, which also drops rows no chunk has any more. Both
-    tables use IF NOT EXISTS so this migration stays correct wherever it lands after m005.
+    tables use IF NOT EXISTS, as when this was m006 on the ranking branch before secrets' m005 and
+    documents' m006 landed.
     """
     db.execute(
         """
@@ -215,7 +250,8 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m002_title_fields_and_names,
     m003_note_tags,
     m004_german_stemming,
-    m005_reserved,
-    m006_note_terms,
+    m005_left_out,
+    m006_documents,
+    m007_note_terms,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -47,7 +47,7 @@
   $("token-form").addEventListener("submit", () => {
     token = $("token").value.trim();
     sessionStorage.setItem("noteseek-token", token);
-    loadFolders();
+    loadFilters();
     schedule(0);
   });
 
@@ -108,10 +108,27 @@
     return hit.heading_context.split(" | ")[0] || hit.path;
   }
 
+  // Where a document's section is: "p. 12", "slide 3", "sheet Data, rows 2–21"; "" for a note.
+  function place(hit) {
+    const rows = hit.rows ? `rows ${hit.rows[0]}–${hit.rows[1]}` : "";
+    if (hit.page != null) return "p. " + (hit.page_label || hit.page);
+    if (hit.slide != null) return "slide " + hit.slide;
+    if (hit.sheet != null) return "sheet " + hit.sheet + (rows ? ", " + rows : "");
+    return rows;
+  }
+
   function crumb(hit) {
     const folders = hit.path.split("/").slice(0, -1);
-    return [...folders, title(hit), ...hit.section.split(" › ").filter((s) => s !== title(hit))]
-      .join(" › ");
+    const sections = hit.section.split(" › ").filter((s) => s && s !== title(hit) && s !== hit.sheet);
+    return [...folders, title(hit), place(hit), ...sections].filter((s) => s).join(" › ");
+  }
+
+  // A document's part is asked for by its place; a note's by its section.
+  function partQuery(hit) {
+    if (hit.page != null) return "?page=" + hit.page;
+    if (hit.slide != null) return "?slide=" + hit.slide;
+    if (hit.sheet != null) return "?sheet=" + encodeURIComponent(hit.sheet);
+    return "?section=" + encodeURIComponent(hit.section);
   }
 
   function render() {
@@ -200,7 +217,7 @@
     if (!hit) return;
     const mine = ++previewing; // a later Enter wins even if its note arrives first
     previewTitle.textContent = title(hit);
-    previewCrumb.textContent = `${hit.path} › ${hit.section}`;
+    previewCrumb.textContent = [hit.path, place(hit), hit.section].filter((s) => s).join(" › ");
     const file = hit.path.replace(/\.md$/i, "");
     if (vaultName) {
       obsidian.href = "obsidian://open?vault=" + encodeURIComponent(vaultName) +
@@ -210,7 +227,7 @@
     const url = "/api/notes/" + hit.path.split("/").map(encodeURIComponent).join("/");
     let text = hit.text;
     try {
-      text = (await api(url + "?section=" + encodeURIComponent(hit.section))).text;
+      text = (await api(url + partQuery(hit))).text;
     } catch (error) {
       // A section split for length has no heading of its own: show the hit's text then.
       if (error.status !== 404) text = hit.text + "\n\n(" + error.message + ")";
@@ -222,7 +239,7 @@
     $("preview").scrollTop = 0;
   }
 
-  async function loadFolders() {
+  async function loadFilters() {
     try {
       const body = await api("/api/folders");
       vaultName = body.vault_name;
@@ -230,6 +247,14 @@
       for (const f of body.folders) folder.appendChild(new Option(`${f.path} (${f.notes})`, f.path));
     } catch (error) {
       status.textContent = "Could not read the folders: " + error.message;
+    }
+    try {
+      const body = await api("/api/tags");
+      const options = $("tag-list");
+      options.replaceChildren();
+      for (const t of body.tags) options.appendChild(new Option(`${t.tag} (${t.notes})`, t.tag));
+    } catch (error) {
+      // Suggestions only: typing a tag works without them.
     }
   }
 
@@ -253,6 +278,6 @@
   tag.addEventListener("input", () => schedule());
   mode.addEventListener("change", () => schedule(0));
   folder.addEventListener("change", () => schedule(0));
-  loadFolders();
+  loadFilters();
   if (q.value) schedule(0);
 })();

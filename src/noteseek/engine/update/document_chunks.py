@@ -1,0 +1,191 @@
+"""A document's extraction result as rows to store: scrubbed chunks with their locations, the
+file record with its outcome. No I/O: values in, values out.
+
+One chunk per extracted `TextUnit` (the extraction already split long units, each part keeping
+its location), not `chunk_note`: a unit's size and its place in the document are decided by
+the document's own structure (page, slide, sheet rows). Everything that is text is scrubbed
+before it is stored: the units (as one text, so a rule that needs a keyword elsewhere in the
+document still fires), their sections, sheet names and page labels, and the metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...core.chunker import SECTION_SEPARATOR, content_hash, embedding_text
+from ...core.document_location import OUTCOME_LABELS
+from ...core.language import note_language
+from ...core.query import name_key
+from ...documents import ExtractionResult, Outcome, TextUnit
+from ...secrets.scrubber import Allowlist, scrub
+from ...storage.records import ChunkRecord, FileRecord
+
+__all__ = ["DocumentRows", "document_rows", "document_stem", "failed_record"]
+
+# Units are joined by this for one scrub and split again after: extraction removes NUL from
+# every unit, and a rule that swallowed one (or a newline beside it) shows as a miscount.
+_JOIN = "\n\x00\n"
+# PDF producers put the file name in the title ("Binder1.pdf", "Microsoft Word - x.docx").
+_FILE_NAME_TITLE = re.compile(
+    r"(^microsoft (word|powerpoint|excel) - )|\.(pdf|docx?|pptx?|xlsx?|odt|ods|txt|tex|dvi|ps)$",
+    re.IGNORECASE,
+)
+_SPACES = re.compile(r"\s+")
+# Metadata fields that describe the document (the rest are dates and producing programs).
+_DESCRIBING = ("subject", "keywords", "description", "category", "comments")
+
+
+@dataclass(frozen=True)
+class DocumentRows:
+    """What one extracted document becomes: its record, chunks, the texts to embed, secrets."""
+
+    record: FileRecord
+    chunks: list[ChunkRecord]
+    embed_texts: list[str]
+    secrets: int
+
+
+def document_stem(rel_path: str, kind: str) -> str:
+    """The file name without its document suffix (`x.excalidraw.md` → `x`)."""
+    name = rel_path.rsplit("/", 1)[-1]
+    if kind == "excalidraw":
+        return name[: -len(".excalidraw.md")] or name
+    return name.rsplit(".", 1)[0] or name
+
+
+def problem_text(outcome: Outcome, reason: str, shown_path: str) -> str:
+    """`encrypted: is password-protected`: the outcome's name, then the reason without the path
+    it starts with (status and the run summary name the file already)."""
+    prefix = f"'{shown_path}' "
+    bare = reason[len(prefix) :] if reason.startswith(prefix) else reason
+    if outcome is Outcome.OK:
+        return bare
+    label = OUTCOME_LABELS[outcome.value]
+    return f"{label}: {bare}" if bare else label
+
+
+def failed_record(
+    rel_path: str,
+    *,
+    kind: str,
+    mtime_ns: int,
+    size: int,
+    content_hash_hex: str | None,
+    result: ExtractionResult,
+    shown_path: str,
+    allow: Allowlist | None,
+) -> FileRecord:
+    """The row of a document whose extraction did not give text: skipped, with its outcome."""
+    engine = f"missing:{result.missing_package}" if result.missing_package else None
+    reason = scrub(problem_text(result.outcome, result.reason, shown_path), allow=allow).text
+    return FileRecord(
+        path=rel_path,
+        mtime_ns=mtime_ns,
+        size=size,
+        content_hash=content_hash_hex,
+        title=None,
+        status="skipped",
+        problem=reason,
+        kind=kind,
+        outcome=result.outcome.value,
+        engine=engine,
+    )
+
+
+def _clean_field(value: str | None) -> str:
+    return _SPACES.sub(" ", (value or "").replace("\x00", " ")).strip()
+
+
+def _scrub_units(units: tuple[TextUnit, ...], allow: Allowlist | None) -> tuple[list[str], int]:
+    """Every unit's text scrubbed as one document (see the module docstring)."""
+    joined = scrub(_JOIN.join(u.text for u in units), allow=allow)
+    parts = joined.text.split(_JOIN)
+    if len(parts) == len(units):
+        return parts, sum(joined.counts.values())
+    # A redaction ran over a join: scrub unit by unit instead (never less than that is removed).
+    results = [scrub(u.text, allow=allow) for u in units]
+    return [r.text for r in results], sum(sum(r.counts.values()) for r in results)
+
+
+def document_rows(
+    rel_path: str,
+    *,
+    kind: str,
+    mtime_ns: int,
+    size: int,
+    content_hash_hex: str,
+    result: ExtractionResult,
+    shown_path: str,
+    file_names: list[str],
+    allow: Allowlist | None,
+) -> DocumentRows:
+    """The rows of a document whose text came back (`result.ok`); `file_names` are the names it
+    is known by (scrubbed), as for a note."""
+    doc = result.document
+    assert doc is not None
+    secrets = 0
+
+    def clean(value: str | None) -> str:
+        nonlocal secrets
+        scrubbed = scrub(_clean_field(value), allow=allow)
+        secrets += sum(scrubbed.counts.values())
+        return scrubbed.text
+
+    meta = doc.metadata
+    stem = clean(document_stem(rel_path, kind))
+    given = clean(meta.title)
+    title = given if given and not _FILE_NAME_TITLE.search(given) else stem
+    author = clean(meta.author)
+    described = [clean(v) for k, v in meta.fields if k.lower() in _DESCRIBING]
+    texts, found = _scrub_units(doc.units, allow)
+    secrets += found
+    chunks: list[ChunkRecord] = []
+    embed_texts: list[str] = []
+    context = " | ".join(part for part in (title, kind, author) if part)
+    for seq, (unit, text) in enumerate(zip(doc.units, texts)):
+        where = unit.location
+        section = SECTION_SEPARATOR.join(clean(s) for s in unit.section if s.strip())
+        # A unit without headings is named by its place (`p. 12`) where it has one, as a note's
+        # preamble is by the title.
+        placed = where.page is not None or where.slide is not None or where.rows is not None
+        section = section or ("" if placed else title)
+        embed = embedding_text(title, section, text)
+        embed_texts.append(embed)
+        chunks.append(
+            ChunkRecord(
+                seq=seq,
+                section=section,
+                text=text,
+                heading_context=context,
+                content_hash=content_hash(embed),
+                page=where.page,
+                page_label=clean(where.page_label) or None,
+                slide=where.slide,
+                sheet=clean(where.sheet) if where.sheet is not None else None,
+                row_first=where.rows[0] if where.rows else None,
+                row_last=where.rows[1] if where.rows else None,
+                # A redaction inside the repeated start changes it; then keep the repeat.
+                overlap=unit.overlap if text.startswith(unit.text[: unit.overlap]) else 0,
+            )
+        )
+    names = [title, *file_names]
+    warning = problem_text(result.outcome, result.reason, shown_path) if result.reason else None
+    record = FileRecord(
+        path=rel_path,
+        mtime_ns=mtime_ns,
+        size=size,
+        content_hash=content_hash_hex,
+        title=title,
+        status="warning" if warning else "ok",
+        problem=clean(warning) if warning else None,
+        title_field=" ".join(dict.fromkeys(n for n in names if n)),
+        tags_field=" ".join(p for p in (kind, author, *described) if p),
+        names=tuple(k for k in (name_key(n) for n in names) if k),
+        lang=note_language("\n".join(texts[:50])),
+        secrets_scrubbed=secrets,  # status counts them as for a note (none of it is skipped)
+        kind=kind,
+        outcome=Outcome.OK.value,
+        engine=doc.engine,
+    )
+    return DocumentRows(record, chunks, embed_texts, secrets)

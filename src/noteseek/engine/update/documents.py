@@ -1,0 +1,240 @@
+"""Phase 3 of an update, for documents: hash each changed document here (never parse it here),
+extract those whose content changed in one `ExtractionPool` per run, opened only when there is
+one, and describe each for storage.
+
+The indexer reads a document's bytes only to hash them, with the same checks as a note's read
+(the target must resolve inside the vault, no symlink is followed at open, a file changing while
+it is read is read again); the extraction itself runs in the pool's worker processes, which
+open the resolved target. A file whose stat changes between the hash and the extraction is
+looked at again next run rather than stored with a hash of other bytes.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import stat as stat_module
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...documents import ExtractionPool, ExtractionResult, Outcome
+from ...documents import missing_libraries as _missing_libraries
+from ...secrets.scrubber import scrub
+from ...storage.records import FileState
+from ..vault_walk import NoteFile
+from .document_chunks import document_rows, document_stem, failed_record
+from .options import IndexOptions
+from .prepare import Prepared, Skip, file_names
+
+__all__ = ["MAX_WORKERS", "digest_document", "document_results", "library_now_installed"]
+
+log = logging.getLogger("noteseek.indexer")
+
+# Extraction workers per run: one per core, at most two (the indexer itself embeds meanwhile).
+MAX_WORKERS = 2
+_READ_BLOCK = 1 << 20
+_READ_ATTEMPTS = 3
+_VANISHED = "vanished before it could be read (deleted or moved during indexing)"
+_LOOP = "symlink loop: the link leads back to itself"
+
+
+@dataclass(frozen=True)
+class DocumentDigest:
+    """A document's content hash and the stat of the bytes hashed, or why it could not be read
+    (`recheck`: look again next run even if the file is unchanged)."""
+
+    target: Path | None
+    content_hash: str | None = None
+    mtime_ns: int = 0
+    size: int = 0
+    problem: str | None = None
+    recheck: bool = False
+
+
+def _hash_open_file(fd: int) -> tuple[str, os.stat_result, os.stat_result] | str:
+    with open(fd, "rb", closefd=True) as handle:
+        before = os.fstat(fd)
+        if not stat_module.S_ISREG(before.st_mode):
+            return "not a regular file"
+        digest = hashlib.sha256()
+        while block := handle.read(_READ_BLOCK):
+            digest.update(block)
+        return digest.hexdigest(), before, os.fstat(fd)
+
+
+def digest_document(doc: NoteFile, root: Path) -> DocumentDigest:
+    """Hash a listed document (`root` resolved), re-checking at read time what the listing saw."""
+    try:
+        target = doc.abs_path.resolve(strict=True)
+    except FileNotFoundError:
+        return DocumentDigest(None, problem=_VANISHED, recheck=True)
+    except RuntimeError:  # Python < 3.13 reports a loop this way
+        return DocumentDigest(None, problem=_LOOP, recheck=True)
+    except OSError as exc:
+        problem = _LOOP if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"
+        return DocumentDigest(None, problem=problem, recheck=True)
+    if not target.is_relative_to(root):
+        return DocumentDigest(None, problem="symlink points outside the vault", recheck=True)
+    # As for notes: `target` has no symlink left, so one swapped in now is refused; a FIFO
+    # swapped in must not block the run.
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0)
+    for _ in range(_READ_ATTEMPTS):
+        try:
+            outcome = _hash_open_file(os.open(target, flags))
+        except FileNotFoundError:
+            return DocumentDigest(None, problem=_VANISHED, recheck=True)
+        except PermissionError:
+            problem = "permission denied: noteseek may not read this file (check its permissions)"
+            return DocumentDigest(None, problem=problem, recheck=True)
+        except OSError as exc:
+            return DocumentDigest(None, problem=f"cannot read: {exc.strerror or exc}", recheck=True)
+        if isinstance(outcome, str):
+            return DocumentDigest(None, problem=outcome, recheck=True)
+        content_hash, before, after = outcome
+        if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
+            return DocumentDigest(target, content_hash, after.st_mtime_ns, after.st_size)
+    return DocumentDigest(
+        None,
+        problem="kept changing while it was read (still being written?); it is read again next run",
+        recheck=True,
+    )
+
+
+def library_now_installed(state: FileState) -> bool:
+    """Whether a document stored as `unsupported` for a missing library can be read now."""
+    if not state.engine or not state.engine.startswith("missing:") or state.kind is None:
+        return False
+    return not _missing_libraries(state.kind)
+
+
+def _too_large(doc: NoteFile, limit: int) -> ExtractionResult:
+    return ExtractionResult(
+        path=doc.rel_path,
+        outcome=Outcome.TOO_LARGE,
+        reason=f"'{doc.rel_path}' is {doc.size / 1_048_576:,.0f} MiB (the limit is "
+        f"{limit / 1_048_576:,.0f} MiB)",
+    )
+
+
+def _describe(
+    doc: NoteFile,
+    digest: DocumentDigest,
+    result: ExtractionResult,
+    old: FileState | None,
+    options: IndexOptions,
+) -> Prepared:
+    shown = str(digest.target) if digest.target is not None else doc.rel_path
+    mtime_ns, size = (digest.mtime_ns, digest.size) if digest.target else (doc.mtime_ns, doc.size)
+    if not result.ok:
+        record = failed_record(
+            doc.rel_path,
+            kind=doc.kind,
+            mtime_ns=mtime_ns,
+            size=size,
+            content_hash_hex=digest.content_hash,
+            result=result,
+            shown_path=shown,
+            allow=options.allow,
+        )
+        return Prepared(record, [], [], old is None, 0)
+    assert digest.content_hash is not None
+    rows = document_rows(
+        doc.rel_path,
+        kind=doc.kind,
+        mtime_ns=mtime_ns,
+        size=size,
+        content_hash_hex=digest.content_hash,
+        result=result,
+        shown_path=shown,
+        file_names=file_names(
+            doc.rel_path, options.allow, stem=document_stem(doc.rel_path, doc.kind)
+        ),
+        allow=options.allow,
+    )
+    if rows.secrets:
+        log.info("scrubbed %d secret(s) from %s", rows.secrets, doc.rel_path)
+    return Prepared(rows.record, rows.chunks, rows.embed_texts, old is None, rows.secrets)
+
+
+def document_results(
+    docs: Sequence[NoteFile],
+    *,
+    root: Path,
+    known: dict[str, FileState],
+    options: IndexOptions,
+    force: bool,
+    retry: set[str],
+    stop: threading.Event,
+) -> Iterator[tuple[NoteFile, Prepared | Skip | None]]:
+    """Each candidate document with what to store: rows (extracted, or a failed outcome), a Skip
+    (it could not be read), or None (same content as indexed: only its stat is recorded).
+
+    Hashing comes first, for all of them; the pool starts only if some content changed, and is
+    closed (its workers ended) when this generator ends, however it ends.
+    """
+    limits = options.extraction
+    # By resolved target: two paths of the vault (a symlink beside its target) are one extraction.
+    todo: dict[str, list[tuple[NoteFile, DocumentDigest]]] = {}
+    for doc in docs:
+        if stop.is_set():
+            return
+        old = known.get(doc.rel_path)
+        if doc.size > limits.max_file_bytes:  # not even read; kept until the file changes
+            result = _too_large(doc, limits.max_file_bytes)
+            yield doc, _describe(doc, DocumentDigest(None), result, old, options)
+            continue
+        digest = digest_document(doc, root)
+        if digest.problem is not None:
+            yield doc, Skip(digest.problem, recheck=digest.recheck)
+            continue
+        unchanged = (
+            old is not None
+            and old.content_hash == digest.content_hash
+            and old.kind == doc.kind
+            and doc.rel_path not in retry
+        )
+        if unchanged and not force:
+            yield doc, None
+            continue
+        assert digest.target is not None
+        todo.setdefault(str(digest.target), []).append((doc, digest))
+    if not todo or stop.is_set():
+        return
+    workers = max(1, min(MAX_WORKERS, os.cpu_count() or 1, len(todo)))
+    with ExtractionPool(workers=workers, limits=limits) as pool:
+        for result in pool.extract_many(list(todo)):
+            for doc, digest in todo[result.path]:
+                yield doc, _checked(doc, digest, result, known.get(doc.rel_path), options)
+            if stop.is_set():
+                return
+
+
+def _checked(
+    doc: NoteFile,
+    digest: DocumentDigest,
+    result: ExtractionResult,
+    old: FileState | None,
+    options: IndexOptions,
+) -> Prepared | Skip:
+    """The rows for a result, unless the file changed since it was hashed."""
+    assert digest.target is not None
+    try:
+        now = os.stat(digest.target)
+    except OSError:
+        return Skip(_VANISHED, recheck=True)
+    if (now.st_mtime_ns, now.st_size) != (digest.mtime_ns, digest.size):
+        return Skip("changed while it was read; it is read again next run", recheck=True)
+    try:
+        return _describe(doc, digest, result, old, options)
+    except Exception as exc:  # one document must never abort the run
+        log.exception("failed to index %s", scrub(doc.rel_path).text)
+        return Skip(
+            f"could not be indexed ({type(exc).__name__}); this is a bug in noteseek, "
+            "please report it",
+            recheck=True,
+        )
