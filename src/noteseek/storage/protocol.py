@@ -128,7 +128,9 @@ class Storage(Protocol):
         """Replace a file's rows (chunks with their locations, names, tags, one int8 vector per
         chunk when given) with new ones (inside `write()`); marks the common-term counts stale.
         The record's `kind`, `outcome` and `engine` are stored with the file and come back in
-        `file_states()`."""
+        `file_states()`. It also (re)writes what `note_terms` returns for the file: the distinct
+        index tokens of `record.title_field`, `record.tags_field` and the chunks' section headings
+        (none when there are no chunks); `delete_file` drops them."""
         ...
 
     def left_out(self) -> list[tuple[str, int, int]]:
