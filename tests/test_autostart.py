@@ -72,3 +72,18 @@ def test_launchd_plist_runs_noteseek_watch() -> None:
     assert plist["RunAtLoad"] is True
     assert plist["KeepAlive"] == {"SuccessfulExit": False}  # restarted after exit 1 only
     assert plist["StandardErrorPath"].startswith("/")  # launchd does not expand ~
+
+
+def test_both_units_give_arguments_the_watch_command_accepts() -> None:
+    from noteseek.cli.watch import watch_cmd
+
+    with PLIST.open("rb") as f:
+        plist_args = plistlib.load(f)["ProgramArguments"][1:]
+    unit_args = shlex.split(_unit()["Service"]["ExecStart"])[1:]
+    for args in (plist_args, unit_args):
+        assert args[0] == "watch"
+        context = watch_cmd.make_context("watch", list(args[1:]))  # click parses, nothing runs
+        assert str(context.params["vault"]) == args[1]
+    # The units stop it with SIGTERM and restart it after exit 1 only: what the command does
+    # (tests/test_watch_cli.py: SIGTERM -> 0 after the current file, vault gone -> 1).
+    assert "SIGTERM" in (watch_cmd.help or "") and "Exits 1" in (watch_cmd.help or "")

@@ -169,6 +169,7 @@ COMMANDS = (
     "serve",
     "intake",
     "web",
+    "watch",
 )
 
 

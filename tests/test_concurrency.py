@@ -151,8 +151,8 @@ def test_searchers_never_see_locks_or_half_written_files(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("existing", [False, True], ids=["new-file", "existing-file"])
 def test_two_indexers_at_once_interleave_safely(tmp_path: Path, existing: bool) -> None:
-    """The second indexer waits for each of the first's file transactions (busy timeout); both
-    finish, nothing is corrupted, and the index equals one built by a single run."""
+    """The second indexer waits for the first's run (the update lock; before it, for each file
+    transaction); both finish, nothing is corrupted, and the index equals a single run's."""
     vault = tmp_path / "vault"
     write_vault(vault, random.Random(5), 200)
     db = tmp_path / "index.db"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         bundled_model_path,
         default_embedder,
     )
+    from .engine.coverage import Coverage, FileCoverage
     from .engine.index import Index, IndexStatus
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
@@ -79,6 +80,8 @@ _EXPORTS: dict[str, str] = {
     "VectorSupportError": "errors",
     "WatchError": "errors",
     "reciprocal_rank_fusion": "core.fusion",
+    "Coverage": "engine.coverage",
+    "FileCoverage": "engine.coverage",
     "Index": "engine.index",
     "IndexStatus": "engine.index",
     "NoteText": "engine.note_access",
@@ -112,8 +115,10 @@ __all__ = [
     "AllowlistError",
     "ChunkOptions",
     "ChunkedNote",
+    "Coverage",
     "Embedder",
     "Explanation",
+    "FileCoverage",
     "GateSettings",
     "Hit",
     "Index",

@@ -131,7 +131,7 @@ def index_cmd(
 ) -> None:
     """Index VAULT: new and changed notes and documents only, unless --full."""
     # Imported here, not at the top: `noteseek --help` should not pay for the indexing code.
-    from .. import IndexOptions, load_allowlist, open_index
+    from .. import IndexLockedError, IndexOptions, load_allowlist, open_index
 
     allow = load_allowlist(allow_file) if allow_file is not None else None
     options = IndexOptions(
@@ -143,7 +143,12 @@ def index_cmd(
     progress = _Progress(quiet)
     with open_index(db, vault, create=True, model=model, options=options) as idx:
         try:
-            stats = idx.update(vault, full=full, progress=progress)
+            try:
+                stats = idx.update(vault, full=full, progress=progress, wait=0)
+            except IndexLockedError as exc:
+                # A watcher's batch takes a moment; a full run of another `index` longer.
+                click.echo(f"{exc}; waiting for it to finish (Ctrl-C to stop)", err=True)
+                stats = idx.update(vault, full=full, progress=progress)
         finally:
             progress.close()
         _print_stats(stats, idx.db_path)

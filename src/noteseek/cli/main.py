@@ -35,6 +35,7 @@ class _LazyGroup(click.Group):
         "eval": "noteseek.cli.eval:eval_cmd",
         "scan": "noteseek.cli.scan:scan_cmd",
         "serve": "noteseek.cli.serve:serve_cmd",
+        "watch": "noteseek.cli.watch:watch_cmd",
         "install-hooks": "noteseek.cli.hooks:install_cmd",
         "uninstall-hooks": "noteseek.cli.hooks:uninstall_cmd",
     }

@@ -23,13 +23,25 @@ __all__ = ["mcp_cmd"]
     help=f"Port on {LOCALHOST} for --transport http.",
 )
 @click.option(
-    "--refresh", is_flag=True, help="Update the index once in the background while serving."
+    "--watch/--no-watch",
+    default=True,
+    show_default=True,
+    help="Keep the index fresh: index each change of the vault (--vault, or the index's own).",
 )
-def mcp_cmd(db: str | None, vault: str | None, transport: str, port: int, refresh: bool) -> None:
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="With --no-watch: update the index once in the background while serving.",
+)
+def mcp_cmd(
+    db: str | None, vault: str | None, transport: str, port: int, watch: bool, refresh: bool
+) -> None:
     """Serve search, get_note and status to MCP clients (Claude Code, Claude Desktop, ...)."""
     service = VaultService(db=db, vault=vault)
     server = build_server(service)
-    if refresh:
+    if watch:
+        service.start_watch()  # its catch-up pass is the refresh
+    elif refresh:
         service.start_refresh()
     try:
         serve(server, transport=transport, port=port)

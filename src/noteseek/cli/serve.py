@@ -25,15 +25,27 @@ __all__ = ["serve_cmd"]
     show_default=True,
     help="Exit after this long without requests (0: never).",
 )
+@click.option(
+    "--watch/--no-watch",
+    default=True,
+    show_default=True,
+    help="Keep the index fresh: index each change of the vault (when the index knows it).",
+)
 @click.option("--status", is_flag=True, help="Say whether a daemon serves this index, and exit.")
 @click.option("--stop", is_flag=True, help="Stop the daemon serving this index, and exit.")
 def serve_cmd(
-    db: str | None, vault: str | None, idle_minutes: float, status: bool, stop: bool
+    db: str | None,
+    vault: str | None,
+    idle_minutes: float,
+    watch: bool,
+    status: bool,
+    stop: bool,
 ) -> None:
     """Keep an index warm for the per-prompt hook: a local daemon on a Unix socket.
 
     The hook starts it on demand and uses it when it runs; you never need to start it yourself.
-    Runs in the foreground until idle for --idle-minutes.
+    Runs in the foreground until idle for --idle-minutes. It also watches the index's vault and
+    indexes each change (answers never wait for that), unless --no-watch.
     """
     if not supported():
         raise click.ClickException("'noteseek serve' needs Unix domain sockets (not on Windows)")
@@ -51,12 +63,14 @@ def serve_cmd(
             else f"daemon pid {answer.get('pid')} serves {db_path}: up "
             f"{answer.get('uptime', 0):.0f} s, {answer.get('served')} requests"
         )
+        if status:
+            click.echo(_watch_line(answer.get("watch")))
         return
     if not db_path.exists():
         raise IndexNotFoundError.at(db_path)
     from ..daemon.server import Daemon, trim_log
 
-    daemon = Daemon(db_path, idle_minutes=idle_minutes)
+    daemon = Daemon(db_path, idle_minutes=idle_minutes, watch=watch, vault=vault)
     trim_log(daemon.paths)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: daemon.stop())
@@ -66,3 +80,18 @@ def serve_cmd(
     if code:
         click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
     sys.exit(code)
+
+
+def _watch_line(watch: object) -> str:
+    """`serve --status`'s line about keeping the index fresh."""
+    if not isinstance(watch, dict):
+        return "watch: unknown (a daemon of another noteseek version)"
+    if watch.get("state") == "off":
+        return f"watch: off ({watch.get('reason') or 'not asked to'})"
+    how = "polling" if watch.get("polling") else "file events"
+    line = f"watch: {watch.get('state')} {watch.get('vault')} ({how}), {watch.get('runs')} updates"
+    if watch.get("last_summary"):
+        line += f"; last: {watch.get('last_summary')}"
+    if watch.get("error"):
+        line += f"; ended: {watch.get('error')}"
+    return line

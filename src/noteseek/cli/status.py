@@ -1,14 +1,19 @@
-"""`noteseek status`: counts, model, vector support, size and last run of an index."""
+"""`noteseek status`: counts, model, vector support, size and last run of an index; with
+`--files`, every file's coverage (indexed, skipped, failed, pending)."""
 
 from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import open_index
 from ..core.document_location import outcome_summary
+
+if TYPE_CHECKING:
+    from .. import Coverage
 
 __all__ = ["status_cmd"]
 
@@ -24,9 +29,25 @@ def _seen(last: dict[str, object]) -> str:
 @click.option("--db", type=click.Path(dir_okay=False), help="Index file.")
 @click.option("--vault", type=click.Path(file_okay=False), help="Status of this vault's index.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
+@click.option(
+    "--files",
+    "per_file",
+    is_flag=True,
+    help="Every file: indexed, skipped, failed or pending (changed since the last update).",
+)
+@click.option(
+    "--problems", is_flag=True, help="With --files: only files that are not cleanly indexed."
+)
+def status_cmd(
+    db: str | None, vault: str | None, as_json: bool, per_file: bool, problems: bool
+) -> None:
     """Files, chunks, model, vector support, size and last run of an index."""
+    if problems and not per_file:
+        raise click.UsageError("--problems goes with --files")
     with open_index(db, vault) as idx:
+        if per_file:
+            _print_files(idx.file_coverage(), as_json=as_json, problems=problems)
+            return
         status = idx.status()
     if as_json:
         click.echo(json.dumps(status.to_json(), ensure_ascii=False, indent=2))
@@ -62,6 +83,7 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
             (
                 "last run",
                 f"{when}: {_seen(last)}, {last.get('seconds', 0):.1f} s"
+                + (", changed paths only (a watcher)" if last.get("targeted") else "")
                 + (", interrupted" if last.get("interrupted") else ""),
             )
         )
@@ -79,3 +101,24 @@ def status_cmd(db: str | None, vault: str | None, as_json: bool) -> None:
         click.echo("problems:")
         for path, state, problem in status.problems:
             click.echo(f"  [{state}] {path}: {problem}")
+
+
+def _print_files(coverage: Coverage, *, as_json: bool, problems: bool) -> None:
+    if as_json:
+        click.echo(
+            json.dumps(coverage.to_json(problems_only=problems), ensure_ascii=False, indent=2)
+        )
+        return
+    for f in coverage.files:
+        if problems and f.state == "indexed" and not f.reason:
+            continue
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.indexed_at)) if f.indexed_at else ""
+        chunks = f"{f.chunks} chunks" if f.state == "indexed" else ""
+        reason = f": {f.reason}" if f.reason else ""
+        click.echo(f"{f.state:<8} {chunks:>10}  {when:<16}  {f.path}{reason}")
+    counts = coverage.counts()
+    click.echo(
+        f"{len(coverage.files)} files: " + ", ".join(f"{counts[state]} {state}" for state in counts)
+    )
+    if not coverage.pending_checked:
+        click.echo(f"pending not checked: {coverage.pending_problem}", err=True)

@@ -124,8 +124,11 @@ class VaultRules:
 
     def file_kind(self, name: str) -> str | None:
         """What the walk indexes a file name as: "note", a document kind ("pdf", "excalidraw",
-        ...), or None when it is neither (hidden, another type, or documents are off)."""
-        if name.startswith("."):
+        ...), or None when it is neither (hidden, another type, or documents are off).
+
+        `~$x.docx` is Microsoft Office's owner file, written beside a document while it is open
+        (162 bytes, not a document): neither the walk nor the watcher takes it."""
+        if name.startswith((".", "~$")):
             return None
         # Asked once per file of the vault (13,000 on MDN): the common case first, in C calls.
         lower = name.lower()

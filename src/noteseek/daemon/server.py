@@ -21,6 +21,11 @@ The daemon exits after `--idle-minutes` without requests, on SIGTERM/SIGINT, or 
 file disappears. It notices changes: the searcher re-reads the vectors when SQLite's data_version
 moves, BM25 reads the live tables, and a database file replaced under it (new inode) or indexed
 with another model is reopened.
+
+With `watch` (the default of `noteseek serve` when the index knows its vault), it also keeps the
+index fresh: an `IndexRefresher` (watch/refresh.py) with a writing `Index` of its own runs a
+targeted update for every change in the vault, in the watcher's thread. Requests never wait for it:
+they use the searching `Index` and read the last committed state. `ping` says what it is doing.
 """
 
 from __future__ import annotations
@@ -36,11 +41,14 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .. import LazyIndex, SearchRequest, __version__
+from .. import LazyIndex, SearchRequest, __version__, open_index
 from .client import PROTOCOL_VERSION, WIRE_TAG, DaemonPaths, daemon_paths
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .. import Index
+    from ..watch.refresh import IndexRefresher
 
 __all__ = ["Daemon", "trim_log"]
 
@@ -54,8 +62,21 @@ LOG_MAX_BYTES = 1 << 20
 class Daemon:
     """Answers requests for one database; `serve()` blocks until idle, stopped or signalled."""
 
-    def __init__(self, db: str | os.PathLike[str], *, idle_minutes: float) -> None:
+    def __init__(
+        self,
+        db: str | os.PathLike[str],
+        *,
+        idle_minutes: float,
+        watch: bool = False,
+        vault: str | os.PathLike[str] | None = None,
+        open_writer: Callable[[], Index] | None = None,
+    ) -> None:
         self.paths = daemon_paths(db, create=True)
+        self.watch = watch
+        self._vault = vault
+        self._open_writer = open_writer or (lambda: open_index(self.paths.db))
+        self.refresher: IndexRefresher | None = None
+        self.not_watching = "not asked to watch (--no-watch)" if not watch else ""
         self.idle_seconds = max(0.0, idle_minutes * 60.0)
         self.started = time.monotonic()
         self.last_request = self.started
@@ -119,6 +140,7 @@ class Daemon:
                 "protocol": PROTOCOL_VERSION,
                 "uptime": time.monotonic() - self.started,
                 "served": self.served,
+                "watch": self.watch_state(),
             }
         if op == "search":
             return self._search(message)
@@ -174,6 +196,23 @@ class Daemon:
             )
         return render(result)
 
+    # -- keeping the index fresh -------------------------------------------------------------
+
+    def start_watching(self) -> None:
+        """Start the refresher when asked to and the vault is known; log why not otherwise."""
+        if self.watch:
+            from .freshness import start_refresher
+
+            self.refresher, self.not_watching = start_refresher(
+                self.index(), vault=self._vault, open_writer=self._open_writer
+            )
+
+    def watch_state(self) -> dict[str, Any]:
+        """What the refresher does, for `ping` (`serve --status`)."""
+        from .freshness import watch_state
+
+        return watch_state(self.refresher, self.not_watching)
+
     # -- lifetime --------------------------------------------------------------------------
 
     def serve(self, *, ready: threading.Event | None = None) -> int:
@@ -189,6 +228,7 @@ class Daemon:
                 return 1
             self.warm_up()
             self._listen()
+            self.start_watching()
             with contextlib.suppress(OSError):
                 self.paths.spawn.unlink()
             if ready is not None:
@@ -232,6 +272,8 @@ class Daemon:
         self._stop.set()
 
     def _close(self) -> None:
+        if self.refresher is not None:
+            self.refresher.close()  # an update in progress stops after its current file
         if self._server is not None:
             self._server.server_close()
             with contextlib.suppress(OSError):

@@ -8,11 +8,11 @@ only through the methods below, never through attributes.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import asdict, dataclass
+import threading
+from collections.abc import Callable, Collection, Hashable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..embedding.embedder import (
     BUNDLED_MODEL_NAME,
@@ -24,6 +24,7 @@ from ..embedding.embedder import (
 from ..errors import VaultNotFoundError
 from ..storage import meta
 from ..storage.open import open_storage
+from .index_status import IndexStatus, install_hint
 from .request import SearchRequest, SearchResult
 from .search import Hit, Mode, Searcher, SearchSettings
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..storage.protocol import Storage
+    from .coverage import Coverage
     from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
@@ -43,80 +45,6 @@ __all__ = ["Index", "IndexStatus"]
 
 
 _BUNDLED = "bundled"
-
-
-def _install_hint() -> str:
-    # Imported only when a library is missing: the documents package starts the worker pool code.
-    from ..documents import INSTALL_HINT
-
-    return INSTALL_HINT
-
-
-@dataclass(frozen=True)
-class IndexStatus:
-    """What `noteseek status` reports."""
-
-    db_path: str
-    db_bytes: int
-    schema_version: int
-    vault_root: str | None
-    files: int
-    chunks: int
-    vectors: int
-    model: str | None
-    model_fingerprint: str | None
-    vector_support: bool
-    vector_problem: str | None
-    last_run: dict[str, Any] | None
-    problems: tuple[tuple[str, str, str], ...]
-    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
-    left_out: tuple[tuple[str, int, int], ...] = ()
-    # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
-    # the indexer could not open.
-    documents: tuple[tuple[str, str, int], ...] = ()
-    # Python packages that documents in the index need and that were missing when they were
-    # read; `install` is then the command that brings them.
-    missing_libraries: tuple[str, ...] = ()
-    install: str | None = None
-
-    @property
-    def skipped_sections(self) -> int:
-        """Link-list sections (Related, See also, ...) left out of search, over all files."""
-        return sum(sections for _, sections, _ in self.left_out)
-
-    @property
-    def secrets_scrubbed(self) -> int:
-        """Values the scrubber replaced, over all files."""
-        return sum(secrets for _, _, secrets in self.left_out)
-
-    def left_out_summary(self) -> str | None:
-        """The left-out totals in words, as `status` and the MCP status tool print them; None
-        when nothing was left out."""
-        if not self.left_out:
-            return None
-        files_with = sum(1 for _, n, _ in self.left_out if n)
-        secret_files = sum(1 for _, _, k in self.left_out if k)
-        return (
-            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
-            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
-        documents as {kind: {outcome: files}}, then the left-out totals)."""
-        data = asdict(self)
-        data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
-        data["left_out"] = [
-            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
-        ]
-        documents: dict[str, dict[str, int]] = {}
-        for kind, outcome, files in self.documents:
-            documents.setdefault(kind, {})[outcome] = files
-        data["documents"] = documents
-        data["missing_libraries"] = list(self.missing_libraries)
-        data["skipped_sections"] = self.skipped_sections
-        data["secrets_scrubbed"] = self.secrets_scrubbed
-        return data
 
 
 class Index:
@@ -186,8 +114,19 @@ class Index:
         *,
         full: bool = False,
         progress: Progress | None = None,
+        paths: Collection[str] | None = None,
+        folders: Collection[str] | None = None,
+        stop: threading.Event | None = None,
+        wait: float | None = None,
     ) -> IndexStats:
-        """Index new and changed notes of `vault` and drop deleted ones (`full`: re-read all)."""
+        """Index new and changed notes and documents of `vault`, drop deleted ones (`full`: all).
+
+        `paths`/`folders` (vault-relative; a watcher's batch) make it a targeted update: only they
+        are looked at, leaving the rows a whole incremental pass would (it is a whole pass when the
+        rest of the index is not known to be current; `""` is the whole vault). `stop`, set from
+        any thread, ends the run after the current file; `wait`: seconds to wait for another update
+        of this index (None: until it ends) before IndexLockedError. See docs/watch.md.
+        """
         from .update.run import run_update
 
         root = Path(vault).expanduser()
@@ -195,6 +134,8 @@ class Index:
             raise VaultNotFoundError(
                 f"vault folder {str(root)!r} does not exist or is not a folder"
             )
+        named = paths is not None or folders is not None
+        targets = [*(paths or ()), *(folders or ())] if named else None
         stats = run_update(
             self._store,
             self._embedder,
@@ -202,6 +143,9 @@ class Index:
             full=full,
             options=self.options,
             progress=progress,
+            targets=targets,
+            stop=stop,
+            wait=wait,
         )
         if stats.vectors:
             source = self._model_source()
@@ -366,6 +310,13 @@ class Index:
         process holding this Index should then open the file again."""
         return (*self._store.identity(), self._store.get_meta(meta.MODEL_SOURCE))
 
+    def file_coverage(self, *, pending: bool = True) -> Coverage:
+        """Every file's state: indexed, skipped, failed or (with `pending`: a stat walk of the
+        vault) pending, with the reason, chunks and when it was indexed (`engine/coverage.py`)."""
+        from .coverage import file_coverage
+
+        return file_coverage(self._store, self.options, vault_root=self.vault_root, pending=pending)
+
     def check(self) -> list[str]:
         """Integrity problems (empty when SQLite, FTS5 and the row counts agree)."""
         return self._store.integrity_problems()
@@ -392,5 +343,5 @@ class Index:
             left_out=tuple(self._store.left_out()),
             documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
             missing_libraries=missing,
-            install=_install_hint() if missing else None,
+            install=install_hint() if missing else None,
         )

@@ -22,6 +22,9 @@ __all__ = [
     "RawNote",
     "ReadResult",
     "decode_note",
+    "file_entry",
+    "is_utf8_name",
+    "printable_path",
     "read_note",
     "walk_vault",
 ]
@@ -101,12 +104,12 @@ class RawNote:
     recheck: bool = False
 
 
-def _printable_path(rel: str) -> str:
+def printable_path(rel: str) -> str:
     """A path that can be stored and shown: bytes that are not UTF-8 become `\\xe9` escapes."""
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
-def _is_utf8_name(rel: str) -> bool:
+def is_utf8_name(rel: str) -> bool:
     # os.walk hands out undecodable name bytes as lone surrogates, which SQLite cannot store.
     try:
         rel.encode("utf-8")
@@ -138,13 +141,16 @@ def walk_vault(
     include: Sequence[str] = (),
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
     documents: bool = True,
+    under: str = "",
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
     """All notes (and documents, unless `documents` is False) under `root`, sorted by path, plus
     (path, reason) for entries that were passed over.
 
     Dot-folders and folders holding an `IGNORE_MARKER` file are always excluded. `include` (folders
     relative to the vault) limits the walk when given. Symlinks are followed only when their
-    target lies inside the vault. Documents follow exactly the same rules as notes.
+    target lies inside the vault. Documents follow exactly the same rules as notes. `under` (a
+    vault-relative folder) walks only that folder, as the whole walk would see it; the caller has
+    checked that the walk reaches it (`vault_targets.py`).
     """
     root = root.resolve()
     rules = VaultRules(include=include, exclude=exclude, documents=documents)
@@ -156,7 +162,7 @@ def walk_vault(
             with os.scandir(folder) as entries:
                 return sorted(entries, key=lambda entry: entry.name)
         except OSError as error:
-            shown = _printable_path(rel_dir or ".")
+            shown = printable_path(rel_dir or ".")
             passed_over.append((shown, f"cannot read folder: {error.strerror or error}"))
             return None
 
@@ -164,7 +170,8 @@ def walk_vault(
     # an entry (folder, symlink) comes from the listing instead of one more lstat per folder and
     # the ignore marker from the folder's own listing instead of one per folder again: 26,000
     # system calls fewer on MDN's 13,000 folders, a third of a no-op run.
-    stack: list[tuple[str, str]] = [(str(root), "")]
+    start = os.path.join(str(root), *under.split("/")) if under else str(root)
+    stack: list[tuple[str, str]] = [(start, under)]
     while stack:
         folder, rel_dir = stack.pop()
         entries = listing(folder, rel_dir)
@@ -172,9 +179,9 @@ def walk_vault(
             continue
         if rel_dir and any(entry.name == IGNORE_MARKER for entry in entries):
             continue
-        if rel_dir and not _is_utf8_name(rel_dir):
+        if rel_dir and not is_utf8_name(rel_dir):
             reason = "folder name is not valid UTF-8; rename it to index its notes"
-            passed_over.append((_printable_path(rel_dir), reason))
+            passed_over.append((printable_path(rel_dir), reason))
             continue
         subfolders: list[tuple[str, str]] = []
         take_files = rules.includes_folder(rel_dir)
@@ -193,30 +200,37 @@ def walk_vault(
             kind = rules.file_kind(name) if take_files else None
             if kind is None:
                 continue
-            if not _is_utf8_name(rel):
-                reason = "file name is not valid UTF-8; rename the file to index it"
-                passed_over.append((_printable_path(rel), reason))
-                continue
-            full = entry.path
-            try:
-                stat = entry.stat(follow_symlinks=False)
-                if stat_module.S_ISLNK(stat.st_mode):
-                    problem = _symlink_problem(Path(full), root)
-                    if problem is not None:
-                        passed_over.append((rel, problem))
-                        continue
-                    stat = os.stat(full)
-            except (OSError, RuntimeError) as exc:
-                reason = getattr(exc, "strerror", None) or str(exc)
-                passed_over.append((rel, f"cannot stat: {reason}"))
-                continue
-            # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
-            if not stat_module.S_ISREG(stat.st_mode):
-                continue
-            notes.append(NoteFile(rel, full, stat.st_mtime_ns, stat.st_size, kind))
+            found = file_entry(root, rel, entry.path, kind, entry)
+            if isinstance(found, NoteFile):
+                notes.append(found)
+            elif found is not None:
+                passed_over.append(found)
         stack.extend(reversed(subfolders))
     notes.sort(key=lambda n: n.rel_path)
     return notes, passed_over
+
+
+def file_entry(
+    root: Path, rel: str, full: str, kind: str, entry: os.DirEntry[str] | None
+) -> NoteFile | tuple[str, str] | None:
+    """A listed file of an indexed kind as the walk keeps it: a NoteFile, (path, reason) when it
+    is passed over, or None (not a regular file). `entry`: its listing entry, when there is one."""
+    if not is_utf8_name(rel):
+        return (printable_path(rel), "file name is not valid UTF-8; rename the file to index it")
+    try:
+        stat = entry.stat(follow_symlinks=False) if entry is not None else os.lstat(full)
+        if stat_module.S_ISLNK(stat.st_mode):
+            problem = _symlink_problem(Path(full), root)
+            if problem is not None:
+                return (rel, problem)
+            stat = os.stat(full)
+    except (OSError, RuntimeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return (rel, f"cannot stat: {reason}")
+    # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
+    if not stat_module.S_ISREG(stat.st_mode):
+        return None
+    return NoteFile(rel, full, stat.st_mtime_ns, stat.st_size, kind)
 
 
 def _size(size: int) -> str:

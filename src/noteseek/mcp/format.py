@@ -10,7 +10,7 @@ from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
 from ..core.document_location import breadcrumb, location_label
 
 if TYPE_CHECKING:
-    from .. import Hit, IndexStatus, NoteText
+    from .. import Coverage, Hit, IndexStatus, NoteText
 
 __all__ = ["RefreshState", "format_hits", "format_note", "format_status"]
 
@@ -142,8 +142,21 @@ def _ago(seconds: float) -> str:
     return f"{seconds:.0f} s ago"
 
 
-def format_status(status: IndexStatus, refresh: RefreshState, *, now: float) -> str:
-    """Index status as a few lines, with the next step when something needs doing."""
+# Files listed by the status tool at most; the terminal command lists them all.
+STATUS_FILES = 100
+
+
+def format_status(
+    status: IndexStatus,
+    refresh: RefreshState,
+    *,
+    now: float,
+    watch: str | None = None,
+    coverage: Coverage | None = None,
+    problems_only: bool = False,
+) -> str:
+    """Index status as a few lines, with the next step when something needs doing; `watch` says
+    what keeps the index fresh, `coverage` adds the files (`problems_only`: those not indexed)."""
     skipped = sum(1 for _, state, _ in status.problems if state == "skipped")
     vectors = (
         "available"
@@ -163,12 +176,20 @@ def format_status(status: IndexStatus, refresh: RefreshState, *, now: float) -> 
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(finished))
         lines.append(
             f"Last update: {when} ({_ago(max(now - finished, 0))}), {last.get('files_seen')} notes "
-            f"seen" + (", interrupted" if last.get("interrupted") else "")
+            f"seen"
+            + (" (changed paths only)" if last.get("targeted") else "")
+            + (", interrupted" if last.get("interrupted") else "")
         )
     else:
         lines.append("Last update: never finished")
+    if watch is not None:
+        lines.append(f"Watching the vault: {watch}; searches use the last commit")
     if refresh.state == "off":
-        lines.append("Background refresh: off (start the server with --refresh to enable it)")
+        if watch is None:
+            lines.append(
+                "Background refresh: off (the server runs with --no-watch; without it, it "
+                "indexes each change of the vault)"
+            )
     elif refresh.state == "running":
         since = _ago(max(now - (refresh.started_at or now), 0))
         lines.append(f"Background refresh: running (started {since}); searches use the last commit")
@@ -179,6 +200,8 @@ def format_status(status: IndexStatus, refresh: RefreshState, *, now: float) -> 
         lines += [f"  [{s}] {p}: {why}" for p, s, why in status.problems[:5]]
         if len(status.problems) > 5:
             lines.append("  … 'noteseek status' in a terminal lists them all")
+    if coverage is not None:
+        lines += _coverage_lines(coverage, problems_only=problems_only)
     vault = status.vault_root or "VAULT"
     left_out = status.left_out_summary()  # the same words as `noteseek status`'s row
     if left_out:
@@ -189,3 +212,20 @@ def format_status(status: IndexStatus, refresh: RefreshState, *, now: float) -> 
         )
     lines.append(f"To update the index: noteseek index '{vault}'")
     return "\n".join(lines)
+
+
+def _coverage_lines(coverage: Coverage, *, problems_only: bool) -> list[str]:
+    counts = coverage.counts()
+    lines = ["Files: " + ", ".join(f"{counts[state]} {state}" for state in counts)]
+    if not coverage.pending_checked:
+        lines.append(f"  (pending not checked: {coverage.pending_problem})")
+    shown = [f for f in coverage.files if not problems_only or f.state != "indexed" or f.reason]
+    for f in shown[:STATUS_FILES]:
+        detail = f"{f.chunks} sections" if f.state == "indexed" else ""
+        reason = "; ".join(x for x in (detail, f.reason or "") if x)
+        lines.append(f"  [{f.state}] {f.path}" + (f": {reason}" if reason else ""))
+    if len(shown) > STATUS_FILES:
+        lines.append(
+            f"  … {len(shown) - STATUS_FILES} more; 'noteseek status --files' lists them all"
+        )
+    return lines

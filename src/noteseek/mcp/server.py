@@ -11,9 +11,12 @@ Design (the user-facing version is docs/mcp.md):
   first tool call that needs them, so `initialize` is answered at once however large or stale
   the index, and a server started before `noteseek index` ran still starts (its tools say what
   to run).
-- `--refresh` runs one incremental `Index.update` in a background thread with its own `Index`
-  (its own SQLite connection). WAL lets the tools keep reading the last committed state; each
-  note switches from old to new atomically when its transaction commits.
+- `--watch` (the default where the vault is known: `--vault`, or the vault the index was built
+  from) keeps the index fresh: an `IndexRefresher` (watch/refresh.py), started in a background
+  thread after `initialize`, with a writing `Index` of its own, indexes each change of the vault.
+  With `--vault` and no index yet, it builds one. `--refresh` runs one incremental `Index.update`
+  in the same way, without watching. WAL lets the tools keep reading the last committed state;
+  each note switches from old to new atomically when its transaction commits.
 - The SDK runs sync tools on worker threads; one lock serialises the shared `Index`, whose
   `Store` must not be used by two threads at once.
 """
@@ -29,11 +32,26 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import click
 
-from .. import Hit, Index, IndexStatus, LazyIndex, Mode, NoteseekError, NoteText, SearchRequest
+from .. import (
+    Coverage,
+    Hit,
+    Index,
+    IndexStatus,
+    LazyIndex,
+    Mode,
+    NoteseekError,
+    NoteText,
+    SearchRequest,
+    open_index,
+)
+from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status
+from .freshness import Freshness
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from ..watch.refresh import IndexRefresher
 
 __all__ = [
     "RefreshState",
@@ -54,34 +72,6 @@ NOTE_TOKENS = 4000
 MAX_LIMIT = 50
 _T = TypeVar("_T")
 
-INSTRUCTIONS = (
-    "noteseek searches the user's own Markdown notes (a local vault: how-tos, decisions, meeting "
-    "notes, projects, people). Use `search` for questions the user's notes may answer, by meaning "
-    "or keywords, then `get_note` to read a note or one section. Use grep for exact strings in code."
-)
-SEARCH_DOC = (
-    "Search the user's Markdown notes by meaning and keywords together (BM25 + embeddings), best "
-    "notes first, each with its most relevant section. Prefer this over grep/find when looking for "
-    "a concept, an answer to a natural-language question, or a note whose exact wording you do not "
-    "know ('how did we fix the cert outage', 'undo a rebase'); use grep for exact strings or "
-    "identifiers in code. The reply stays within max_tokens: lower-ranked hits are listed by path "
-    "and section only; read them with get_note(path, section)."
-)
-GET_NOTE_DOC = (
-    "Read one note of the indexed vault, or one section of it, by the vault-relative path that "
-    "search returned (e.g. 'howto/git-rebase-recipes.md'). Pass section (a heading as search shows "
-    "it, e.g. 'Undo a rebase that went wrong') to read just that part. For a document (PDF, "
-    "slides, spreadsheet) pass page, slide or sheet, as search shows them ('p. 12', 'slide 3', "
-    "'sheet Data'), to read just that part. Secrets are redacted. Only "
-    "indexed notes can be read: absolute paths, '..' and symlinks are refused. A long note is cut "
-    "at max_tokens and the reply lists its sections so you can ask for one."
-)
-STATUS_DOC = (
-    "Describe the note index: notes and sections indexed, the vault folder, the embedding model, "
-    "when it was last updated (how stale it may be), and whether a background refresh is running. "
-    "Use it when search misses a note you expect, or to tell the user how to update the index."
-)
-
 
 class VaultService:
     """The index behind the tools: opened on first use, one caller at a time."""
@@ -99,6 +89,8 @@ class VaultService:
         self._lock = threading.Lock()
         self._refresh = RefreshState()
         self._refresh_thread: threading.Thread | None = None
+        self._db = db
+        self._freshness = Freshness(vault=vault, open_writer=self._open_writer)
 
     @property
     def opened(self) -> bool:
@@ -148,6 +140,29 @@ class VaultService:
         with self._lock:
             return self._index.get().status(), self._refresh
 
+    def coverage(self) -> Coverage:
+        """Every file's state (indexed, skipped, failed, pending): `Index.file_coverage`."""
+        with self._lock:
+            return self._index.get().file_coverage()
+
+    def watch_line(self) -> str | None:
+        """What keeping the index fresh does now, for the status tool (None: not asked to)."""
+        return self._freshness.line()
+
+    def start_watch(self) -> None:
+        """Watch the vault in the background (no tool call waits for it)."""
+        self._freshness.start()
+
+    def wait_watch_started(self, timeout: float | None = None) -> "IndexRefresher | None":
+        """The refresher once started (tests), or None when the vault is not watched."""
+        return self._freshness.wait_started(timeout)
+
+    def _open_writer(self) -> Index:
+        path = self._index.path()
+        if not path.exists() and self._vault is not None:
+            return open_index(self._db, self._vault, create=True)  # --vault: build it
+        return self._index.open_separate()
+
     def start_refresh(self) -> None:
         """Start one incremental update in a background thread (its own connection)."""
         self._refresh = RefreshState("running", "updating the index", started_at=time.time())
@@ -195,7 +210,8 @@ class VaultService:
             end("failed", f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
-        """Close the index if a tool call opened it."""
+        """Stop watching (after the current file) and close the index if a tool call opened it."""
+        self._freshness.close()
         with self._lock:
             self._index.close()
 
@@ -309,9 +325,25 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         )
         return format_note(note, max_tokens=max_tokens)
 
-    def status() -> str:
+    def status(
+        files: Annotated[
+            Literal["none", "problems", "all"],
+            Field(
+                description="Also list files: 'problems' (skipped, failed, pending: changed since "
+                "the last update), or 'all' with indexed ones."
+            ),
+        ] = "none",
+    ) -> str:
         current, refresh = call("status", service.status)
-        return format_status(current, refresh, now=time.time())
+        coverage = None if files == "none" else call("status", service.coverage)
+        return format_status(
+            current,
+            refresh,
+            now=time.time(),
+            watch=service.watch_line(),
+            coverage=coverage,
+            problems_only=files == "problems",
+        )
 
     for fn, doc, title in (
         (search, SEARCH_DOC, "Search notes"),

@@ -17,6 +17,7 @@ __all__ = [
     "MULTILINGUAL_MODEL",
     "PIPELINE",
     "SCOPE",
+    "UPDATE_INCOMPLETE",
     "VAULT_ROOT",
     "VECTOR_DIM",
 ]
@@ -27,6 +28,10 @@ VAULT_ROOT = "vault_root"  # the vault folder the last update indexed
 PIPELINE = "pipeline"  # IndexOptions.fingerprint() of the last finished run
 SCOPE = "scope"  # the folders of the last finished run (JSON: include, exclude)
 LAST_RUN = "last_run"  # what the last update did (JSON: IndexStats without the problem list)
+# "1" from the start of an update run, "0" once one finishes uninterrupted: a run that was cut short
+# (or killed) may have left changed notes unread, so the next targeted run does a whole pass; so
+# does one on an index whose last run predates this key.
+UPDATE_INCOMPLETE = "update_incomplete"
 # Written by the storage backend.
 MODEL_FINGERPRINT = "model_fingerprint"  # the model the stored vectors came from
 VECTOR_DIM = "vector_dim"  # their dimension

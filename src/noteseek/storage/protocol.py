@@ -9,6 +9,9 @@ nothing above it changes; mypy checks that the engine uses nothing else. The SQL
 Contract in short:
 - Every write happens inside `write()`, one transaction that takes the writer lock up front; a
   reader (`snapshot()`) sees each file entirely old or entirely new, and never blocks the writer.
+- An update run holds `update_lock()` from its first write to its last, so two runs never
+  interleave; it is released when its holder ends in any way (a killed process included), and
+  searches never take it. (PostgreSQL: a session-level advisory lock does the same.)
 - Ids: files and chunks have integer ids the backend assigns; the engine keeps them only for the
   length of one search or one update, never across processes.
 - Vectors are int8 rows (`quantize`), one per chunk, stored with the chunk; `vector_rows()` reads
@@ -22,11 +25,19 @@ Contract in short:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .records import ChunkRecord, FileRecord, FileState, IndexedFile, KindOutcomes, StoredChunk
+from .records import (
+    ChunkRecord,
+    FileEntry,
+    FileRecord,
+    FileState,
+    IndexedFile,
+    KindOutcomes,
+    StoredChunk,
+)
 from .rows import ChunkRow, VectorRows
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
@@ -75,6 +86,19 @@ class Storage(Protocol):
     def write(self) -> AbstractContextManager[None]:
         """One write transaction holding the writer lock; IndexLockedError when another writer
         keeps it past the busy timeout. Rolled back on any exception."""
+        ...
+
+    def update_lock(
+        self,
+        *,
+        wait: float | None,
+        holder: str,
+        cancel: Callable[[], bool] | None = None,
+    ) -> AbstractContextManager[None]:
+        """Hold the lock of one update run (not a transaction: each file still commits on its
+        own). Waits up to `wait` seconds for another run (None: until it ends, 0: not at all),
+        then raises IndexLockedError whose message names the holder (`holder`, as the other run
+        gave it, with its pid); `cancel()` turning true while waiting raises it at once."""
         ...
 
     def snapshot(self) -> AbstractContextManager[None]:
@@ -141,6 +165,10 @@ class Storage(Protocol):
 
     def file_problems(self) -> list[tuple[str, str, str]]:
         """(path, status, problem) of every file that was skipped or had a warning, by path."""
+        ...
+
+    def file_entries(self) -> list[FileEntry]:
+        """Every known file's row (status, problem, stat, chunk count, when written), by path."""
         ...
 
     def indexed_file(self, path: str) -> IndexedFile | None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ChunkRecord", "FileRecord", "FileState", "IndexedFile", "KindOutcomes", "StoredChunk"]
+__all__ = [
+    "ChunkRecord",
+    "FileEntry",
+    "FileRecord",
+    "FileState",
+    "IndexedFile",
+    "KindOutcomes",
+    "StoredChunk",
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,19 @@ class IndexedFile:
     size: int
     title: str | None
     kind: str | None = None  # None: a Markdown note; else the document kind
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file's row as per-file coverage (`noteseek status --files`) lists it."""
+
+    path: str
+    status: str  # ok | warning | skipped
+    problem: str | None
+    mtime_ns: int  # 0 for a problem looked at again on every run (see engine/update/run.py)
+    size: int
+    chunks: int
+    indexed_at: float  # when the row was last written (seconds since the epoch)
 
 
 @dataclass(frozen=True)

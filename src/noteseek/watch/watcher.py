@@ -111,6 +111,7 @@ class VaultWatcher:
         *,
         include: Sequence[str] = (),
         exclude: Sequence[str] = DEFAULT_EXCLUDE,
+        documents: bool = True,
         quiet: float = 0.2,
         max_delay: float = 5.0,
         force_polling: bool = False,
@@ -127,7 +128,7 @@ class VaultWatcher:
         self.root = root.resolve()
         self._prefix = str(self.root).rstrip(os.sep) + os.sep
         self._identity = self._stat_root()
-        self._rules = VaultRules(include=include, exclude=exclude)
+        self._rules = VaultRules(include=include, exclude=exclude, documents=documents)
         self._on_batch = on_batch
         self._on_notice: OnNotice = on_notice or (lambda message: log.warning("%s", message))
         self._quiet_ms = max(1, round(quiet * 1000))

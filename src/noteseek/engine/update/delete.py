@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from ...storage.records import FileRecord
-from .plan import UpdatePlan
+from .plan import UpdatePlan, check_vault
 
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
@@ -17,6 +17,8 @@ __all__ = ["delete_gone"]
 def delete_gone(store: Storage, plan: UpdatePlan, counter: Counter[str]) -> None:
     """One transaction: delete every known file no longer in the vault, and store each passed-over
     entry (a symlink out of the vault, a loop, an unreadable folder) as skipped, with its reason."""
+    if plan.gone:
+        check_vault(plan)  # the walk just ended; a vault unmounted since would empty the index
     with store.write():
         for path in plan.gone:
             store.delete_file(path)

@@ -55,13 +55,15 @@ def embed_batch(
 
 def backfill_vectors(
     store: Storage, embedder: Embedder, *, stop: threading.Event, counter: Counter[str]
-) -> None:
+) -> bool:
     """Embed every chunk without a vector (left by an interrupted run or a model change), one
-    batch per transaction, until none is left or the run is stopped."""
-    while not stop.is_set():
+    batch per transaction, until none is left (True) or the run is stopped (False)."""
+    while True:
         missing = store.chunks_missing_vectors(EMBED_BATCH_CHUNKS)
         if not missing:
-            break
+            return True
+        if stop.is_set():
+            return False
         texts = [embedding_text(title, section, text) for _, title, section, text in missing]
         vectors = quantize(embedder.embed(texts))
         with store.write():

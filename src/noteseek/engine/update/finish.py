@@ -45,6 +45,7 @@ def finish_update(
         interrupted=interrupted,
         vectors=plan.use_vectors,
         problems=tuple(plan.problems),
+        targeted=plan.targeted,
         documents=sum(1 for n in plan.notes if n.is_document),
         documents_extracted=counter["documents_extracted"],
         missing_libraries=missing_libraries,
@@ -60,6 +61,7 @@ def finish_update(
             # one leaves the old fingerprint so the next run re-processes the rest.
             store.set_meta(meta.PIPELINE, plan.pipeline)
             store.set_meta(meta.SCOPE, plan.options.scope())
+            store.set_meta(meta.UPDATE_INCOMPLETE, "0")
         store.set_meta(meta.LAST_RUN, json.dumps({**_public(stats), "finished_at": time.time()}))
     store.checkpoint()
     return stats
@@ -79,6 +81,9 @@ def _deleted_a_large_share(deleted: int, chunks: int) -> bool:
 
 
 def _public(stats: IndexStats) -> dict[str, object]:
-    data = {k: v for k, v in stats.__dict__.items() if k != "problems"}
+    data = {k: v for k, v in stats.__dict__.items() if k not in ("problems", "targeted")}
     data["problems"] = len(stats.problems)
+    if stats.targeted:
+        # Only then: `status --json` prints this record, and a whole pass keeps its old fields.
+        data["targeted"] = True
     return data

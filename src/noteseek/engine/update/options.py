@@ -92,6 +92,8 @@ class IndexStats:
     interrupted: bool = False
     vectors: bool = True
     problems: tuple[tuple[str, str], ...] = ()
+    # Only the named paths were looked at (files_seen counts the notes among them).
+    targeted: bool = False
     documents: int = 0  # of files_seen: documents (PDF, Office, CSV, HTML, canvases, ...)
     documents_extracted: int = 0  # documents read by the extraction workers in this run
     # Python packages a document of this run needed and did not find (`noteseek[documents]`).

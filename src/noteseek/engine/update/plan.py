@@ -1,18 +1,30 @@
 """Phase 1 of an update: check the index can be written, settle the model and the pipeline, walk the
-vault and decide which notes to look at."""
+vault (or only the paths a targeted update names) and decide which notes to look at.
+
+A targeted plan (`targets`) looks only at the named paths (`vault_targets.walk_targets`) and the
+known files at or below them, so it leads to exactly the rows a whole pass would, provided the
+rest of the index already reflects the vault. It falls back to a whole pass whenever that is not
+known: a forced or first run, another pipeline, other folders (scope) or another vault than the
+last finished run, or an earlier run that did not finish (`meta.UPDATE_INCOMPLETE`). The files a
+whole pass reads again although their stat is unchanged (documents to retry) are named with them.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...core.file_kinds import DOCUMENT_SUFFIXES, document_kind
 from ...embedding.embedder import Embedder
-from ...errors import VectorSupportError
+from ...errors import VaultGoneError, VectorSupportError
 from ...secrets.scrubber import scrub
 from ...storage import meta
 from ...storage.records import FileState
+from ..vault_targets import covered, normalise_targets, walk_targets
 from ..vault_walk import NoteFile, walk_vault
 from .documents import library_now_installed
 from .options import IndexOptions
@@ -20,7 +32,7 @@ from .options import IndexOptions
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
 
-__all__ = ["UpdatePlan", "plan_update"]
+__all__ = ["UpdatePlan", "check_vault", "plan_update", "vault_identity"]
 
 log = logging.getLogger("noteseek.indexer")
 
@@ -41,9 +53,31 @@ class UpdatePlan:
     candidates: list[NoteFile]  # notes whose stat changed (or all, when forced)
     problems: list[tuple[str, str]] = field(default_factory=list)
     unchanged: int = 0
+    targeted: bool = False  # only the named paths were looked at
+    identity: tuple[int, int] = (0, 0)  # the vault folder's (device, inode) when the run began
     # Documents to extract even if their content is unchanged: stored as `unsupported` for a
     # library that is installed now, or indexed as a note before (an `.excalidraw.md`).
     retry: set[str] = field(default_factory=set)
+
+
+def vault_identity(root: Path) -> tuple[int, int]:
+    """The vault folder's device and inode: another pair means it was replaced or unmounted."""
+    st = os.stat(root)
+    return st.st_dev, st.st_ino
+
+
+def check_vault(plan: UpdatePlan) -> None:
+    """Raise VaultGoneError when the vault folder is gone or no longer the one the run began on,
+    before the run records anything it saw missing (a vanished note, a note gone from the walk)."""
+    try:
+        same = plan.root.is_dir() and vault_identity(plan.root) == plan.identity
+    except OSError:
+        same = False
+    if not same:
+        raise VaultGoneError(
+            f"the vault folder {str(plan.root)!r} was deleted, replaced or unmounted during the "
+            "update; what was indexed before stays as it was"
+        )
 
 
 def plan_update(
@@ -53,8 +87,10 @@ def plan_update(
     *,
     options: IndexOptions,
     full: bool,
+    targets: Sequence[str] | None = None,
 ) -> UpdatePlan:
-    """Settle the vectors and the pipeline (one transaction), then walk the vault."""
+    """Settle the vectors and the pipeline (one transaction), then walk the vault, or only the
+    `targets` (vault-relative notes or folders; `""` is the whole vault) when that is safe."""
     use_vectors = embedder is not None and store.vectors_available
     if not store.vectors_available and store.has_vector_table():
         # Writing now would leave vectors of deleted chunks behind; searching still works.
@@ -62,24 +98,52 @@ def plan_update(
             f"this index has vectors but sqlite-vec cannot be loaded ({store.vector_error}); "
             "reinstall it (pip install --force-reinstall sqlite-vec) before updating the index"
         )
+    named = None if targets is None else normalise_targets(targets)
+    identity = vault_identity(root)
     with store.write():
         if use_vectors:
             assert embedder is not None
             fingerprint = embedder.fingerprint
-            if not store.has_vector_table() or store.get_meta(meta.MODEL_FINGERPRINT) != fingerprint:
+            if (
+                not store.has_vector_table()
+                or store.get_meta(meta.MODEL_FINGERPRINT) != fingerprint
+            ):
                 log.info(
                     "embedding model changed (%s): every chunk will be re-embedded", fingerprint
                 )
                 store.reset_vectors(embedder.dim, fingerprint)
         pipeline = options.fingerprint()
         force = full or store.get_meta(meta.PIPELINE) != pipeline
+        targeted = named is not None and not (
+            force
+            or store.get_meta(meta.SCOPE) != options.scope()
+            or store.get_meta(meta.VAULT_ROOT) != str(root)
+            or store.get_meta(meta.UPDATE_INCOMPLETE) != "0"
+        )
         store.set_meta(meta.VAULT_ROOT, str(root))
+        store.set_meta(meta.UPDATE_INCOMPLETE, "1")
 
-    notes, passed_over = walk_vault(
-        root, include=options.include, exclude=options.exclude, documents=options.documents
-    )
-    problems: list[tuple[str, str]] = []
     known = store.file_states()
+    if targeted:
+        assert named is not None
+        # What a whole pass would read again although no event names it is named too: a
+        # symlink to a named file, a document to retry (see `_also_named`).
+        named = normalise_targets([*named, *_also_named(named, known, documents=options.documents)])
+        assert named is not None
+        listing = walk_targets(
+            root,
+            named,
+            include=options.include,
+            exclude=options.exclude,
+            documents=options.documents,
+        )
+        notes, passed_over, covers = listing.notes, listing.passed_over, listing.covers
+    else:
+        notes, passed_over = walk_vault(
+            root, include=options.include, exclude=options.exclude, documents=options.documents
+        )
+        covers = None
+    problems: list[tuple[str, str]] = []
     # A path is the files table's key and appears in results and logs, so it cannot be scrubbed
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
     # A path the index holds passed this check when it was stored, under the same rules and
@@ -109,8 +173,7 @@ def plan_update(
         if n.is_document
         and n.rel_path in known
         and (
-            (known[n.rel_path].kind or "note") != n.kind
-            or library_now_installed(known[n.rel_path])
+            (known[n.rel_path].kind or "note") != n.kind or library_now_installed(known[n.rel_path])
         )
     }
     candidates = [
@@ -122,7 +185,8 @@ def plan_update(
         or known[n.rel_path].size != n.size
         or n.rel_path in retry
     ]
-    return UpdatePlan(
+    looked_at = known if covers is None else [p for p in known if covers(p)]
+    plan = UpdatePlan(
         root=root,
         options=options,
         use_vectors=use_vectors,
@@ -131,9 +195,51 @@ def plan_update(
         notes=notes,
         passed_over=passed_over,
         known=known,
-        gone=sorted(set(known) - present),
+        gone=sorted(set(looked_at) - present),
         candidates=candidates,
         problems=problems,
         unchanged=len(notes) - len(candidates),
+        targeted=targeted,
+        identity=identity,
         retry=retry,
     )
+    # A walk of a vault that vanished half-way would make every note it missed look deleted.
+    check_vault(plan)
+    return plan
+
+
+def _also_named(named: Sequence[str], known: dict[str, FileState], *, documents: bool) -> list[str]:
+    """Known files a whole pass would read again although no watcher names them (one pass over
+    the known files, done on every targeted run, so each test is a C call or two):
+
+    - a symlink inside the vault to a named file: an event names the target only, and a link's
+      stored stat and content are its target's (the walk follows it), so the same stored
+      (mtime, size), or the same content, marks a possible alias (a copy is only stat-ed);
+    - a document whose library is installed now, or whose kind changed (an `.excalidraw.md`
+      indexed as a note before documents were read).
+    """
+    wanted = frozenset(named)
+    stats: set[tuple[int, int]] = set()
+    hashes: set[str] = set()
+    for path, state in known.items():
+        if covered(wanted, path):
+            if state.mtime_ns:  # 0: a problem looked at again anyway, nothing to match
+                stats.add((state.mtime_ns, state.size))
+            if state.content_hash:
+                hashes.add(state.content_hash)
+    return [
+        path
+        for path, state in known.items()
+        if (state.mtime_ns, state.size) in stats
+        or state.content_hash in hashes
+        or (documents and _retry(path, state))
+    ]
+
+
+def _retry(path: str, state: FileState) -> bool:
+    """Whether a whole pass would extract this known document again though its stat is unchanged
+    (`retry` in plan_update)."""
+    if state.engine is not None and library_now_installed(state):
+        return True
+    lower = path.lower()
+    return lower.endswith(DOCUMENT_SUFFIXES) and (state.kind or "note") != document_kind(lower)

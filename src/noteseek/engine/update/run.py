@@ -1,22 +1,26 @@
 """Bring an index up to date with a vault: full or incremental, one atomic transaction per file.
 
-`run_update` runs the phases in order: plan (plan.py: model, pipeline, vault walk, candidates),
-delete (delete.py: notes gone from the vault), then per note prepare (prepare.py: read, scrub,
-chunk) and, per batch of prepared notes, embed (embed.py) and write each file in its own
-transaction; then the vector backfill (embed.py) and finish (finish.py: statistics, text-index
-upkeep, meta). Ctrl-C stops after the current file; every transaction already committed stays. Documents go
+`run_update` holds the index's update lock (one run at a time) and runs the phases in order: plan
+(plan.py: model, pipeline, vault walk or the named paths, candidates), delete (delete.py: notes
+gone from the vault), then per note prepare (prepare.py: read, scrub, chunk) and, per batch of
+prepared notes, embed (embed.py) and write each file in its own transaction; then the vector
+backfill (embed.py) and finish (finish.py: statistics, text-index upkeep, meta). Documents go
 through the same phases, with extraction (documents.py, in worker processes) in place of
-chunking (document_chunks.py turns a document's units into chunks).
+chunking (document_chunks.py turns a document's units into chunks). A stop (the caller's event,
+from any thread, or Ctrl-C in the main thread) ends the run after the current file; every
+transaction already committed stays.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +33,7 @@ from .documents import document_results
 from .embed import backfill_vectors, embed_batch
 from .finish import finish_update
 from .options import EMBED_BATCH_CHUNKS, IndexOptions, IndexStats, Progress
-from .plan import UpdatePlan, plan_update
+from .plan import UpdatePlan, check_vault, plan_update
 from .prepare import Prepared, Skip, prepare_note
 
 if TYPE_CHECKING:
@@ -41,9 +45,13 @@ log = logging.getLogger("noteseek.indexer")
 
 
 @contextmanager
-def _stop_on_first_interrupt() -> Iterator[threading.Event]:
-    """First Ctrl-C: finish the current file, then stop. Second Ctrl-C: abort at once (rolled back)."""
-    stop = threading.Event()
+def _stop_on_first_interrupt(stop: threading.Event | None) -> Iterator[threading.Event]:
+    """First Ctrl-C: finish the current file, then stop. Second Ctrl-C: abort at once (rolled back).
+
+    `stop` (the caller's event, set from any thread) stops the run the same way; Ctrl-C sets it.
+    Outside the main thread no handler can be installed, so only `stop` counts there.
+    """
+    stop = stop if stop is not None else threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return
@@ -63,6 +71,20 @@ def _stop_on_first_interrupt() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
+def holder_label() -> str:
+    """Who runs an update, as a waiting writer's message shows it: `noteseek watch [thread]`."""
+    program = os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else "python")
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if (
+        program in ("noteseek", "__main__.py")
+        and command[:1].isalpha()
+        and command.replace("-", "").isalnum()
+    ):
+        program = f"noteseek {command}"  # a subcommand name, never an argument that could be data
+    thread = threading.current_thread().name
+    return program if thread == "MainThread" else f"{program} [{thread}]"
+
+
 def run_update(
     store: Storage,
     embedder: Embedder | None,
@@ -71,30 +93,44 @@ def run_update(
     full: bool = False,
     options: IndexOptions | None = None,
     progress: Progress | None = None,
+    targets: Sequence[str] | None = None,
+    stop: threading.Event | None = None,
+    wait: float | None = None,
 ) -> IndexStats:
-    """Index new and changed notes, drop deleted ones, and embed what lacks a vector."""
+    """Index new and changed notes, drop deleted ones, and embed what lacks a vector; with
+    `targets`, only at and below those vault-relative paths (see plan.py). `wait`: seconds to
+    wait for another update run of this index (None: until it ends) before IndexLockedError."""
     started = time.perf_counter()
-    deleted_before = store.chunks_deleted
-    counter: Counter[str] = Counter()
-    plan = plan_update(
-        store, embedder, Path(vault).resolve(), options=options or IndexOptions(), full=full
-    )
-    counter["unchanged"] = plan.unchanged
-    with _stop_on_first_interrupt() as stop:
-        delete_gone(store, plan, counter)
-        writer = _Writer(store, embedder, plan, counter, full=full)
-        _write_files(writer, stop=stop, progress=progress)
-        if plan.use_vectors and embedder is not None and not stop.is_set():
-            backfill_vectors(store, embedder, stop=stop, counter=counter)
-    return finish_update(
-        store,
-        plan,
-        counter,
-        started=started,
-        deleted_before=deleted_before,
-        interrupted=stop.is_set(),
-        missing_libraries=tuple(sorted(writer.missing)),
-    )
+    cancel = None if stop is None else stop.is_set
+    with store.update_lock(wait=wait, holder=holder_label(), cancel=cancel):
+        deleted_before = store.chunks_deleted
+        counter: Counter[str] = Counter()
+        plan = plan_update(
+            store,
+            embedder,
+            Path(vault).resolve(),
+            options=options or IndexOptions(),
+            full=full,
+            targets=targets,
+        )
+        counter["unchanged"] = plan.unchanged
+        with _stop_on_first_interrupt(stop) as stopping:
+            delete_gone(store, plan, counter)
+            writer = _Writer(store, embedder, plan, counter, full=full)
+            finished = _write_files(writer, stop=stopping, progress=progress)
+            if finished and plan.use_vectors and embedder is not None:
+                finished = backfill_vectors(store, embedder, stop=stopping, counter=counter)
+        # A stop that came once every file and vector was written cut nothing short: the run
+        # finished (a server stopped right after its watcher's catch-up is not "interrupted").
+        return finish_update(
+            store,
+            plan,
+            counter,
+            started=started,
+            deleted_before=deleted_before,
+            interrupted=not finished,
+            missing_libraries=tuple(sorted(writer.missing)),
+        )
 
 
 class _Writer:
@@ -144,6 +180,8 @@ class _Writer:
                 self.store.touch_file(note.rel_path, note.mtime_ns, note.size)
             counter["unchanged"] += 1
         elif isinstance(result, Skip):
+            if result.recheck:
+                check_vault(plan)  # a file that vanished with its vault is not a skipped file
             # mtime 0 never matches a real stat, so a problem that may clear up by itself
             # (permissions, the size limit, a file being written) is looked at again next run.
             mtime_ns = 0 if result.recheck else note.mtime_ns
@@ -208,9 +246,10 @@ def _write_files(
     *,
     stop: threading.Event,
     progress: Progress | None,
-) -> None:
+) -> bool:
     """Prepare every candidate: the notes, then the documents (hashed, then extracted in one
-    pool, which is opened only when some document's content changed)."""
+    pool, which is opened only when some document's content changed). False when the stop came
+    before the last candidate."""
     plan = writer.plan
     candidates = plan.candidates
     notes = [c for c in candidates if not c.is_document]
@@ -241,3 +280,4 @@ def _write_files(
             writer.take(note, result)
             step(note)
     writer.flush()
+    return done == len(candidates)

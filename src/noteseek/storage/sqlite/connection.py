@@ -3,8 +3,9 @@
 Locking model: WAL journal (readers never block the writer or each other), a busy timeout so a
 second writer waits instead of failing at once, and every file's rows are written in one
 `BEGIN IMMEDIATE` transaction, so a reader or a crash sees a file entirely old or entirely new.
-Two indexers on one file interleave file by file (each waits for the other's transaction); that is
-safe because every write re-reads the rows it replaces inside its own transaction. Reads that must
+Two update runs on one file do not overlap (update_lock.py: the second waits for the first's whole
+run); writes outside a run (a migration, the model's name) wait for a transaction at most, and even
+interleaved writes would be safe because each re-reads the rows it replaces in its own transaction. Reads that must
 agree with each other (row counts, integrity checks) run in one `snapshot()`.
 
 The other modules of this package add one job each to this class (files, chunks, the text index,

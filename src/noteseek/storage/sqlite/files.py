@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     # Imported where they are made: a one-shot search never creates these dataclasses.
     from ..records import (
         ChunkRecord,
+        FileEntry,
         FileRecord,
         FileState,
         IndexedFile,
@@ -180,6 +181,16 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             "SELECT path, status, problem FROM files WHERE status != 'ok' ORDER BY path"
         )
         return [(r[0], r[1], r[2] or "") for r in rows]
+
+    def file_entries(self) -> list[FileEntry]:
+        """Every known file's row, by path."""
+        from ..records import FileEntry
+
+        rows = self.db.execute(
+            "SELECT path, status, problem, mtime_ns, size, chunk_count, indexed_at FROM files "
+            "ORDER BY path"
+        )
+        return [FileEntry(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6])) for r in rows]
 
     def indexed_file(self, path: str) -> IndexedFile | None:
         """The row of one file by its exact vault-relative path (for note access)."""

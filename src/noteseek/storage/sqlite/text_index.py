@@ -91,6 +91,9 @@ class TextIndex(SqliteConnection):
         # Parsed once per stored value, not once per query: this runs on every search.
         if raw != self._shares_raw:
             self._shares_raw = raw
+            # Both are rewritten by the same end-of-run transaction, so a long-lived reader (the
+            # daemon, a watched MCP server) learns here that German notes came (or went).
+            self.stem_options.german_queries = self.get_meta(meta.GERMAN_NOTES) == "1"
             data = json.loads(raw) if raw else {}
             if isinstance(data, list):  # written before 0.2: only the stems in > 50 % of chunks
                 self._shares = dict.fromkeys(data, 1.0)

@@ -1,0 +1,156 @@
+"""`noteseek watch VAULT`: catch up, then index every change as it is saved, until a signal.
+
+Everything it says goes to stderr (stdout stays empty), one line per update run, and never a
+note's text: runs are summed up in counts, and problem paths are those `noteseek index` prints
+(a path that holds a secret is shown scrubbed).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import click
+
+from ..settings import DEFAULT_EXCLUDE
+
+if TYPE_CHECKING:
+    from .. import Index
+
+__all__ = ["watch_cmd"]
+
+_PROGRESS_EVERY_S = 5.0
+_SHOWN_PROBLEMS = 10
+
+
+def _say(message: str) -> None:
+    click.echo(f"{time.strftime('%H:%M:%S')} {message}", err=True)
+
+
+class _Progress:
+    """A line every few seconds while a long run (the first build, a big checkout) goes on."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        if total >= 100 and time.monotonic() - self.last > _PROGRESS_EVERY_S:
+            self.last = time.monotonic()
+            _say(f"indexed {done}/{total} notes")
+
+
+@click.command("watch")
+@click.argument("vault", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--db", type=click.Path(dir_okay=False), help="Index file (default: per vault, as for index)."
+)
+@click.option("--include", multiple=True, help="Only index these folders (repeatable).")
+@click.option(
+    "--exclude",
+    multiple=True,
+    help="Also skip these folders (repeatable); dot-folders are always skipped.",
+)
+@click.option(
+    "--allow-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Known false positives the scrubber keeps (as for index).",
+)
+@click.option(
+    "--no-documents",
+    is_flag=True,
+    help="Markdown notes only, as for index: PDF, Office and other documents are left out.",
+)
+@click.option(
+    "--polling", is_flag=True, help="Poll instead of using OS file events (network drives)."
+)
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(0.2, None),
+    default=5.0,
+    show_default=True,
+    help="Seconds between polls (with --polling, or when the OS watch limit forces polling).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Notices and errors only, no line per update.")
+def watch_cmd(
+    vault: Path,
+    db: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_file: Path | None,
+    no_documents: bool,
+    polling: bool,
+    poll_interval: float,
+    quiet: bool,
+) -> None:
+    """Keep VAULT's index up to date: catch up, then index each change as it is saved.
+
+    Runs in the foreground until Ctrl-C or SIGTERM, which finish the current file and exit 0.
+    Exits 1 when the vault folder is deleted or unmounted (the index is left as it was). Another
+    process updating the same index makes it wait and index the changes afterwards.
+    """
+    from .. import IndexOptions, load_allowlist, open_index
+    from ..watch.refresh import IndexRefresher, RefreshRun
+
+    allow = load_allowlist(allow_file) if allow_file is not None else None
+    options = IndexOptions(
+        include=include,
+        exclude=DEFAULT_EXCLUDE + exclude,
+        allow=allow,
+        documents=not no_documents,
+    )
+    db_path: list[Path] = []
+
+    def open_writer() -> Index:
+        index = open_index(db, vault, create=True, options=options)
+        db_path.append(index.db_path)
+        return index
+
+    first = [True]
+
+    def on_run(run: RefreshRun) -> None:
+        if first[0]:
+            first[0] = False
+            _say(f"caught up: {run.summary()}; watching for changes (Ctrl-C to stop)")
+        elif not quiet:
+            _say(f"updated: {run.summary()}")
+        if not quiet or run.stats.problems:
+            for path, reason in run.stats.problems[:_SHOWN_PROBLEMS]:
+                click.echo(f"  {path}: {reason}", err=True)
+
+    refresher = IndexRefresher(
+        open_writer,
+        vault=vault,
+        include=options.include,
+        exclude=options.exclude,
+        force_polling=polling,
+        poll_interval=poll_interval,
+        on_notice=lambda message: _say(f"notice: {message}"),
+        on_run=on_run,
+        progress=_Progress(),
+    )
+    stopping = [False]
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if stopping[0]:
+            raise KeyboardInterrupt  # a second signal: abort now (the open transaction rolls back)
+        stopping[0] = True
+        _say("stopping after the current file")
+        refresher.stop()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        refresher.start()
+        how = "polling" if refresher.state().polling else "file events"
+        _say(f"watching {refresher.vault} ({how}) for {db_path[0]}; catching up first")
+        # join() with a timeout: the signal handlers run in this thread between the waits.
+        while not refresher.join(0.5):
+            pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    _say("stopped; the index is consistent")
+    sys.exit(0)

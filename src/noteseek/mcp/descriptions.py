@@ -1,0 +1,39 @@
+"""What the MCP server tells the agent: its instructions and each tool's description.
+
+Kept apart from server.py so the wording, which agents read to decide when to call a tool, can be
+reviewed on its own (the `mcp-tools` golden records it as the client sees it).
+"""
+
+from __future__ import annotations
+
+__all__ = ["GET_NOTE_DOC", "INSTRUCTIONS", "SEARCH_DOC", "STATUS_DOC"]
+
+INSTRUCTIONS = (
+    "noteseek searches the user's own Markdown notes (a local vault: how-tos, decisions, meeting "
+    "notes, projects, people). Use `search` for questions the user's notes may answer, by meaning "
+    "or keywords, then `get_note` to read a note or one section. Use grep for exact strings in code."
+)
+SEARCH_DOC = (
+    "Search the user's Markdown notes by meaning and keywords together (BM25 + embeddings), best "
+    "notes first, each with its most relevant section. Prefer this over grep/find when looking for "
+    "a concept, an answer to a natural-language question, or a note whose exact wording you do not "
+    "know ('how did we fix the cert outage', 'undo a rebase'); use grep for exact strings or "
+    "identifiers in code. The reply stays within max_tokens: lower-ranked hits are listed by path "
+    "and section only; read them with get_note(path, section)."
+)
+GET_NOTE_DOC = (
+    "Read one note of the indexed vault, or one section of it, by the vault-relative path that "
+    "search returned (e.g. 'howto/git-rebase-recipes.md'). Pass section (a heading as search shows "
+    "it, e.g. 'Undo a rebase that went wrong') to read just that part. For a document (PDF, "
+    "slides, spreadsheet) pass page, slide or sheet, as search shows them ('p. 12', 'slide 3', "
+    "'sheet Data'), to read just that part. Secrets are redacted. Only "
+    "indexed notes can be read: absolute paths, '..' and symlinks are refused. A long note is cut "
+    "at max_tokens and the reply lists its sections so you can ask for one."
+)
+STATUS_DOC = (
+    "Describe the note index: notes and sections indexed, the vault folder, the embedding model, "
+    "when it was last updated (how stale it may be), and what keeps it fresh (watching the vault, or "
+    "a background refresh). With files='problems' it lists the files that are not searchable and "
+    "why (skipped, failed, or changed since the last update). Use it when search misses a note you "
+    "expect, or to tell the user how to update the index."
+)
