@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import shutil
 import tarfile
 from collections import Counter
@@ -31,6 +32,7 @@ __all__ = [
     "DataSet",
     "NoteMatcher",
     "ensure_corpus",
+    "load_qrels",
     "read_qrels",
     "read_queries",
     "select_datasets",
@@ -64,6 +66,9 @@ class DataSet:
     index: str  # index file name (without .db) in the cache: sets over one vault share it
     min_score: int = 1  # judgments below this score are dropped
     notes: str = ""
+    # Cross-lingual sets whose qrels name notes of the other language's vault: "permalink:SRC"
+    # maps each judged `SRC/...md` to the note of this vault with the same frontmatter `permalink`.
+    qrels_via: str = ""
 
 
 CORPORA: dict[str, Corpus] = {
@@ -167,6 +172,38 @@ DATASETS: dict[str, DataSet] = {
             "article title is left out)",
         ),
         DataSet(
+            "xquad-de-en",
+            corpus="xquad-en",
+            vault="",
+            id_prefix="",
+            queries="xquad-retrieval/de/queries.jsonl",
+            qrels="xquad-retrieval/de/qrels/test.tsv",
+            index="xquad-en",
+            notes="cross-lingual: German questions over the English paragraphs (ids are shared)",
+        ),
+        DataSet(
+            "xquad-en-de",
+            corpus="xquad-de",
+            vault="",
+            id_prefix="",
+            queries="xquad-retrieval/en/queries.jsonl",
+            qrels="xquad-retrieval/en/qrels/test.tsv",
+            index="xquad-de",
+            notes="cross-lingual: English questions over the German paragraphs (ids are shared)",
+        ),
+        DataSet(
+            "obsidian-help-de-en",
+            corpus="obsidian-help",
+            vault="en",
+            id_prefix="en/",
+            queries="obsidian-help/knownitem-alias-de/queries.jsonl",
+            qrels="obsidian-help/knownitem-alias-de/qrels.tsv",
+            index="obsidian-help-en",
+            qrels_via="permalink:de",
+            notes="cross-lingual: German alias queries over the English vault; a judged de/ note "
+            "is mapped to the en/ note with the same frontmatter permalink",
+        ),
+        DataSet(
             "xquad-en",
             corpus="xquad-en",
             vault="",
@@ -228,6 +265,48 @@ def read_qrels(path: Path, min_score: int = 1) -> dict[str, dict[str, int]]:
             if score >= min_score:
                 qrels.setdefault(qid, {})[doc] = score
     return qrels
+
+
+_PERMALINK = re.compile(r"^permalink:[ \t]*[\"']?(.*?)[\"']?[ \t]*$", re.MULTILINE)
+
+
+def _permalinks(root: Path) -> dict[str, str]:
+    """Vault-relative path -> the `permalink` of its YAML frontmatter, for notes that have one."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*.md")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not text.startswith("---"):
+            continue
+        end = text.find("\n---", 3)
+        found = _PERMALINK.search(text[: end if end > 0 else 2000])
+        if found and found.group(1):
+            out[path.relative_to(root).as_posix()] = found.group(1)
+    return out
+
+
+def load_qrels(
+    ds: DataSet, data_dir: Path = DATA_DIR, cache_dir: Path = CACHE_DIR
+) -> dict[str, dict[str, int]]:
+    """A set's qrels as its vault's notes are named (cross-lingual sets translated by permalink)."""
+    qrels = read_qrels(data_dir / ds.qrels, ds.min_score)
+    if not ds.qrels_via:
+        return qrels
+    how, _, source = ds.qrels_via.partition(":")
+    if how != "permalink" or not source:
+        raise ValueError(f"{ds.name}: unknown qrels_via {ds.qrels_via!r}")
+    corpus_dir = ensure_corpus(CORPORA[ds.corpus], data_dir, cache_dir)
+    target = {link: path for path, link in _permalinks(corpus_dir / ds.vault).items()}
+    src = _permalinks(corpus_dir / source)
+    prefix = source.rstrip("/") + "/"
+    out: dict[str, dict[str, int]] = {}
+    for qid, docs in qrels.items():
+        for doc, score in docs.items():
+            rel = doc[len(prefix) :] if doc.startswith(prefix) else doc
+            link = src.get(rel)
+            # A note with no counterpart keeps its own id: it counts as relevant-but-missed.
+            mapped = ds.id_prefix + target[link] if link in target else doc
+            out.setdefault(qid, {})[mapped] = max(score, out.get(qid, {}).get(mapped, score))
+    return out
 
 
 # --- unpacking -------------------------------------------------------------------------------

@@ -261,6 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--old-src", type=Path, help="src folder of another checkout, measured alongside"
     )
+    parser.add_argument(
+        "--old-db",
+        type=Path,
+        help="the index the old checkout built (default: a copy of --db; an older checkout may "
+        "not open a newer schema)",
+    )
     args = parser.parse_args(argv)
 
     # pip byte-compiles a package it installs; an editable checkout (and PYTHONDONTWRITEBYTECODE,
@@ -325,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Its own copy of the index: a daemon is found by the index's path, so the two
             # checkouts' daemons must serve different files.
             old_db = work / "old.db"
-            shutil.copyfile(db, old_db)
+            shutil.copyfile(args.old_db.expanduser().resolve() if args.old_db else db, old_db)
             old_src = str(args.old_src.resolve())
             old_base = dict(base_env, PYTHONPATH=old_src)
             old_cold = dict(cold_env, PYTHONPATH=old_src)

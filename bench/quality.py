@@ -53,7 +53,7 @@ from datasets import (
     DataSet,
     NoteMatcher,
     ensure_corpus,
-    read_qrels,
+    load_qrels,
     read_queries,
     select_datasets,
 )
@@ -72,7 +72,7 @@ log = logging.getLogger("bench.quality")
 class RunState:
     """What sets of one run share: ranked notes per (index, mode), indexes already rebuilt."""
 
-    ranked: dict[tuple[str, str], dict[str, list[str]]] = field(default_factory=dict)
+    ranked: dict[tuple[str, str, str], dict[str, list[str]]] = field(default_factory=dict)
     rebuilt: set[str] = field(default_factory=set)
 
 
@@ -106,6 +106,8 @@ class SetResult:
     modes: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)
+    # mode -> measure label -> query id -> value (for paired tests of R@10 and MRR@10 too)
+    per_query_all: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
 
 # --- indexing --------------------------------------------------------------------------------
@@ -261,7 +263,7 @@ def measure_set(
 
     chunk_counts = note_chunk_counts(db)
     matcher = NoteMatcher(chunk_counts, ds.id_prefix)
-    raw_qrels = read_qrels(data_dir / ds.qrels, ds.min_score)
+    raw_qrels = load_qrels(ds, data_dir, cache_dir)
     qrels, unmatched = matcher.map_qrels(raw_qrels)
     no_chunks: Counter[str] = Counter()
     for docs in qrels.values():
@@ -289,7 +291,9 @@ def measure_set(
         judged_without_chunks=dict(no_chunks),
     )
     for mode in args.modes:
-        key = (ds.index, mode)
+        # Sets over one index share runs only when they share the query file too: the
+        # cross-lingual sets reuse the other language's query ids.
+        key = (ds.index, ds.queries, mode)
         cached = state.ranked.setdefault(key, {})
         todo = [(qid, text) for qid, text in queries if qid not in cached]
         seconds, problem = 0.0, None
@@ -306,6 +310,7 @@ def measure_set(
             "queries_without_hits": sum(1 for qid, _ in queries if not cached[qid]),
         }
         result.per_query[mode] = values["nDCG@10"]
+        result.per_query_all[mode] = {LABELS[name]: v for name, v in values.items()}
         if problem:
             log.warning("%s/%s: vector search unavailable (%s)", ds.name, mode, problem)
         m = result.modes[mode]["metrics"]
@@ -460,6 +465,7 @@ def to_json(results: Sequence[SetResult], args: argparse.Namespace) -> dict[str,
                     "modes": r.modes,
                     "tests": r.tests,
                     "per_query_ndcg10": r.per_query,
+                    "per_query": r.per_query_all,
                 }
                 for r in results
             },
@@ -492,6 +498,12 @@ def _settings(args: argparse.Namespace) -> SearchSettings | None:
     if args.weights is not None:
         bm25_w, vec_w = (float(x) for x in args.weights.split(","))
         changes["bm25_weight"], changes["vector_weight"] = bm25_w, vec_w
+    if args.no_known_words:
+        changes["known_words"] = False
+    if args.no_rerank:
+        changes["rerank"] = False
+    if args.no_multilingual:
+        changes["multilingual"] = False
     return SearchSettings(**changes) if changes else None
 
 
@@ -526,6 +538,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--max-term-share",
         type=float,
         help="leave out query words in more than this share of chunks (default 0.5)",
+    )
+    parser.add_argument("--no-known-words", action="store_true", help="no known-words gate (issue 16)")
+    parser.add_argument("--no-rerank", action="store_true", help="no learned rerank of the fused head")
+    parser.add_argument(
+        "--no-multilingual", action="store_true", help="never route to a built multilingual lane"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every indexing problem")
     args = parser.parse_args(argv)

@@ -444,3 +444,87 @@ def test_update_lock_serialises_runs_and_names_the_holder(backend: Backend) -> N
     finally:
         first.close()
         second.close()
+
+
+def test_ranking_facts_note_terms_and_query_term_counts(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        with store.write():
+            store.replace_file(
+                FileRecord(
+                    "a.md",
+                    1,
+                    10,
+                    "h-a",
+                    "Alpha",
+                    "ok",
+                    None,
+                    title_field="Alpha Rebasing",
+                    tags_field="dev git",
+                ),
+                [
+                    ChunkRecord(0, "Undo rebase", "text one", "", 5),
+                    ChunkRecord(1, "Other", "text rebasing", "", 6),
+                ],
+                None,
+            )
+            store.replace_file(
+                FileRecord("b.md", 1, 20, "h-b", "B", "ok", None, lang="de"),
+                [ChunkRecord(0, "Häuser", "die Häuser", "", 7)],
+                None,
+            )
+        ids = {v: k for k, v in store.file_paths().items()}
+        facts = store.note_terms([ids["a.md"], ids["b.md"], 10**9])
+        assert facts == {
+            ids["a.md"]: (
+                frozenset({"alpha", "rebas"}),
+                frozenset({"dev", "git"}),
+                frozenset({"undo", "rebas", "other"}),
+                2,
+                10,
+            ),
+            ids["b.md"]: (frozenset(), frozenset(), frozenset({"haus"}), 1, 20),
+        }
+        assert store.query_term_counts(["rebasing", "text", "unknownword", ""]) == [
+            (("rebas",), 2),
+            (("text",), 2),
+            (("unknownword",), 0),
+            ((), 0),
+        ]
+        with store.write():
+            store.delete_file("b.md")
+        assert store.note_terms([ids["b.md"]]) == {}
+    finally:
+        store.close()
+
+
+def test_multilingual_lane_vectors_by_content(backend: Backend) -> None:
+    store = backend.open()
+    try:
+        fill(store)
+        assert store.multilingual_state() == (None, False)
+        assert store.multilingual_rows() is None
+        with store.write():
+            store.reset_multilingual("e5:test")
+            missing = store.multilingual_missing(100)
+            assert len(missing) == 5 and len({m[0] for m in missing}) == 5
+            assert store.multilingual_missing(2) == missing[:2]
+            store.set_multilingual_vectors(
+                [m[0] for m in missing], [bytes([i + 1] * 4) for i in range(len(missing))]
+            )
+        assert store.multilingual_state() == ("e5:test", False)
+        assert store.multilingual_progress() == (5, 5)
+        with store.write():
+            store.mark_multilingual_built()
+        assert store.multilingual_state() == ("e5:test", True)
+        rows = store.multilingual_rows()
+        assert rows is not None and rows.dim == 4 and len(rows.ids) == 5
+        with store.write():
+            store.delete_file("notes/cooking.md")
+            assert store.prune_multilingual() == 1
+            assert store.multilingual_missing(10) == []
+            store.reset_multilingual("e5:other")
+        assert store.multilingual_state() == ("e5:other", False)
+        assert store.multilingual_progress() == (0, 4)
+    finally:
+        store.close()

@@ -62,7 +62,11 @@ def prompt_context(
     --no-gate`), so the best hits are shown whatever their scores."""
     query = prompt[:MAX_PROMPT_CHARS]
     hits = index.search(
-        query, limit=CONTEXT_CANDIDATES, explain=True, max_term_share=CONTEXT_TERM_SHARE
+        query,
+        limit=CONTEXT_CANDIDATES,
+        explain=True,
+        max_term_share=CONTEXT_TERM_SHARE,
+        multilingual=False,  # the gate's cosine thresholds are the bundled model's
     )
     if gated:
         exact = [h.explanation is not None and h.explanation.exact_name for h in hits]

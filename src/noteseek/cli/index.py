@@ -108,6 +108,12 @@ def _print_stats(stats: IndexStats, db: object) -> None:
     is_flag=True,
     help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas and drawing files out.",
 )
+@click.option(
+    "--multilingual",
+    is_flag=True,
+    help="Also build the multilingual lane (e5 vectors of every chunk, for queries across "
+    "languages; needs noteseek[multilingual]; slow: ~0.3 CPU-s per chunk, resumable).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -119,6 +125,7 @@ def index_cmd(
     exclude: tuple[str, ...],
     allow_file: Path | None,
     no_documents: bool,
+    multilingual: bool,
     quiet: bool,
 ) -> None:
     """Index VAULT: new and changed notes and documents only, unless --full."""
@@ -151,4 +158,30 @@ def index_cmd(
                 stats = idx.update(vault, full=full, progress=progress)
         finally:
             progress.close()
-    _print_stats(stats, idx.db_path)
+        _print_stats(stats, idx.db_path)
+        if multilingual and not stats.interrupted:
+            _build_lane(idx, quiet)
+
+
+def _build_lane(idx: Any, quiet: bool) -> None:
+    """`--multilingual`: fill the lane, a line every few seconds; Ctrl-C keeps what is done."""
+    from ..errors import ModelLoadError
+
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if not quiet and (time.monotonic() - last[0] > 5.0 or done == total):
+            last[0] = time.monotonic()
+            click.echo(f"multilingual lane: {done}/{total} chunks", err=True)
+
+    try:
+        lane = idx.build_multilingual(progress=progress)
+    except ModelLoadError as exc:
+        raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("multilingual lane stopped early; run the same command again to resume", err=True)
+        raise SystemExit(130) from None
+    click.echo(
+        f"multilingual lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "
+        f"{lane.done}/{lane.total} chunks have e5 vectors"
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GERMAN", "note_language"]
+__all__ = ["GERMAN", "note_language", "query_language"]
 
 GERMAN = "de"
 
@@ -35,3 +35,25 @@ def note_language(text: str) -> str | None:
         elif word in _ENGLISH_WORDS:
             english += 1
     return GERMAN if german > english and german >= _MIN_VOTES else None
+
+
+# A query is short: one function word decides, and question words count (they are most of what a
+# short question has). Words with ä/ö/ü/ß vote German too. Measured on the development queries
+# (docs/ranking.md §10.3): 91.7 % of German queries called German, 1 of 3,932 English ones, none
+# of 40 made-up ones; what it misses are short aliases with no function word ("Globale Suche").
+_GERMAN_QUERY_WORDS = _GERMAN_WORDS | frozenset(
+    ["wer", "was", "wo", "wann", "warum", "welche", "welcher", "welches", "wieviel", "viele"]
+) - frozenset(["sie", "dieses"])
+_ENGLISH_QUERY_WORDS = _ENGLISH_WORDS | frozenset(["who", "why", "does", "did"])
+_UMLAUT = re.compile("[äöüß]")
+
+
+def query_language(text: str) -> str | None:
+    """`GERMAN` when a query's words vote German, None otherwise (English or undecided)."""
+    german = english = 0
+    for word in _WORD.findall(text[:_SAMPLE_CHARS].lower()):
+        if word in _GERMAN_QUERY_WORDS or _UMLAUT.search(word):
+            german += 1
+        elif word in _ENGLISH_QUERY_WORDS:
+            english += 1
+    return GERMAN if german > english else None

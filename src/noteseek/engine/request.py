@@ -25,6 +25,9 @@ class SearchRequest:
     are applied before the candidate lists are cut; None or an empty tuple means no filter.
     `max_term_share` overrides the settings' share above which query words are left out of BM25.
     `explain` fills `Hit.explanation`; `max_tokens` keeps whole hits, best first, within a budget.
+    `multilingual=False` keeps the query off the multilingual lane (engine/multilingual.py) even
+    where it would be routed there (the prompt hook: its relevance gate's cosine thresholds are
+    the bundled model's).
     """
 
     query: str
@@ -36,6 +39,7 @@ class SearchRequest:
     tags: tuple[str, ...] | None = None
     files: tuple[str, ...] | None = None
     max_term_share: float | None = None
+    multilingual: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

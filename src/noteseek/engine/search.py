@@ -9,14 +9,18 @@ from typing import TYPE_CHECKING, Literal, get_args
 from ..core.budget import fit_to_budget
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
-from ..embedding.embedder import Embedder, query_vector
+from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
 from .hits import Explanation, Hit
+from .known_words import nothing_known
+from .note_lists import NoteList, best_chunks, group
 from .query_plan import CommonTerms
+from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
     from ..storage.protocol import Storage
+    from .multilingual import MultilingualLane
     from .request import SearchRequest
 
 __all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
@@ -52,73 +56,23 @@ class SearchSettings:
     # Query words whose stem is in more than this share of all chunks are left out of the BM25
     # query (unless nothing else is left): low IDF, longest posting lists (docs/ranking.md).
     max_term_share: float = 0.5
+    # A query none of whose words the vault's index or the model knows gets no hits rather than
+    # the vector list's guesses (engine/known_words.py, docs/ranking.md §11).
+    known_words: bool = True
+    # In hybrid mode with convex fusion, the first `rerank_depth` fused notes are reordered by the
+    # bundled linear model (engine/rerank.py, docs/ranking.md §11).
+    rerank: bool = True
+    rerank_depth: int = 30
+    # Where a multilingual lane was built (`noteseek index --multilingual`), hybrid queries in or
+    # over another language than English go to it (engine/multilingual.py).
+    multilingual: bool = True
+    # BM25's share beside the e5 list there (the development optimum across languages; potion
+    # adds nothing beside e5, docs/ranking.md §10.3).
+    multilingual_alpha: float = 0.3
 
 
 def _rows(first: int | None, last: int | None) -> tuple[int, int] | None:
     return None if first is None else (first, last if last is not None else first)
-
-
-@dataclass
-class _NoteList:
-    """A ranked list grouped by note: best score per note and the chunk that earned it."""
-
-    scores: list[tuple[int, float]]  # (file id, best chunk score), best first
-    best_chunk: dict[int, int]  # file id -> chunk id
-
-    @property
-    def rank(self) -> dict[int, int]:
-        return {fid: i for i, (fid, _) in enumerate(self.scores, start=1)}
-
-
-def _normalise(chunks: list[tuple[int, float]], head: int) -> dict[int, float]:
-    """Min-max over the first `head` chunks; deeper ones (below that minimum) count 0."""
-    if not chunks:
-        return {}
-    values = [score for _, score in chunks[:head]] or [score for _, score in chunks]
-    low, span = min(values), max(values) - min(values)
-    return {
-        cid: (score - low) / span if span > 0 and position < head else float(position < head)
-        for position, (cid, score) in enumerate(chunks)
-    }
-
-
-def _best_chunks(
-    keyword: list[tuple[int, float]],
-    semantic: list[tuple[int, float]],
-    file_of: dict[int, int],
-    share: float,
-    head: int,
-) -> dict[int, int]:
-    """The section shown for each note: its chunk with the best convex score over both lists.
-
-    Chosen per chunk, not per note: every chunk of a note carries the same title field, so the
-    note-level BM25 winner is often a short chunk rather than the section that answers the query.
-    Only the first `head` chunks of each list count, so the choice does not depend on `limit`.
-    """
-    kw, vec = _normalise(keyword, head), _normalise(semantic, head)
-    best: dict[int, tuple[float, int]] = {}
-    for cid in {*kw, *vec}:
-        fid = file_of.get(cid)
-        if fid is None:
-            continue
-        value = share * kw.get(cid, 0.0) + (1 - share) * vec.get(cid, 0.0)
-        if fid not in best or (value, -cid) > (best[fid][0], -best[fid][1]):
-            best[fid] = (value, cid)
-    return {fid: cid for fid, (_, cid) in best.items()}
-
-
-def _group(chunks: list[tuple[int, float]], file_of: dict[int, int], limit: int) -> _NoteList:
-    scores: list[tuple[int, float]] = []
-    best: dict[int, int] = {}
-    for chunk_id, score in chunks:
-        fid = file_of.get(chunk_id)
-        if fid is None or fid in best:
-            continue
-        best[fid] = chunk_id
-        scores.append((fid, score))
-        if len(scores) >= limit:
-            break
-    return _NoteList(scores, best)
 
 
 class Searcher:
@@ -135,6 +89,8 @@ class Searcher:
         self.settings = settings or SearchSettings()
         self.vectors = VectorIndex(store)
         self._common_terms = CommonTerms(store)
+        self.reranker = Reranker(store)
+        self._multilingual: MultilingualLane | None = None
         self.vector_problem: str | None = None
         if not store.vectors_available:
             self.vector_problem = store.vector_error or "vectors are unavailable"
@@ -216,6 +172,7 @@ class Searcher:
                 explain=request.explain,
                 allowed=allowed,
                 term_share=request.max_term_share,
+                multilingual=request.multilingual and self.settings.multilingual,
             )
 
     def _search(
@@ -228,6 +185,7 @@ class Searcher:
         explain: bool,
         allowed: set[int] | None,
         term_share: float | None,
+        multilingual: bool = False,
     ) -> list[Hit]:
         s = self.settings
         # The ranking is decided by the head of each list: `candidates` notes from the first
@@ -238,10 +196,19 @@ class Searcher:
         depth = max(head_depth, notes * 3)
         keyword_list = mode in ("hybrid", "bm25")
         kw_rows = self._bm25(query, depth, allowed, term_share) if keyword_list else []
-        vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
         if mode == "vector" and self.vector_problem:
             # Degrade to BM25 rather than answer nothing.
             kw_rows = self._bm25(query, depth, allowed, term_share)
+        unknown = not kw_rows and mode != "bm25" and s.known_words and self._nothing_known(query)
+        lane = self._lane(query, unknown) if multilingual and mode == "hybrid" else None
+        if unknown and lane is None:
+            return []
+        alpha = s.alpha
+        if lane is not None:
+            vec_rows = lane.search(query, depth, allowed)
+            alpha = s.multilingual_alpha
+        else:
+            vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
         file_of = {cid: fid for cid, _, fid in kw_rows}
         file_of.update({m.chunk_id: m.file_id for m in vec_rows if m.file_id is not None})
         missing = [m.chunk_id for m in vec_rows if m.file_id is None]
@@ -249,18 +216,33 @@ class Searcher:
             file_of.update(self.store.file_ids(missing))
         keyword = [(cid, score) for cid, score, _ in kw_rows]
         semantic = [(m.chunk_id, m.cosine) for m in vec_rows]
-        kw = _group(keyword, file_of, notes)
-        vec = _group(semantic, file_of, notes)
-        heads = (
-            len(_group(keyword[:head_depth], file_of, s.candidates).scores),
-            len(_group(semantic[:head_depth], file_of, s.candidates).scores),
+        kw = group(keyword, file_of, notes)
+        vec = group(semantic, file_of, notes)
+        chunk_heads = (keyword[:head_depth], semantic[:head_depth])
+        list_heads = (
+            group(chunk_heads[0], file_of, s.candidates),
+            group(chunk_heads[1], file_of, s.candidates),
         )
+        heads = (len(list_heads[0].scores), len(list_heads[1].scores))
         exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
-        ranked = self._fuse(kw, vec, exact, heads)[:limit]
-        share = {"bm25": 1.0, "vector": 0.0}.get(mode, s.alpha)
-        best = _best_chunks(keyword, semantic, file_of, share, head_depth)
+        fused = self._fuse(kw, vec, heads, alpha)
+        rerank = lane is None and (s.rerank or self.reranker.capture)
+        if mode == "hybrid" and s.fusion == "convex" and rerank:
+            # A full head may end inside a run of equal scores that goes on past it: leave that
+            # run out of the matched-chunk counts (which of its chunks made it is up to ids).
+            cuts = tuple(
+                rows[head_depth - 1][1] if len(rows) >= head_depth else None
+                for rows in (keyword, semantic)
+            )
+            fused = self.reranker.rerank(
+                query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
+                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank,
+            )
+        ranked = _promote(fused, exact, s.fusion)[:limit]
+        share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
+        best = best_chunks(keyword, semantic, file_of, share, head_depth)
         chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
         rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
         kw_rank, vec_rank = kw.rank, vec.rank
@@ -297,8 +279,28 @@ class Searcher:
         key = name_key(query)
         return self.store.files_named(key)[:EXACT_NAME_LIMIT] if key else []
 
+    def _nothing_known(self, query: str) -> bool:
+        embedder = self.embedder
+        knows = (lambda w: knows_word(embedder, w)) if embedder is not None else (lambda w: False)
+        try:
+            return nothing_known(query, self.store, knows)
+        except ModelLoadError:
+            return nothing_known(query, self.store, lambda w: False)
+
+    def _lane(self, query: str, unknown: bool) -> MultilingualLane | None:
+        """The multilingual lane when it is built and this query goes to it."""
+        fingerprint, built = self.store.multilingual_state()
+        if not (built and fingerprint):
+            return None
+        if self._multilingual is None:
+            from .multilingual import MultilingualLane
+
+            self._multilingual = MultilingualLane(self.store)
+        lane = self._multilingual
+        return lane if lane.ready() and lane.wanted(query, unknown=unknown) else None
+
     def _fuse(
-        self, kw: _NoteList, vec: _NoteList, exact: list[int], heads: tuple[int, int]
+        self, kw: NoteList, vec: NoteList, heads: tuple[int, int], alpha: float
     ) -> list[tuple[int, float, Explanation]]:
         """(file id, score, explanation), best first."""
         s = self.settings
@@ -318,24 +320,30 @@ class Searcher:
                 out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
         else:
             fused = convex_fusion(
-                [kw.scores, vec.scores], weights=(s.alpha, 1 - s.alpha), heads=heads
+                [kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads
             )
             for scored in fused:
                 b, v = scored.normalised
                 explanation = Explanation(
                     "convex",
-                    s.alpha * b,
-                    (1 - s.alpha) * v,
+                    alpha * b,
+                    (1 - alpha) * v,
                     b if scored.ranks[0] else None,
                     v if scored.ranks[1] else None,
                     False,
                 )
                 out.append((scored.key, scored.score, explanation))
-        if exact:
-            # An exact title/alias/file-name match outranks everything, in fused order among itself.
-            wanted = set(exact)
-            first = [(f, sc, replace(e, exact_name=True)) for f, sc, e in out if f in wanted]
-            missing = [f for f in exact if f not in {f for f, _, _ in first}]
-            first += [(f, 0.0, Explanation(s.fusion, 0.0, 0.0, None, None, True)) for f in missing]
-            out = first + [item for item in out if item[0] not in wanted]
         return out
+
+
+def _promote(
+    out: list[tuple[int, float, Explanation]], exact: list[int], fusion: str
+) -> list[tuple[int, float, Explanation]]:
+    """An exact title/alias/file-name match outranks everything, in fused order among itself."""
+    if not exact:
+        return out
+    wanted = set(exact)
+    first = [(f, sc, replace(e, exact_name=True)) for f, sc, e in out if f in wanted]
+    missing = [f for f in exact if f not in {f for f, _, _ in first}]
+    first += [(f, 0.0, Explanation(fusion, 0.0, 0.0, None, None, True)) for f in missing]
+    return first + [item for item in out if item[0] not in wanted]

@@ -13,6 +13,8 @@ __all__ = [
     "LAST_RUN",
     "MODEL_FINGERPRINT",
     "MODEL_SOURCE",
+    "MULTILINGUAL_BUILT",
+    "MULTILINGUAL_MODEL",
     "PIPELINE",
     "SCOPE",
     "UPDATE_INCOMPLETE",
@@ -36,3 +38,5 @@ VECTOR_DIM = "vector_dim"  # their dimension
 COMMON_TERMS = "ubiquitous_terms"  # JSON: chunk count and document count of frequent stems
 COMMON_TERMS_STALE = "ubiquitous_terms_stale"  # the same, while chunks changed since it was made
 GERMAN_NOTES = "german_notes"  # "1" when some chunk is German (queries add German stems)
+MULTILINGUAL_MODEL = "multilingual_model"  # the model the multilingual lane's vectors came from
+MULTILINGUAL_BUILT = "multilingual_built"  # "1" once a lane build finished (search uses it then)

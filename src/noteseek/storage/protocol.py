@@ -47,10 +47,16 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["KeywordMatch", "Storage"]
+__all__ = ["KeywordMatch", "NoteTerms", "Storage", "TermCount"]
 
 # (chunk id, BM25 score with higher = better, file id), best first.
 KeywordMatch = tuple[int, float, int]
+# A query word's index forms (the stems the keyword index stores for it) and how many chunks hold
+# the most frequent of them.
+TermCount = tuple[tuple[str, ...], int]
+# A note's distinct index tokens of its title field, tags field and headings, its chunk count and
+# its size in bytes (the reranker's per-note facts).
+NoteTerms = tuple[frozenset[str], frozenset[str], frozenset[str], int, int]
 
 
 class Storage(Protocol):
@@ -149,7 +155,9 @@ class Storage(Protocol):
         """Replace a file's rows (chunks with their locations, names, tags, one int8 vector per
         chunk when given) with new ones (inside `write()`); marks the common-term counts stale.
         The record's `kind`, `outcome` and `engine` are stored with the file and come back in
-        `file_states()`."""
+        `file_states()`. It also (re)writes what `note_terms` returns for the file: the distinct
+        index tokens of `record.title_field`, `record.tags_field` and the chunks' section headings
+        (none when there are no chunks); `delete_file` drops them."""
         ...
 
     def left_out(self) -> list[tuple[str, int, int]]:
@@ -256,6 +264,18 @@ class Storage(Protocol):
         object until the recorded counts change, so callers may cache on its identity."""
         ...
 
+    def query_term_counts(self, words: Sequence[str]) -> list[TermCount]:
+        """Per word, in order: its index forms, as the keyword index tokenizes a query (every
+        colocated form), and the number of chunks holding the most frequent of them (0 when no
+        chunk has it). Current, not the recorded counts."""
+        ...
+
+    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
+        """Per note (missing ids left out): the distinct index tokens of its title field, tags
+        field and section headings, tokenized as its chunks were (written by `replace_file`;
+        empty sets for a note written before the backend stored them), chunk count and size."""
+        ...
+
     def index_stems(self, word: str) -> list[str]:
         """The stems the keyword index's term counts use for one query word."""
         ...
@@ -315,6 +335,42 @@ class Storage(Protocol):
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first."""
+        ...
+
+    # -- the multilingual lane (optional; schema m007 for SQLite) -----------------------------
+
+    def multilingual_state(self) -> tuple[str | None, bool]:
+        """(fingerprint of the model the lane's vectors came from or None, whether a lane build
+        finished: search uses the lane only then)."""
+        ...
+
+    def reset_multilingual(self, fingerprint: str) -> None:
+        """Drop every lane vector; the next ones come from this model (inside `write()`)."""
+        ...
+
+    def mark_multilingual_built(self) -> None:
+        """Record that a lane build finished (inside `write()`)."""
+        ...
+
+    def prune_multilingual(self) -> int:
+        """Drop lane vectors whose content no chunk has any more (inside `write()`); how many."""
+        ...
+
+    def multilingual_missing(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """(content hash, title, section, text) of distinct chunk contents without a lane vector,
+        non-English chunks first."""
+        ...
+
+    def set_multilingual_vectors(self, hashes: Sequence[int], rows: Sequence[bytes]) -> None:
+        """Store int8 lane vectors by content hash (inside `write()`)."""
+        ...
+
+    def multilingual_progress(self) -> tuple[int, int]:
+        """(distinct chunk contents with a lane vector, distinct chunk contents)."""
+        ...
+
+    def multilingual_rows(self) -> VectorRows | None:
+        """Every chunk with a lane vector (chunk ids, int8 rows); None when there is none."""
         ...
 
     # -- integrity --------------------------------------------------------------------------

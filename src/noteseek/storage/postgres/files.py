@@ -12,6 +12,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .multilingual_table import MultilingualTable
+from .note_terms import NoteTermsTable
 from .terms import ChunkTerms, chunk_terms
 from .text_index import TextIndex
 from .vector_table import VectorTable
@@ -27,7 +29,7 @@ __all__ = ["FileWrites"]
 _SMALLINT = 32767  # postings' term frequencies are smallint: a chunk is far shorter than this
 
 
-class FileWrites(TextIndex, VectorTable):
+class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
     """replace_file, delete_file and touch_file of one collection (inside `write()`)."""
 
     def _file_id(self, path: str) -> int | None:
@@ -116,6 +118,13 @@ class FileWrites(TextIndex, VectorTable):
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)
         self._replace_keys("note_tags", "tag", file_id, record.tags)
+        if chunks:
+            sections = (chunk.section for chunk in chunks)
+            self._write_note_terms(
+                file_id, record.title_field, record.tags_field, sections, record.lang
+            )
+        else:
+            self._delete_note_terms(file_id)
         terms = [
             chunk_terms(
                 self.tokenizer,

@@ -153,10 +153,31 @@ ALTER TABLE chunks ADD COLUMN row_last int;
 ALTER TABLE chunks ADD COLUMN overlap int NOT NULL DEFAULT 0;
 """
 
+# SQLite's m007: per note the distinct index tokens of its title field, tags field and headings,
+# for the reranker's coverage features (note_terms.py; filled as notes are re-processed: the
+# pipeline bump that comes with it re-processes every note), and the optional multilingual
+# lane's int8 vectors by content hash (multilingual_table.py), per collection.
+M004_NOTE_TERMS = """
+CREATE TABLE note_terms(
+    file_id bigint PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+    collection_id int NOT NULL,
+    title text NOT NULL,      -- space-separated distinct tokens
+    tags text NOT NULL,
+    headings text NOT NULL
+);
+CREATE TABLE chunks_e5(
+    collection_id int NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+    content_hash bigint NOT NULL,   -- chunks.content_hash of the embedded text
+    vector bytea NOT NULL,          -- int8 row of the multilingual model
+    PRIMARY KEY (collection_id, content_hash)
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", M001_INITIAL),
     Migration(2, "left_out", M002_LEFT_OUT),
     Migration(3, "documents", M003_DOCUMENTS),
+    Migration(4, "note_terms", M004_NOTE_TERMS),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import meta
 from ..rows import ChunkRow
+from .multilingual_table import MultilingualTable
+from .note_terms import NoteTermsTable
 from .text_index import TextIndex
 from .vector_table import VEC_TABLE, VectorTable
 
@@ -30,7 +32,7 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
 __all__ = ["FileRows"]
 
 
-class FileRows(TextIndex, VectorTable):
+class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
     """Writes of a file's rows (one transaction per file), file-level reads and chunk lookups."""
 
     def file_states(self) -> dict[str, FileState]:
@@ -59,6 +61,7 @@ class FileRows(TextIndex, VectorTable):
             self._delete_chunks(int(file_id))
             self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
+            self.db.execute("DELETE FROM note_terms WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunks(self, file_id: int) -> None:
@@ -120,6 +123,13 @@ class FileRows(TextIndex, VectorTable):
         self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
         for tag in sorted(set(record.tags)):
             self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
+        if chunks:
+            sections = (chunk.section for chunk in chunks)
+            self._write_note_terms(
+                file_id, record.title_field, record.tags_field, sections, record.lang
+            )
+        else:
+            self.db.execute("DELETE FROM note_terms WHERE file_id = ?", (file_id,))
         store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
         if chunks:
             self._chunks_changed()

@@ -215,6 +215,36 @@ def m006_documents(db: Connection) -> None:
     )
 
 
+def m007_note_terms(db: Connection) -> None:
+    """Each note's distinct index tokens of its title field, tags field and headings, for the
+    reranker's coverage features (storage/sqlite/note_terms.py): tokenized once at index time,
+    never at query time. Filled as notes are (re-)processed; the pipeline version bump that comes
+    with this migration makes the next update re-process every note (vectors are reused by content
+    hash); until then a note has no row and its coverage features are 0.
+
+    `chunks_e5` holds the optional multilingual lane's int8 vectors (embedding/multilingual.py),
+    keyed by the chunk's content hash rather than its id, so re-processed notes (a pipeline bump,
+    an edit elsewhere in the note) keep them: e5 costs ~0.3 CPU-s per chunk. Created empty, filled
+    only by `noteseek index --multilingual`, which also drops rows no chunk has any more. Both
+    tables use IF NOT EXISTS, as when this was m006 on the ranking branch before secrets' m005 and
+    documents' m006 landed.
+    """
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS note_terms(
+            file_id INTEGER PRIMARY KEY REFERENCES files(id),
+            title TEXT NOT NULL,             -- space-separated distinct tokens
+            tags TEXT NOT NULL,
+            headings TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS chunks_e5(
+            content_hash INTEGER PRIMARY KEY,  -- chunks.content_hash of the embedded text
+            vector BLOB NOT NULL               -- int8 row of the multilingual model
+        );
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
@@ -222,5 +252,6 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m004_german_stemming,
     m005_left_out,
     m006_documents,
+    m007_note_terms,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,86 @@
+"""`IndexStatus`: what `noteseek status`, the MCP status tool and `GET /api/status` report.
+
+Its own module so that `engine/index.py` (the facade) stays one job and under the size limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["IndexStatus", "install_hint"]
+
+
+def install_hint() -> str:
+    """The line naming the extra that installs the document libraries."""
+    # Imported only when a library is missing: the documents package starts the worker pool code.
+    from ..documents import INSTALL_HINT
+
+    return INSTALL_HINT
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What `noteseek status` reports."""
+
+    db_path: str
+    db_bytes: int
+    schema_version: int
+    vault_root: str | None
+    files: int
+    chunks: int
+    vectors: int
+    model: str | None
+    model_fingerprint: str | None
+    vector_support: bool
+    vector_problem: str | None
+    last_run: dict[str, Any] | None
+    problems: tuple[tuple[str, str, str], ...]
+    # Text left out of search on purpose, per file: (path, skipped link sections, secrets).
+    left_out: tuple[tuple[str, int, int], ...] = ()
+    # (kind, outcome, files) of the documents beside the notes; outcome "unread" for documents
+    # the indexer could not open.
+    documents: tuple[tuple[str, str, int], ...] = ()
+    # Python packages that documents in the index need and that were missing when they were
+    # read; `install` is then the command that brings them.
+    missing_libraries: tuple[str, ...] = ()
+    install: str | None = None
+
+    @property
+    def skipped_sections(self) -> int:
+        """Link-list sections (Related, See also, ...) left out of search, over all files."""
+        return sum(sections for _, sections, _ in self.left_out)
+
+    @property
+    def secrets_scrubbed(self) -> int:
+        """Values the scrubber replaced, over all files."""
+        return sum(secrets for _, _, secrets in self.left_out)
+
+    def left_out_summary(self) -> str | None:
+        """The left-out totals in words, as `status` and the MCP status tool print them; None
+        when nothing was left out."""
+        if not self.left_out:
+            return None
+        files_with = sum(1 for _, n, _ in self.left_out if n)
+        secret_files = sum(1 for _, _, k in self.left_out if k)
+        return (
+            f"{self.skipped_sections} link section(s) in {files_with} notes (skip list), "
+            f"{self.secrets_scrubbed} scrubbed secret(s) in {secret_files} notes"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, as `noteseek status --json` prints it (problems and left_out as objects,
+        documents as {kind: {outcome: files}}, then the left-out totals)."""
+        data = asdict(self)
+        data["problems"] = [{"path": p, "status": s, "problem": r} for p, s, r in self.problems]
+        data["left_out"] = [
+            {"path": p, "skipped_sections": n, "secrets_scrubbed": k} for p, n, k in self.left_out
+        ]
+        documents: dict[str, dict[str, int]] = {}
+        for kind, outcome, files in self.documents:
+            documents.setdefault(kind, {})[outcome] = files
+        data["documents"] = documents
+        data["missing_libraries"] = list(self.missing_libraries)
+        data["skipped_sections"] = self.skipped_sections
+        data["secrets_scrubbed"] = self.secrets_scrubbed
+        return data

@@ -1,0 +1,173 @@
+"""The learned rerank of the fused head (issue 16): the first notes of the convex fusion, reordered
+by a linear model over cheap features (core/rerank_features.py).
+
+Everything the features need is at hand in the search (each list's head, its chunk counts, the
+fusion's normalised scores) or one indexed read away: the query words' document counts
+(`Storage.query_term_counts`, fts5vocab) and the candidates' stored token sets, chunk counts and
+sizes (`Storage.note_terms`, written at index time, schema m007). The model is a JSON file in the
+package (`rerank-linear.json`, trained by bench/rerank_train.py on the development sets only).
+Measured cost and gains: docs/ranking.md §11.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.rerank_features import candidate_features, term_weights
+from ..core.rerank_model import LinearModel
+from .known_words import content_words
+
+if TYPE_CHECKING:
+    from ..storage.protocol import Storage
+    from .note_lists import NoteList
+
+__all__ = ["MODEL_FILE", "Reranker", "bundled_model"]
+
+MODEL_FILE = Path(__file__).with_name("rerank-linear.json")
+_bundled: LinearModel | None = None
+
+# (file id, fused score, explanation), best first: what Searcher._fuse returns.
+Fused = list[tuple[int, float, Any]]
+
+
+def bundled_model() -> LinearModel:
+    """The model shipped in the package, read once per process."""
+    global _bundled
+    if _bundled is None:
+        _bundled = LinearModel.from_json(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
+    return _bundled
+
+
+def _tied_ranks(scores: Sequence[tuple[int, float]]) -> dict[int, int]:
+    """1-based ranks where equal scores share the best rank: ties are broken by ids in the lists,
+    and an id must not change a feature (a rebuilt index numbers its notes differently)."""
+    ranks: dict[int, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, (key, score) in enumerate(scores, start=1):
+        if score != previous:
+            rank, previous = position, score
+        ranks.setdefault(key, rank)
+    return ranks
+
+
+def _untied_head(scores: list[tuple[int, float]], size: int) -> list[tuple[int, float]]:
+    """A list's head without the notes tied with its last one when it is full: which of several
+    equal scores made the head is up to ids (their normalised score is 0, so fusion ignores them
+    too)."""
+    if len(scores) < size or not scores:
+        return scores
+    last = scores[-1][1]
+    return [(fid, score) for fid, score in scores if score > last]
+
+
+def _counts(
+    chunks: Sequence[tuple[int, float]], file_of: dict[int, int], cut: float | None
+) -> dict[int, int]:
+    """Chunks per note among `chunks`, leaving out those scored `cut` (the last score of a full
+    head) or lower: which of several equal scores fall inside the head is decided by chunk ids."""
+    out: dict[int, int] = {}
+    for cid, score in chunks:
+        if cut is not None and score <= cut:
+            continue
+        fid = file_of.get(cid)
+        if fid is not None:
+            out[fid] = out.get(fid, 0) + 1
+    return out
+
+
+class Reranker:
+    """Reorders the first `depth` notes of a fused list; keeps nothing between queries but the
+    chunk total (per data version) and, for the training script, the last feature rows."""
+
+    def __init__(self, store: Storage, model: LinearModel | None = None) -> None:
+        self._store = store
+        self._model = model
+        self._total: tuple[Hashable, int] | None = None
+        self.capture = False  # bench/rerank_train.py: keep the rows of every query in `last`
+        self.last: tuple[list[int], list[list[float]]] | None = None
+
+    @property
+    def model(self) -> LinearModel:
+        if self._model is None:
+            self._model = bundled_model()
+        return self._model
+
+    def _chunk_total(self) -> int:
+        version = self._store.data_version()
+        if self._total is None or self._total[0] != version:
+            self._total = (version, self._store.chunk_count())
+        return self._total[1]
+
+    def features(
+        self,
+        query: str,
+        head: Fused,
+        lists: tuple[NoteList, NoteList],
+        chunks: tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]]],
+        file_of: dict[int, int],
+        exact: set[int],
+        cuts: tuple[float | None, float | None] = (None, None),
+        head_size: int = 30,
+    ) -> list[list[float]]:
+        """One feature row per note of `head`, in order."""
+        counts = self._store.query_term_counts(content_words(query))
+        forms = [f for f, _ in counts]
+        weights = term_weights([c for _, c in counts], self._chunk_total())
+        kw, vec = (_untied_head(x.scores, head_size) for x in lists)
+        kw_rank, vec_rank = _tied_ranks(kw), _tied_ranks(vec)
+        fused_rank = _tied_ranks([(fid, score) for fid, score, _ in head])
+        cosine = dict(vec)
+        kw_n, vec_n = _counts(chunks[0], file_of, cuts[0]), _counts(chunks[1], file_of, cuts[1])
+        notes = self._store.note_terms([fid for fid, _, _ in head])
+        empty: frozenset[str] = frozenset()
+        rows = []
+        for fid, score, why in head:
+            b = why.bm25_normalised if why is not None else None
+            v = why.vector_normalised if why is not None else None
+            facts = (
+                fused_rank[fid],
+                score,
+                kw_rank.get(fid),
+                b or 0.0,
+                vec_rank.get(fid),
+                cosine.get(fid),
+                v or 0.0,
+                kw_n.get(fid, 0),
+                vec_n.get(fid, 0),
+                fid in exact,
+            )
+            note = notes.get(fid) or (empty, empty, empty, 0, 0)
+            rows.append(candidate_features(forms, weights, facts, note))
+        return rows
+
+    def rerank(
+        self,
+        query: str,
+        fused: Fused,
+        depth: int,
+        lists: tuple[NoteList, NoteList],
+        chunks: tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]]],
+        file_of: dict[int, int],
+        exact: set[int],
+        *,
+        cuts: tuple[float | None, float | None] = (None, None),
+        head_size: int = 30,
+        apply: bool = True,
+    ) -> Fused:
+        """`fused` with its first `depth` notes in the model's order (ties keep fused order)."""
+        head = fused[:depth]
+        if not head or not (apply or self.capture):
+            return fused
+        rows = self.features(query, head, lists, chunks, file_of, exact, cuts, head_size)
+        if self.capture:
+            self.last = ([fid for fid, _, _ in head], rows)
+        if not apply:
+            return fused
+        model = self.model
+        scores = [model.score(row) for row in rows]
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        return [head[i] for i in order] + fused[depth:]

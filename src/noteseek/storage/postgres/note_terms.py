@@ -1,0 +1,86 @@
+"""Term statistics for one query and the token sets of each note, for the ranking (issue 16), on
+PostgreSQL: the same facts the SQLite backend's `note_terms.py` gives, from the same tokenizer.
+
+- `query_term_counts`: every query word's index forms (noteseek's FTS5 tokenizer in query mode,
+  terms.py: the Porter stem, plus the German stem in a collection with German notes) and the
+  number of chunks holding the most frequent of them: `term_stats.df`, which every file write
+  keeps exact (summed over the selected collections, as BM25's statistics are).
+- `note_terms`: per note the distinct index tokens of its title field, tags field and headings,
+  written by `replace_file` in the file's transaction (`note_terms` table, schema migration 4),
+  plus its chunk count and size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .connection import PgConnection
+
+__all__ = ["NoteTermsTable"]
+
+NoteTermsRow = tuple[frozenset[str], frozenset[str], frozenset[str], int, int]
+
+
+class NoteTermsTable(PgConnection):
+    """Reads and writes of `note_terms`, and the document counts of query words."""
+
+    def query_term_counts(self, words: Sequence[str]) -> list[tuple[tuple[str, ...], int]]:
+        """Per word: its index forms and how many chunks hold the most frequent of them."""
+        forms_of: list[tuple[str, ...]] = []
+        for word in words:
+            forms: list[str] = []
+            for token in self.tokenizer.query(word):
+                forms.extend(f for f in token if f not in forms)
+            forms_of.append(tuple(forms))
+        wanted = sorted({f for forms in forms_of for f in forms})
+        counts: dict[str, int] = {}
+        if wanted:
+            rows = self.rows(
+                "SELECT term, sum(df) FROM term_stats WHERE collection_id = ANY(%s) "
+                "AND term = ANY(%s) GROUP BY term",
+                (self.collections.ids, wanted),
+            )
+            counts = {str(term): int(n) for term, n in rows}
+        return [(forms, max((counts.get(f, 0) for f in forms), default=0)) for forms in forms_of]
+
+    def _write_note_terms(
+        self, file_id: int, title: str, tags: str, headings: Iterable[str], lang: str | None
+    ) -> None:
+        """The note's token sets, as its chunks were tokenized (inside `write()`)."""
+
+        def field(text: str) -> str:
+            return " ".join(sorted(set(self.tokenizer.document(text, lang))))
+
+        heads = field(" \n".join(dict.fromkeys(h for h in headings if h)))
+        self.run(
+            "INSERT INTO note_terms(file_id, collection_id, title, tags, headings) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (file_id) DO UPDATE SET "
+            "title = excluded.title, tags = excluded.tags, headings = excluded.headings",
+            (file_id, self.collections.only, field(title), field(tags), heads),
+        )
+
+    def _delete_note_terms(self, file_id: int) -> None:
+        self.run("DELETE FROM note_terms WHERE file_id = %s", (file_id,))
+
+    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTermsRow]:
+        """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);
+        notes written before migration 4 have empty token sets until they are re-processed."""
+        if not file_ids:
+            return {}
+        rows = self.rows(
+            "SELECT f.id, t.title, t.tags, t.headings, f.chunk_count, f.size FROM files f "
+            "LEFT JOIN note_terms t ON t.file_id = f.id "
+            "WHERE f.id = ANY(%s) AND f.collection_id = ANY(%s)",
+            (sorted({int(i) for i in file_ids}), self.collections.ids),
+        )
+        empty: frozenset[str] = frozenset()
+        return {
+            int(fid): (
+                frozenset(title.split()) if title else empty,
+                frozenset(tags.split()) if tags else empty,
+                frozenset(heads.split()) if heads else empty,
+                int(chunks),
+                int(size),
+            )
+            for fid, title, tags, heads, chunks, size in rows
+        }

@@ -1,0 +1,104 @@
+"""Term statistics for one query and the token sets of each note, for the ranking (issue 16).
+
+- `query_term_counts`: every query word's index forms (the `noteseek` tokenizer in query mode:
+  Porter stem, plus the German stem in a vault with German notes) and the number of chunks
+  holding it (fts5vocab). The known-words gate asks it whether anything knows a word; the
+  reranker weights term coverage by it.
+- `note_terms`: per note, the distinct index tokens of its title field (title, aliases, file
+  name), its tags field and its headings, written at index time (schema m007) so a search never
+  runs the tokenizer over candidate notes (the prototype's ~1.4 ms per query, docs/ranking.md
+  §10.4), plus its chunk count and size.
+
+Tokens come from the same tokenizer and locale as the FTS5 rows, so "a note's title covers a query
+term" means exactly "FTS5 would match that term in the title column".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import apsw
+
+from .connection import SqliteConnection
+from .tokenizer import TOKENIZER_NAME
+
+__all__ = ["NoteTermsTable"]
+
+_VOCAB = "temp.noteseek_vocab"
+
+
+class NoteTermsTable(SqliteConnection):
+    """Reads and writes of `note_terms`, and FTS5 document counts of query words."""
+
+    _query_tokenizer: Any = None
+    _vocab_ready = False
+
+    def _tokens(self, text: str, locale: str | None, flags: int) -> list[tuple[str, ...]]:
+        if self._query_tokenizer is None:
+            self._query_tokenizer = self.db.fts5_tokenizer(TOKENIZER_NAME, [])
+        if not text:
+            return []
+        raw = self._query_tokenizer(text.encode("utf-8"), flags, locale)
+        return [tuple(str(f) for f in t[2:]) for t in raw]
+
+    def query_term_counts(self, words: Sequence[str]) -> list[tuple[tuple[str, ...], int]]:
+        """Per word: its index forms and how many chunks hold the most frequent of them."""
+        if not self._vocab_ready:
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, chunks_fts, 'row')"
+            )
+            self._vocab_ready = True
+        out: list[tuple[tuple[str, ...], int]] = []
+        for word in words:
+            forms: list[str] = []
+            for token in self._tokens(word, None, apsw.FTS5_TOKENIZE_QUERY):
+                forms.extend(f for f in token if f not in forms)
+            count = 0
+            for form in forms:
+                row = self.db.execute(f"SELECT doc FROM {_VOCAB} WHERE term = ?", (form,)).fetchone()
+                if row:
+                    count = max(count, int(row[0]))
+            out.append((tuple(forms), count))
+        return out
+
+    def _write_note_terms(
+        self, file_id: int, title: str, tags: str, headings: Iterable[str], lang: str | None
+    ) -> None:
+        """The note's token sets, as its chunks were tokenized (inside `write()`)."""
+        flags = apsw.FTS5_TOKENIZE_DOCUMENT
+
+        def field(text: str) -> str:
+            return " ".join(sorted({t[0] for t in self._tokens(text, lang, flags) if t}))
+
+        heads = field(" \n".join(dict.fromkeys(h for h in headings if h)))
+        self.db.execute(
+            "INSERT OR REPLACE INTO note_terms(file_id, title, tags, headings) VALUES (?,?,?,?)",
+            (file_id, field(title), field(tags), heads),
+        )
+
+    def note_terms(
+        self, file_ids: Sequence[int]
+    ) -> dict[int, tuple[frozenset[str], frozenset[str], frozenset[str], int, int]]:
+        """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);
+        notes indexed before m007 have empty token sets until they are re-processed."""
+        if not file_ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT f.id, t.title, t.tags, t.headings, f.chunk_count, f.size FROM files f "
+            "LEFT JOIN note_terms t ON t.file_id = f.id "
+            "WHERE f.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(file_ids)),),
+        )
+        empty: frozenset[str] = frozenset()
+        return {
+            int(fid): (
+                frozenset(title.split()) if title else empty,
+                frozenset(tags.split()) if tags else empty,
+                frozenset(heads.split()) if heads else empty,
+                int(chunks),
+                int(size),
+            )
+            for fid, title, tags, heads, chunks, size in rows
+        }
