@@ -199,7 +199,10 @@ def wait_for_replay(primary_url: str, standby_url: str, *, timeout: float = 30.0
     """Block until the standby has replayed everything the primary has written so far."""
     psycopg = _psycopg()
     with psycopg.connect(primary_url, autocommit=True) as conn:
-        target = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+        # The insert position, not pg_current_wal_lsn() (the write position): the backend commits
+        # with synchronous_commit off, so its last commit record may still sit in the WAL buffers,
+        # behind the write position, until the WAL writer flushes it (flaked once in CI).
+        target = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
     deadline = time.monotonic() + timeout
     with psycopg.connect(standby_url, autocommit=True) as conn:
         while True:
