@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
-from .options import collection_option, db_option
+from .options import collection_option, db_option, vault_rule_options
 
 if TYPE_CHECKING:
     from .. import IndexStats
@@ -92,22 +92,7 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 @click.option(
     "--model", help="Model2Vec model: a local folder or a hub id (default: bundled potion-base-8M)."
 )
-@click.option("--include", multiple=True, help="Only index these folders (repeatable).")
-@click.option(
-    "--exclude",
-    multiple=True,
-    help="Also skip these folders (repeatable); dot-folders are always skipped.",
-)
-@click.option(
-    "--allow-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Known false positives the scrubber keeps (regex:… or sha256:… lines, as for scan).",
-)
-@click.option(
-    "--no-documents",
-    is_flag=True,
-    help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas and drawing files out.",
-)
+@vault_rule_options()
 @click.option(
     "--multilingual",
     is_flag=True,

@@ -1,5 +1,8 @@
 """The options every command that opens an index shares: `--db`, `--collection`, `--write-db`.
 
+`vault_rule_options` are the rules of what an update reads (`--include`, `--exclude`,
+`--allow-file`, `--no-documents`), shared by `index` and `watch` so both say the same.
+
 `--db` is an index file or a database URL (`postgresql://user@host:port/db?sslmode=…`); a URL's
 password is better kept in ~/.pgpass ($PGPASSFILE) or $PGPASSWORD than on a command line, which
 `ps` shows. `--collection` picks the database's collections (vaults): repeat it or give `a,b` for
@@ -10,13 +13,20 @@ refresh) writes, when `--db` is a read replica.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..settings import ENV_COLLECTION, ENV_DB, ENV_WRITE_DB
 
-__all__ = ["collection_option", "db_option", "joined", "write_db_option"]
+__all__ = [
+    "collection_option",
+    "db_option",
+    "joined",
+    "vault_rule_options",
+    "write_db_option",
+]
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -59,3 +69,32 @@ def write_db_option() -> Decorator:
         help=f"Where updates are written when --db is a read replica (default: ${ENV_WRITE_DB}, "
         "else --db).",
     )
+
+
+def vault_rule_options() -> Decorator:
+    """`--include`, `--exclude`, `--allow-file` and `--no-documents`: what an update reads."""
+    rules = (
+        click.option("--include", multiple=True, help="Only index these folders (repeatable)."),
+        click.option(
+            "--exclude",
+            multiple=True,
+            help="Also skip these folders (repeatable); dot-folders are always skipped.",
+        ),
+        click.option(
+            "--allow-file",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Known false positives the scrubber keeps (regex:… or sha256:… lines, as for scan).",
+        ),
+        click.option(
+            "--no-documents",
+            is_flag=True,
+            help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas and drawing files out.",
+        ),
+    )
+
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(rules):
+            command = option(command)
+        return command
+
+    return apply

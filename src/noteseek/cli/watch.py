@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..settings import DEFAULT_EXCLUDE
-from .options import collection_option, db_option
+from .options import collection_option, db_option, vault_rule_options
 
 if TYPE_CHECKING:
     from .. import Index, Locator
@@ -48,22 +48,7 @@ class _Progress:
 @click.argument("vault", type=click.Path(file_okay=False, path_type=Path))
 @db_option("$NOTESEEK_WRITE_DB, else $NOTESEEK_DB, else per vault, as for index")
 @collection_option()
-@click.option("--include", multiple=True, help="Only index these folders (repeatable).")
-@click.option(
-    "--exclude",
-    multiple=True,
-    help="Also skip these folders (repeatable); dot-folders are always skipped.",
-)
-@click.option(
-    "--allow-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Known false positives the scrubber keeps (as for index).",
-)
-@click.option(
-    "--no-documents",
-    is_flag=True,
-    help="Markdown notes only, as for index: PDF, Office and other documents are left out.",
-)
+@vault_rule_options()
 @click.option(
     "--polling", is_flag=True, help="Poll instead of using OS file events (network drives)."
 )
