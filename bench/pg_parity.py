@@ -116,12 +116,15 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
             "ORDER BY embedding::halfvec(256) <=> %s::halfvec(256) LIMIT 100",
             (store.collections.only, "[" + ",".join(["1"] * 256) + "]"),  # type: ignore[attr-defined]
         )
+        with store.snapshot():  # type: ignore[attr-defined]
+            exact = bool(store._exact_collections())  # type: ignore[attr-defined]
     return {
         "k": k,
         "queries": len(recalls),
         "recall": round(sum(recalls) / max(len(recalls), 1), 4),
         "p50_ms": round(statistics.median(times), 2) if times else None,
-        "uses_hnsw": any("chunks_hnsw" in r[0] for r in plan),
+        "hnsw_built": any("chunks_hnsw" in r[0] for r in plan),
+        "knn_exact": exact,  # below EXACT_KNN_MAX_CHUNKS: knn scans exactly, index or not
     }
 
 
@@ -137,7 +140,7 @@ def measure(ds_name: str, args: argparse.Namespace) -> dict[str, Any]:
     built = build_collection(url, vault, rebuild=args.rebuild)
     print(f"[{ds.name}] {built}", file=sys.stderr, flush=True)
     matcher = NoteMatcher(quality.note_chunk_counts(sqlite_db), ds.id_prefix)
-    qrels, _ = matcher.map_qrels(quality.read_qrels(args.data_dir / ds.qrels, ds.min_score))
+    qrels, _ = matcher.map_qrels(quality.load_qrels(ds, args.data_dir, args.cache_dir))
     texts = quality.read_queries(args.data_dir / ds.queries)
     queries = [(qid, text) for qid, text in texts.items() if qid in qrels]
     if args.limit_queries:

@@ -11,6 +11,9 @@ build is faster than growing the graph row by row, and until it exists `knn` sca
 collection exactly. A run killed before that builds it next time; an invalid index left by a
 killed build is dropped and built again.
 
+A collection smaller than `EXACT_KNN_MAX_CHUNKS` is searched exactly even when its index exists
+(the SQLite backend is exact, and HNSW's misses cost vector-only nDCG on small vaults; see the
+constant); larger ones go through HNSW, where
 `hnsw.ef_search` is set per query to at least the number of rows asked for (an HNSW scan returns
 at most ef_search rows; pgvector's default of 40 would cut the 100-chunk candidate list to 40),
 with iterative scans for longer lists (filtered searches ask for up to 4,096).
@@ -40,12 +43,20 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["EF_SEARCH_MIN", "VectorTable", "halfvec_literal", "int8_bytes"]
+__all__ = ["EF_SEARCH_MIN", "EXACT_KNN_MAX_CHUNKS", "VectorTable", "halfvec_literal", "int8_bytes"]
 
 # Measured on MDN (docs/postgres-design.md §5): recall@30 0.958 at 100, 0.982 at 200, 0.992 at
 # 400, p50 1.8 / 2.3 / 10.9 ms; hybrid nDCG@10 within 0.002 of exact from 200 on.
 EF_SEARCH_MIN = 400  # measured: bench/results/pg_parity*.json, docs/postgres-design.md §9
 EF_SEARCH_MAX = 1000  # pgvector's limit; iterative scans go further
+# Below this many chunks (summed over the collections searched exactly) KNN is an exact scan, as
+# on SQLite, not HNSW: on the hub (24k chunks) HNSW found only 0.91 of the exact top 100 even at
+# ef_search 400 (its queries' vectors lie away from its chunks'), costing vector-only nDCG@10 0.033
+# against SQLite. Exact top-100 vs HNSW p50 / p95 in ms, measured (bench/pg_exact_knn.py, MDN rows,
+# machine shared, load ~5): 25k chunks 14.0 / 33.1 vs 6.8 / 17.4; 60k 61.2 / 87.5 vs 7.2 / 14.0;
+# 200k 107.8 / 141.9 vs 2.9 / 3.8. At 40k an exact scan costs ~30 ms; above it HNSW (MDN, 59k:
+# recall@100 0.99, vector nDCG@10 within 0.003 of SQLite) is both good enough and far cheaper.
+EXACT_KNN_MAX_CHUNKS = 40_000
 
 
 def halfvec_literal(vector: bytes | Sequence[int]) -> str:
@@ -161,29 +172,52 @@ class VectorTable(PgConnection):
         )
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first, from
-        each selected collection's HNSW index (an exact scan until it is built)."""
+        """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
+        for small collections (`EXACT_KNN_MAX_CHUNKS`), else from each selected collection's
+        HNSW index (an exact scan until it is built)."""
         dim = self._dim()
         if limit <= 0 or dim <= 0 or len(query) != dim:
             return []
         literal = halfvec_literal(query)
         ef = max(EF_SEARCH_MIN, min(int(limit), EF_SEARCH_MAX))
-        # The collection id is a constant in the text (an integer from the database, not user
-        # input): the planner uses a partial index only for a constant it can match.
-        parts = [
-            f"(SELECT id, embedding::halfvec({dim}) <=> %(q)s::halfvec({dim}) AS d FROM chunks "
-            f"WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
-            f"ORDER BY embedding::halfvec({dim}) <=> %(q)s::halfvec({dim}) LIMIT %(n)s)"
-            for cid in self.collections.ids
-        ]
-        sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
+        distance = f"embedding::halfvec({dim}) <=> %(q)s::halfvec({dim})"
+        exact_order = f"({distance}) + 0"
         with self.snapshot():
-            # SET LOCAL: only for this read transaction; other queries keep the defaults.
-            self.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
-            if self.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
-                self.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+            exact = self._exact_collections()
+            # The collection id is a constant in the text (an integer from the database, not
+            # user input): the planner uses a partial index only for a constant it can match.
+            # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
+            # those collections' rows and sorts them: exact top-k.
+            parts = [
+                f"(SELECT id, {distance} AS d FROM chunks "
+                f"WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
+                f"ORDER BY {exact_order if cid in exact else distance} LIMIT %(n)s)"
+                for cid in self.collections.ids
+            ]
+            sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
+            if len(exact) < len(self.collections.ids):
+                # SET LOCAL: only for this read transaction; other queries keep the defaults.
+                self.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+                if self.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
+                    self.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
             rows = self.rows(sql, {"q": literal, "n": int(limit)})
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
+
+    def _exact_collections(self) -> set[int]:
+        """The selected collections searched exactly: smallest first while their chunks sum to
+        less than EXACT_KNN_MAX_CHUNKS (an exact scan costs time in proportion to its rows)."""
+        counts = self.rows(
+            "SELECT id, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY chunk_count, id",
+            (self.collections.ids,),
+        )
+        exact: set[int] = set()
+        total = 0
+        for cid, count in counts:
+            total += int(count)
+            if total >= EXACT_KNN_MAX_CHUNKS:
+                break
+            exact.add(int(cid))
+        return exact
 
     # -- the HNSW index -----------------------------------------------------------------------
 
