@@ -7,6 +7,7 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexReadOnlyError",
+    "MissingExtraError",
     "ModelLoadError",
     "NoteAccessError",
     "NoteNotIndexedError",
@@ -61,6 +62,18 @@ class DatabaseConnectionError(NoteseekError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class MissingExtraError(NoteseekError, ImportError):
+    """A library of an optional extra is not installed; the message gives the `pip install` line.
+
+    An ImportError too (`name` is the missing module), so code that falls back when an import
+    fails keeps working; `extra` is the extra of pyproject.toml that installs it."""
+
+    def __init__(self, message: str, *, extra: str, name: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+        self.name = name
 
 
 class ModelLoadError(NoteseekError):

@@ -16,6 +16,7 @@ import click
 
 from .. import __version__
 from ..errors import NoteseekError
+from ..extras import extra_of, install_hint
 
 __all__ = ["cli", "main"]
 
@@ -61,16 +62,26 @@ class _LazyGroup(click.Group):
 
 
 def _unavailable(name: str, exc: ImportError) -> click.Command:
-    """Stands in for a command whose optional dependency is missing, and says how to add it."""
-    missing = exc.name or str(exc)
+    """Stands in for a command whose optional dependency is missing, and says how to add it:
+    the extra that installs it, or (a core library missing) a reinstall."""
+    missing = (exc.name or str(exc)).split(".")[0]
+    extra = extra_of(missing)
+    fix = install_hint(extra) if extra else "pip install --force-reinstall noteseek"
 
     def fail() -> None:
         raise click.ClickException(
-            f"'noteseek {name}' needs {missing!r}, which is not installed: "
-            f"pip install 'noteseek[{name}]'"
+            f"'noteseek {name}' needs the Python package {missing!r}, which is not installed: {fix}"
         )
 
-    return click.Command(name, callback=fail, help=f"(unavailable: {missing} is not installed)")
+    # Takes whatever the real command would, so `noteseek web --db X` says what to install
+    # rather than "No such option".
+    return click.Command(
+        name,
+        callback=fail,
+        help=f"(unavailable: {missing} is not installed; {fix})",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        add_help_option=False,
+    )
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
