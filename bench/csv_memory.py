@@ -32,11 +32,47 @@ from typing import Any
 
 import psutil
 
-_WORDS = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
-    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu note vault "
-    "search index meeting project budget invoice summary report draft review release"
-).split()
+_WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "note",
+    "vault",
+    "search",
+    "index",
+    "meeting",
+    "project",
+    "budget",
+    "invoice",
+    "summary",
+    "report",
+    "draft",
+    "review",
+    "release",
+]
 
 _EXTRACT = """
 import json, resource, sys, time
@@ -69,8 +105,8 @@ def write_csv(path: Path, megabytes: float, seed: int) -> int:
                 row += 1
                 words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 14)))
                 lines.append(
-                    f'{row},2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d},'
-                    f'{rng.choice(_WORDS).title()} {rng.choice(_WORDS).title()},'
+                    f"{row},2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d},"
+                    f"{rng.choice(_WORDS).title()} {rng.choice(_WORDS).title()},"
                     f'{rng.randint(0, 99999) / 100:.2f},"{words}"\n'
                 )
             chunk = "".join(lines)
@@ -155,9 +191,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="csv-memory-") as tmp:
         vault = Path(tmp) / "vault"
         vault.mkdir()
-        sizes = [
-            write_csv(vault / f"table-{i}.csv", megabytes, seed=i) for i in range(args.copies)
-        ]
+        sizes = [write_csv(vault / f"table-{i}.csv", megabytes, seed=i) for i in range(args.copies)]
         (vault / "readme.md").write_text("# Tables\n\nLarge CSV files beside one note.\n")
         report: dict[str, Any] = {
             "command": " ".join(["python", "bench/csv_memory.py", *sys.argv[1:]]),

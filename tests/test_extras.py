@@ -12,10 +12,14 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the core's own dependency before 3.11
+    import tomli as tomllib
 
 from noteseek import extras
 
