@@ -47,6 +47,14 @@ class IndexNotFoundError(NoteseekError):
         """The error for a missing index file, with the command that makes one."""
         return cls(f"no index at {path}: run 'noteseek index PATH/TO/VAULT' (or pass --db) first")
 
+    @classmethod
+    def empty(cls, path: object) -> IndexNotFoundError:
+        """The error for an index that exists but was never filled (no update ever ran)."""
+        return cls(
+            f"no index yet: nothing was ever indexed into {path}; "
+            "run 'noteseek index PATH/TO/VAULT' (or pass --db) first"
+        )
+
 
 class SchemaVersionError(NoteseekError):
     """The index file was written by a newer noteseek than this one."""

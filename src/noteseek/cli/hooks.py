@@ -25,6 +25,7 @@ from ..hooks.install import (
     project_settings_path,
     user_settings_path,
 )
+from ..settings import DEFAULT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:
     from .. import DatabaseUrl
@@ -38,17 +39,36 @@ __all__ = ["hook_cmd", "install_cmd", "uninstall_cmd"]
     add_help_option=True,
 )
 @click.argument("event", type=click.Choice(["prompt", "pre-tool", "post-tool"]))
+# Declared for --help: a real hook run never comes through click (noteseek.entry parses these
+# itself, in hooks/command.py), so they are handed on exactly as given.
+@click.option(
+    "--db",
+    metavar="PATH|URL",
+    help="The index to use (default: $NOTESEEK_DB, else the index of the vault holding the "
+    "working folder, else the only index).",
+)
+@click.option(
+    "--max-tokens",
+    type=int,
+    metavar="N",
+    help="Token budget of the context a prompt gets (≈ 4 characters per token; default "
+    f"{DEFAULT_CONTEXT_TOKENS}).",
+)
 @click.pass_context
-def hook_cmd(ctx: click.Context, event: str) -> None:
+def hook_cmd(ctx: click.Context, event: str, db: str | None, max_tokens: int | None) -> None:
     """Claude Code hook: reads the event JSON on stdin, prints the protocol JSON.
 
     EVENT is prompt (UserPromptSubmit), pre-tool (PreToolUse) or post-tool (PostToolUse).
-    Options: --db PATH, --max-tokens N. Always exits 0; problems go to hook.log in the data
-    folder. Installed by 'noteseek install-hooks'.
+    Always exits 0; problems go to hook.log in the data folder. Installed by
+    'noteseek install-hooks'.
     """
     from ..hooks.command import main as hook_main
 
-    sys.exit(hook_main([event, *ctx.args]))
+    forwarded = [
+        *(["--db", db] if db else []),
+        *(["--max-tokens", str(max_tokens)] * bool(max_tokens)),
+    ]
+    sys.exit(hook_main([event, *forwarded, *ctx.args]))
 
 
 def _target(user: bool, project: Path | None) -> Path:

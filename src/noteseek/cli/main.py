@@ -46,6 +46,21 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            name = args[0] if args else ""
+            close = _close_commands(name, self.list_commands(ctx))
+            if not close:
+                raise
+            suggestion = " or ".join(f"'noteseek {c}'" for c in close)
+            raise click.UsageError(
+                f"No such command {name!r}. Did you mean {suggestion}?", ctx
+            ) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = self.lazy.get(cmd_name)
         if target is None:
@@ -59,6 +74,19 @@ class _LazyGroup(click.Group):
             return _unavailable(cmd_name, exc)
         assert isinstance(command, click.Command)
         return command
+
+
+def _close_commands(name: str, commands: list[str]) -> list[str]:
+    """Commands a mistyped name probably meant: close spellings (`serach`), then commands that
+    contain it or that it contains (`hooks`: `hook`, `install-hooks`, `uninstall-hooks`)."""
+    import difflib
+
+    typed = name.lower()
+    if len(typed) < 2 or typed.startswith("-"):
+        return []
+    close = difflib.get_close_matches(typed, commands, n=3, cutoff=0.6)
+    close += [c for c in commands if c not in close and (typed in c or c in typed)]
+    return close[:4]
 
 
 def _unavailable(name: str, exc: ImportError) -> click.Command:

