@@ -115,6 +115,39 @@ def _default_index() -> Path | DatabaseUrl | None:
     return found.absolute() if found.exists() else None
 
 
+def _unpinned_warning() -> str:
+    """What a user must know when the hooks pin no index: where they will look, and what fails."""
+    import os
+
+    from .. import IndexNotFoundError, data_dir, locate_index
+    from ..settings import ENV_DB, ENV_HOME
+
+    try:
+        found = locate_index()
+    except IndexNotFoundError as exc:
+        if "several indexes" in str(exc):
+            warning = (
+                f"the hooks pin no index: {exc}. Each hook uses the index of the vault holding "
+                "Claude Code's working folder and finds none elsewhere; pass --db to pin one"
+            )
+        else:
+            warning = f"{exc}; the hooks find nothing until then (or pass --db to pin one)"
+    else:
+        if os.environ.get(ENV_DB):
+            return (
+                f"the hooks read ${ENV_DB} where they run ({found} here; its password stays out "
+                f"of the settings file): Claude Code must start with ${ENV_DB} set"
+            )
+        warning = f"no index at {found} yet; the hooks find nothing until it exists"
+    if os.environ.get(ENV_HOME):
+        # The hooks run in Claude Code's environment, which may not have this shell's variables.
+        warning += (
+            f". ${ENV_HOME} is set in this shell ({data_dir()}): hooks started without it look "
+            "in the default data folder instead"
+        )
+    return warning
+
+
 def _pinned(db: str | None) -> Path | DatabaseUrl | None:
     """The index to write into the hook commands: `--db` as given, else `_default_index()`."""
     from .. import DatabaseUrl, locate_index
@@ -166,6 +199,8 @@ def install_cmd(
     pinned = _pinned(db)
     if pinned is not None and db is None:
         click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
+    if pinned is None:
+        click.echo(f"warning: {_unpinned_warning()}", err=True)
     if pinned is not None and not pinned.exists():
         click.echo(
             f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True
