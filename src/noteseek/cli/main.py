@@ -8,6 +8,7 @@ indexer. A command whose optional dependency is missing says which extra to inst
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import sys
 from typing import ClassVar
@@ -123,8 +124,14 @@ def cli(verbose: bool) -> None:
     )
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """Whether the command line asked for JSON output (`--json` before any `--`)."""
+    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+
+
 def main() -> None:
-    """Console entry point: domain errors become one line and exit code 1."""
+    """Console entry point: domain errors become one line (a JSON document on stdout when the
+    command was asked for JSON) and exit code 1."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:
@@ -134,7 +141,15 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except NoteseekError as exc:
-        click.echo(f"error: {exc}", err=True)
+        if _wants_json(sys.argv[1:]):
+            # A caller that asked for JSON parses stdout: the error must be JSON there too.
+            error = {"error": str(exc), "kind": type(exc).__name__}
+            reason = getattr(exc, "reason", None)  # DatabaseConnectionError's category
+            if isinstance(reason, str):
+                error["reason"] = reason
+            click.echo(json.dumps(error, ensure_ascii=False, indent=2))
+        else:
+            click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("interrupted; the index is consistent", err=True)
