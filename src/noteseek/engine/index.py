@@ -302,6 +302,27 @@ class Index:
 
         return tag_counts(self._store.note_tags().values())
 
+    def unknown_filters(
+        self, *, folders: Sequence[str] = (), tags: Sequence[str] = ()
+    ) -> tuple[str, ...]:
+        """The filters of a search that no indexed note matches on their own, as a person reads
+        them (`tag 'x'`, `folder 'a/b'`): why a filtered search found nothing, when it is that."""
+        from ..core.query import folder_key, tag_key
+
+        unknown: list[str] = []
+        if tags:
+            known_tags = self.tags()
+            unknown += [f"tag {t!r}" for t in tags if tag_key(t) and tag_key(t) not in known_tags]
+        if folders:
+            # Case-folded, so a filter the storage matches without case is never called unknown.
+            known_folders = {f.casefold() for f in self.folders()}
+            unknown += [
+                f"folder {f!r}"
+                for f in folders
+                if folder_key(f) and folder_key(f).casefold() not in known_folders
+            ]
+        return tuple(unknown)
+
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""
         return "\n".join(self._store.chunk_texts(path))
