@@ -9,11 +9,16 @@ import sys
 import click
 
 from .. import IndexNotFoundError, locate_index
-from ..daemon.client import request, supported
+from ..daemon.client import request, supported, wait_stopped
 from ..settings import DEFAULT_IDLE_MINUTES
+from .main import exit_now
 from .options import collection_option, db_option
 
 __all__ = ["serve_cmd"]
+
+# How long `serve --stop` waits for the daemon's process to end (an update in progress stops
+# after its current file).
+_STOP_SECONDS = 30.0
 
 
 @click.command("serve")
@@ -60,6 +65,12 @@ def serve_cmd(
             if status:
                 sys.exit(1)
             return
+        if stop and not wait_stopped(db_path, timeout=_STOP_SECONDS):
+            raise click.ClickException(
+                f"the daemon for {db_path} was asked to stop and still runs after "
+                f"{_STOP_SECONDS:.0f} s (it finishes the file it is indexing first); "
+                "'noteseek serve --status' tells when it is gone"
+            )
         click.echo(
             f"stopped the daemon for {db_path}"
             if stop
@@ -82,7 +93,7 @@ def serve_cmd(
     code = daemon.serve()
     if code:
         click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
-    sys.exit(code)
+    exit_now(code)
 
 
 def _watch_line(watch: object) -> str:

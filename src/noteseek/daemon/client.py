@@ -328,20 +328,13 @@ def ensure_started(
             return False
     if not supported():
         return False
-    import fcntl
     import time
 
     paths = daemon_paths(db_path, create=True)
-    # A running daemon holds the lock for its whole life: if it is taken, nothing to do.
-    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    # A running daemon holds the lock for its whole life (a stopping one until its process
+    # ends): if it is taken, nothing to do.
+    if _lock_held(paths):
+        return False
     # The daemon needs a moment to import and load before it takes the lock; the marker keeps
     # every prompt in that moment from launching another one.
     try:
@@ -351,6 +344,35 @@ def ensure_started(
         pass
     paths.spawn.touch(mode=0o600)
     _spawn(paths, idle_minutes, url)
+    return True
+
+
+def _lock_held(paths: DaemonPaths) -> bool:
+    import fcntl
+
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def wait_stopped(db_path: str | os.PathLike[str] | DatabaseUrl, *, timeout: float) -> bool:
+    """Wait until no daemon holds this database's lock (its process has ended, or is ending);
+    False if one still does after `timeout` seconds."""
+    import time
+
+    paths = daemon_paths(db_path, create=True)
+    deadline = time.monotonic() + timeout
+    while _lock_held(paths):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
     return True
 
 
