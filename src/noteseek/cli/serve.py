@@ -5,14 +5,19 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import time
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import IndexNotFoundError, locate_index
-from ..daemon.client import request, supported, wait_stopped
+from ..daemon.client import daemon_paths, lock_held, request, supported
 from ..settings import DEFAULT_IDLE_MINUTES
 from .main import exit_now
 from .options import collection_option, db_option
+
+if TYPE_CHECKING:
+    from .. import Locator
 
 __all__ = ["serve_cmd"]
 
@@ -94,6 +99,18 @@ def serve_cmd(
     if code:
         click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
     exit_now(code)
+
+
+def wait_stopped(db_path: Locator, *, timeout: float) -> bool:
+    """Wait until no daemon holds the database's lock (its process has ended, or is ending);
+    False if one still does after `timeout` seconds."""
+    paths = daemon_paths(db_path, create=True)
+    deadline = time.monotonic() + timeout
+    while lock_held(paths):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _watch_line(watch: object) -> str:

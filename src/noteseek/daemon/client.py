@@ -59,6 +59,7 @@ __all__ = [
     "daemon_paths",
     "database_key",
     "ensure_started",
+    "lock_held",
     "request",
     "runtime_dir",
     "runtime_folder",
@@ -333,7 +334,7 @@ def ensure_started(
     paths = daemon_paths(db_path, create=True)
     # A running daemon holds the lock for its whole life (a stopping one until its process
     # ends): if it is taken, nothing to do.
-    if _lock_held(paths):
+    if lock_held(paths):
         return False
     # The daemon needs a moment to import and load before it takes the lock; the marker keeps
     # every prompt in that moment from launching another one.
@@ -347,7 +348,8 @@ def ensure_started(
     return True
 
 
-def _lock_held(paths: DaemonPaths) -> bool:
+def lock_held(paths: DaemonPaths) -> bool:
+    """Whether a daemon holds these paths' lock: it runs, or its process is ending."""
     import fcntl
 
     fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
@@ -360,20 +362,6 @@ def _lock_held(paths: DaemonPaths) -> bool:
         return False
     finally:
         os.close(fd)
-
-
-def wait_stopped(db_path: str | os.PathLike[str] | DatabaseUrl, *, timeout: float) -> bool:
-    """Wait until no daemon holds this database's lock (its process has ended, or is ending);
-    False if one still does after `timeout` seconds."""
-    import time
-
-    paths = daemon_paths(db_path, create=True)
-    deadline = time.monotonic() + timeout
-    while _lock_held(paths):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _spawn(paths: DaemonPaths, idle_minutes: float | None, url: str | None) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "LOOP",
     "OUTSIDE",
     "PERMISSION_DENIED",
+    "READ_ATTEMPTS",
     "VANISHED",
     "RegularFile",
     "Unreadable",
@@ -34,6 +35,8 @@ PERMISSION_DENIED = "permission denied: noteseek may not read this file (check i
 VANISHED = "vanished before it could be read (deleted or moved during indexing)"
 OUTSIDE = "symlink points outside the vault"
 CHANGING = "kept changing while it was read (still being written?); it is read again next run"
+# How often a file that changes while it is read is read again before it is left for this run.
+READ_ATTEMPTS = 3
 
 # What a file that is not a regular file is, for the reason a person reads.
 _KINDS = (

@@ -18,6 +18,7 @@ from .regular_file import (
     LOOP,
     OUTSIDE,
     PERMISSION_DENIED,
+    READ_ATTEMPTS,
     Unreadable,
     not_regular_reason,
     open_regular_file,
@@ -59,8 +60,6 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"SQLite format 3\x00", "SQLite database"),
     (b"\x7fELF", "executable"),
 )
-# How often a file that changes while it is read is read again before it is skipped for this run.
-_READ_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -267,7 +266,7 @@ def read_note(note: NoteFile, root: Path, *, max_bytes: int) -> RawNote:
     """
     if note.size > max_bytes:  # decided from the listing, so a huge file is not even opened
         return RawNote(None, problem=_too_large(note.size, max_bytes), recheck=True)
-    for _ in range(_READ_ATTEMPTS):
+    for _ in range(READ_ATTEMPTS):
         opened = open_regular_file(note.abs_path, root)
         if isinstance(opened, Unreadable):
             return RawNote(None, problem=opened.problem, recheck=True)

@@ -23,7 +23,14 @@ from ...documents import ExtractionPool, ExtractionResult, Outcome, over_limit
 from ...documents import missing_libraries as _missing_libraries
 from ...secrets.scrubber import scrub
 from ...storage.records import FileState
-from ..regular_file import CHANGING, PERMISSION_DENIED, VANISHED, Unreadable, open_regular_file
+from ..regular_file import (
+    CHANGING,
+    PERMISSION_DENIED,
+    READ_ATTEMPTS,
+    VANISHED,
+    Unreadable,
+    open_regular_file,
+)
 from ..vault_walk import NoteFile
 from .document_chunks import document_rows, document_stem, failed_record
 from .options import IndexOptions
@@ -36,7 +43,6 @@ log = logging.getLogger("noteseek.indexer")
 # Extraction workers per run: one per core, at most two (the indexer itself embeds meanwhile).
 MAX_WORKERS = 2
 _READ_BLOCK = 1 << 20
-_READ_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,7 @@ class DocumentDigest:
 
 def digest_document(doc: NoteFile, root: Path) -> DocumentDigest:
     """Hash a listed document (`root` resolved), re-checking at read time what the listing saw."""
-    for _ in range(_READ_ATTEMPTS):
+    for _ in range(READ_ATTEMPTS):
         opened = open_regular_file(doc.abs_path, root)
         if isinstance(opened, Unreadable):
             return DocumentDigest(None, problem=opened.problem, recheck=True)
