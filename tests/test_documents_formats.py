@@ -188,6 +188,25 @@ def test_csv_legacy_encoding_and_semicolons(tmp_path: Path) -> None:
     assert [u.location.rows for u in units] == [(2, 21), (22, 31)]
 
 
+def test_csv_is_read_as_a_stream_that_stops_at_the_character_limit(tmp_path: Path) -> None:
+    from noteseek.documents import ExtractionLimits
+
+    path = tmp_path / "big.csv"
+    rows = ["id,name,comment"] + [f"{i},row {i},some words in row number {i}" for i in range(50_000)]
+    path.write_text("\n".join(rows), encoding="utf-8")
+    result = extract_file(path, limits=ExtractionLimits(max_chars=100_000))
+    assert result.outcome is Outcome.TOO_LARGE, result.reason
+    assert "has more than the 100,000 characters of text the limit allows" in result.reason
+    # Reading stopped near the limit, not after the 50,001 rows were all read.
+    stopped = int(result.reason.rsplit("row ", 1)[1].rstrip(")").replace(",", ""))
+    assert 2_000 < stopped < 5_000, result.reason
+    # A UTF-8 file whose first non-ASCII byte is past the detection sample stays UTF-8.
+    late = tmp_path / "late.csv"
+    late.write_text("a,b\n" + "x,y\n" * 100_000 + "Müller,Straße\n", encoding="utf-8")
+    units = extract_file(late).document.units  # type: ignore[union-attr]
+    assert units[-1].text.endswith("Müller | Straße")
+
+
 def test_html_sections_without_scripts() -> None:
     result = extract_file(sample("sheet-geometry.html"))
     assert result.document is not None

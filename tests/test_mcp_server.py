@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import click
 import pytest
 
 from noteseek import Index, IndexStatus
@@ -268,7 +267,11 @@ def test_refresh_is_skipped_when_the_index_was_built_with_other_options(vault_db
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp.server", None)
     monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)
-    with pytest.raises(click.ClickException, match=r"pip install 'noteseek\[mcp\]'"):
+    from noteseek.errors import MissingExtraError
+
+    with pytest.raises(
+        MissingExtraError, match=r"'mcp', which is not installed: pip install 'noteseek\[mcp\]'"
+    ):
         build_server(VaultService())
 
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from noteseek.core.locator import redact_url
 from noteseek.errors import DatabaseConnectionError, NoteseekError
 from noteseek.storage.postgres.errors import (
     connection_error,
     is_postgres_url,
     parse_target,
-    redact_url,
 )
 
 SECRET = "s3cr:et@/pa ss?"
@@ -138,6 +138,9 @@ def test_redact_url() -> None:
     assert redact_url(URL) == "postgresql://alice:***@db.example.test:6543/notes"
     assert redact_url("postgresql://a@h/db?password=p1&sslmode=require") == (
         "postgresql://a@h/db?password=***&sslmode=require"
+    )
+    assert redact_url("postgresql://a@h/db?sslmode=require&sslpassword=keypass") == (
+        "postgresql://a@h/db?sslmode=require&sslpassword=***"
     )
     assert redact_url("postgresql://h/db") == "postgresql://h/db"
     assert redact_url("/tmp/index.db") == "/tmp/index.db"

@@ -68,8 +68,11 @@ def test_walk_finds_notes_and_documents_in_order_and_prunes_folders(tmp_path: Pa
         "z/y/x/deep.md",
     ]
     assert [n.kind for n in notes] == ["note"] * 5 + ["pdf", "note"]
-    # Symlinked folders are not followed (not even into the vault) and are not problems.
-    assert passed_over == []
+    # Symlinked folders are not followed (not even into the vault) and are not problems; a
+    # hidden note is left out but named, so the run says why it is missing.
+    assert passed_over == [
+        ("b/.x.md", "hidden file (its name starts with '.'): not indexed; rename it to index it")
+    ]
     for n in notes:
         assert isinstance(n.abs_path, Path)
         assert n.abs_path == root / n.rel_path

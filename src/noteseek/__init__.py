@@ -18,78 +18,87 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .agents.prompt_context import PromptContext, prompt_context
-    from .core.chunker import ChunkedNote, ChunkOptions, NoteChunk, chunk_note
-    from .core.context_block import format_context
-    from .core.fusion import reciprocal_rank_fusion
-    from .core.locator import DatabaseUrl
-    from .core.query import fts_query
-    from .core.relevance import GateSettings
-    from .embedding.embedder import (
-        Embedder,
-        Model2VecEmbedder,
-        bundled_model_path,
-        default_embedder,
-    )
-    from .engine.coverage import Coverage, FileCoverage
-    from .engine.index import Index, IndexStatus
-    from .engine.locations import data_dir, default_db_path
-    from .engine.note_access import NoteText
-    from .engine.open import LazyIndex, Locator, locate_index, open_index
-    from .engine.request import SearchRequest, SearchResult
-    from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
-    from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
-    from .engine.update.options import IndexOptions, IndexStats
-    from .errors import (
-        DatabaseConnectionError,
-        IndexLockedError,
-        IndexNotFoundError,
-        IndexReadOnlyError,
-        ModelLoadError,
-        NoteAccessError,
-        NoteNotIndexedError,
-        NoteseekError,
-        SchemaVersionError,
-        VaultGoneError,
-        VaultNotFoundError,
-        VectorSupportError,
-        WatchError,
-    )
-    from .secrets.scrubber import Allowlist, AllowlistError, ScrubResult, scrub
+    from .agents.prompt_context import PromptContext as PromptContext
+    from .agents.prompt_context import prompt_context as prompt_context
+    from .core.chunker import ChunkedNote as ChunkedNote
+    from .core.chunker import ChunkOptions as ChunkOptions
+    from .core.chunker import NoteChunk as NoteChunk
+    from .core.chunker import chunk_note as chunk_note
+    from .core.context_block import format_context as format_context
+    from .core.fusion import reciprocal_rank_fusion as reciprocal_rank_fusion
+    from .core.locator import DatabaseUrl as DatabaseUrl
+    from .core.query import fts_query as fts_query
+    from .core.relevance import GateSettings as GateSettings
+    from .embedding.embedder import Embedder as Embedder
+    from .embedding.embedder import Model2VecEmbedder as Model2VecEmbedder
+    from .embedding.embedder import bundled_model_path as bundled_model_path
+    from .embedding.embedder import default_embedder as default_embedder
+    from .engine.coverage import Coverage as Coverage
+    from .engine.coverage import FileCoverage as FileCoverage
+    from .engine.index import Index as Index
+    from .engine.index import IndexStatus as IndexStatus
+    from .engine.locations import data_dir as data_dir
+    from .engine.locations import default_db_path as default_db_path
+    from .engine.note_access import NoteText as NoteText
+    from .engine.open import LazyIndex as LazyIndex
+    from .engine.open import Locator as Locator
+    from .engine.open import locate_index as locate_index
+    from .engine.open import open_index as open_index
+    from .engine.request import SearchRequest as SearchRequest
+    from .engine.request import SearchResult as SearchResult
+    from .engine.search import MODES as MODES
+    from .engine.search import Explanation as Explanation
+    from .engine.search import Hit as Hit
+    from .engine.search import Mode as Mode
+    from .engine.search import SearchSettings as SearchSettings
+    from .engine.secret_scan import ScanReport as ScanReport
+    from .engine.secret_scan import load_allowlist as load_allowlist
+    from .engine.secret_scan import scan_secrets as scan_secrets
+    from .engine.update.options import IndexOptions as IndexOptions
+    from .engine.update.options import IndexStats as IndexStats
+    from .errors import DatabaseConnectionError as DatabaseConnectionError
+    from .errors import IndexLockedError as IndexLockedError
+    from .errors import IndexNotFoundError as IndexNotFoundError
+    from .errors import IndexReadOnlyError as IndexReadOnlyError
+    from .errors import MissingExtraError as MissingExtraError
+    from .errors import ModelLoadError as ModelLoadError
+    from .errors import NoteAccessError as NoteAccessError
+    from .errors import NoteNotIndexedError as NoteNotIndexedError
+    from .errors import NoteseekError as NoteseekError
+    from .errors import SchemaVersionError as SchemaVersionError
+    from .errors import VaultGoneError as VaultGoneError
+    from .errors import VaultNotFoundError as VaultNotFoundError
+    from .errors import VectorSupportError as VectorSupportError
+    from .errors import WatchError as WatchError
+    from .secrets.scrubber import Allowlist as Allowlist
+    from .secrets.scrubber import AllowlistError as AllowlistError
+    from .secrets.scrubber import ScrubResult as ScrubResult
+    from .secrets.scrubber import scrub as scrub
 
-# Public name -> the submodule that defines it.
+# The public API: name -> the submodule that defines it. `__all__` is this table; the imports
+# above repeat it for type checkers only (tests/test_public_api.py keeps the two equal).
 _EXPORTS: dict[str, str] = {
     "PromptContext": "agents.prompt_context",
     "prompt_context": "agents.prompt_context",
-    "format_context": "core.context_block",
-    "GateSettings": "core.relevance",
-    "NoteAccessError": "errors",
-    "NoteNotIndexedError": "errors",
-    "ChunkedNote": "core.chunker",
     "ChunkOptions": "core.chunker",
+    "ChunkedNote": "core.chunker",
     "NoteChunk": "core.chunker",
     "chunk_note": "core.chunker",
+    "format_context": "core.context_block",
+    "reciprocal_rank_fusion": "core.fusion",
+    "DatabaseUrl": "core.locator",
+    "fts_query": "core.query",
+    "GateSettings": "core.relevance",
     "Embedder": "embedding.embedder",
     "Model2VecEmbedder": "embedding.embedder",
     "bundled_model_path": "embedding.embedder",
     "default_embedder": "embedding.embedder",
-    "IndexLockedError": "errors",
-    "IndexReadOnlyError": "errors",
-    "DatabaseConnectionError": "errors",
-    "DatabaseUrl": "core.locator",
-    "IndexNotFoundError": "errors",
-    "ModelLoadError": "errors",
-    "NoteseekError": "errors",
-    "SchemaVersionError": "errors",
-    "VaultGoneError": "errors",
-    "VaultNotFoundError": "errors",
-    "VectorSupportError": "errors",
-    "WatchError": "errors",
-    "reciprocal_rank_fusion": "core.fusion",
     "Coverage": "engine.coverage",
     "FileCoverage": "engine.coverage",
     "Index": "engine.index",
     "IndexStatus": "engine.index",
+    "data_dir": "engine.locations",
+    "default_db_path": "engine.locations",
     "NoteText": "engine.note_access",
     "LazyIndex": "engine.open",
     "Locator": "engine.open",
@@ -97,83 +106,37 @@ _EXPORTS: dict[str, str] = {
     "open_index": "engine.open",
     "SearchRequest": "engine.request",
     "SearchResult": "engine.request",
+    "Explanation": "engine.search",
+    "Hit": "engine.search",
+    "MODES": "engine.search",
+    "Mode": "engine.search",
+    "SearchSettings": "engine.search",
+    "ScanReport": "engine.secret_scan",
+    "load_allowlist": "engine.secret_scan",
+    "scan_secrets": "engine.secret_scan",
     "IndexOptions": "engine.update.options",
     "IndexStats": "engine.update.options",
-    "data_dir": "engine.locations",
-    "default_db_path": "engine.locations",
-    "fts_query": "core.query",
-    "ScanReport": "engine.secret_scan",
-    "scan_secrets": "engine.secret_scan",
-    "load_allowlist": "engine.secret_scan",
+    "DatabaseConnectionError": "errors",
+    "IndexLockedError": "errors",
+    "IndexNotFoundError": "errors",
+    "IndexReadOnlyError": "errors",
+    "MissingExtraError": "errors",
+    "ModelLoadError": "errors",
+    "NoteAccessError": "errors",
+    "NoteNotIndexedError": "errors",
+    "NoteseekError": "errors",
+    "SchemaVersionError": "errors",
+    "VaultGoneError": "errors",
+    "VaultNotFoundError": "errors",
+    "VectorSupportError": "errors",
+    "WatchError": "errors",
     "Allowlist": "secrets.scrubber",
     "AllowlistError": "secrets.scrubber",
     "ScrubResult": "secrets.scrubber",
     "scrub": "secrets.scrubber",
-    "MODES": "engine.search",
-    "Explanation": "engine.search",
-    "Hit": "engine.search",
-    "Mode": "engine.search",
-    "SearchSettings": "engine.search",
 }
 
-__all__ = [
-    "MODES",
-    "Allowlist",
-    "AllowlistError",
-    "ChunkOptions",
-    "ChunkedNote",
-    "Coverage",
-    "DatabaseConnectionError",
-    "DatabaseUrl",
-    "Embedder",
-    "Explanation",
-    "FileCoverage",
-    "GateSettings",
-    "Hit",
-    "Index",
-    "IndexLockedError",
-    "IndexNotFoundError",
-    "IndexOptions",
-    "IndexReadOnlyError",
-    "IndexStats",
-    "IndexStatus",
-    "LazyIndex",
-    "Locator",
-    "Mode",
-    "Model2VecEmbedder",
-    "ModelLoadError",
-    "NoteAccessError",
-    "NoteChunk",
-    "NoteNotIndexedError",
-    "NoteText",
-    "NoteseekError",
-    "PromptContext",
-    "ScanReport",
-    "SchemaVersionError",
-    "ScrubResult",
-    "SearchRequest",
-    "SearchResult",
-    "SearchSettings",
-    "VaultGoneError",
-    "VaultNotFoundError",
-    "VectorSupportError",
-    "WatchError",
-    "__version__",
-    "bundled_model_path",
-    "chunk_note",
-    "data_dir",
-    "default_db_path",
-    "default_embedder",
-    "format_context",
-    "fts_query",
-    "load_allowlist",
-    "locate_index",
-    "open_index",
-    "prompt_context",
-    "reciprocal_rank_fusion",
-    "scan_secrets",
-    "scrub",
-]
+__all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,7 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexReadOnlyError",
+    "MissingExtraError",
     "ModelLoadError",
     "NoteAccessError",
     "NoteNotIndexedError",
@@ -46,6 +47,14 @@ class IndexNotFoundError(NoteseekError):
         """The error for a missing index file, with the command that makes one."""
         return cls(f"no index at {path}: run 'noteseek index PATH/TO/VAULT' (or pass --db) first")
 
+    @classmethod
+    def empty(cls, path: object) -> IndexNotFoundError:
+        """The error for an index that exists but was never filled (no update ever ran)."""
+        return cls(
+            f"no index yet: nothing was ever indexed into {path}; "
+            "run 'noteseek index PATH/TO/VAULT' (or pass --db) first"
+        )
+
 
 class SchemaVersionError(NoteseekError):
     """The index file was written by a newer noteseek than this one."""
@@ -61,6 +70,18 @@ class DatabaseConnectionError(NoteseekError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class MissingExtraError(NoteseekError, ImportError):
+    """A library of an optional extra is not installed; the message gives the `pip install` line.
+
+    An ImportError too (`name` is the missing module), so code that falls back when an import
+    fails keeps working; `extra` is the extra of pyproject.toml that installs it."""
+
+    def __init__(self, message: str, *, extra: str, name: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+        self.name = name
 
 
 class ModelLoadError(NoteseekError):

@@ -25,6 +25,7 @@ from ..hooks.install import (
     project_settings_path,
     user_settings_path,
 )
+from ..settings import DEFAULT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:
     from .. import DatabaseUrl
@@ -38,17 +39,36 @@ __all__ = ["hook_cmd", "install_cmd", "uninstall_cmd"]
     add_help_option=True,
 )
 @click.argument("event", type=click.Choice(["prompt", "pre-tool", "post-tool"]))
+# Declared for --help: a real hook run never comes through click (noteseek.entry parses these
+# itself, in hooks/command.py), so they are handed on exactly as given.
+@click.option(
+    "--db",
+    metavar="PATH|URL",
+    help="The index to use (default: $NOTESEEK_DB, else the index of the vault holding the "
+    "working folder, else the only index).",
+)
+@click.option(
+    "--max-tokens",
+    type=int,
+    metavar="N",
+    help="Token budget of the context a prompt gets (≈ 4 characters per token; default "
+    f"{DEFAULT_CONTEXT_TOKENS}).",
+)
 @click.pass_context
-def hook_cmd(ctx: click.Context, event: str) -> None:
+def hook_cmd(ctx: click.Context, event: str, db: str | None, max_tokens: int | None) -> None:
     """Claude Code hook: reads the event JSON on stdin, prints the protocol JSON.
 
     EVENT is prompt (UserPromptSubmit), pre-tool (PreToolUse) or post-tool (PostToolUse).
-    Options: --db PATH, --max-tokens N. Always exits 0; problems go to hook.log in the data
-    folder. Installed by 'noteseek install-hooks'.
+    Always exits 0; problems go to hook.log in the data folder. Installed by
+    'noteseek install-hooks'.
     """
     from ..hooks.command import main as hook_main
 
-    sys.exit(hook_main([event, *ctx.args]))
+    forwarded = [
+        *(["--db", db] if db else []),
+        *(["--max-tokens", str(max_tokens)] * bool(max_tokens)),
+    ]
+    sys.exit(hook_main([event, *forwarded, *ctx.args]))
 
 
 def _target(user: bool, project: Path | None) -> Path:
@@ -93,6 +113,39 @@ def _default_index() -> Path | DatabaseUrl | None:
     if isinstance(found, DatabaseUrl):
         return None if found.has_password else found
     return found.absolute() if found.exists() else None
+
+
+def _unpinned_warning() -> str:
+    """What a user must know when the hooks pin no index: where they will look, and what fails."""
+    import os
+
+    from .. import IndexNotFoundError, data_dir, locate_index
+    from ..settings import ENV_DB, ENV_HOME
+
+    try:
+        found = locate_index()
+    except IndexNotFoundError as exc:
+        if "several indexes" in str(exc):
+            warning = (
+                f"the hooks pin no index: {exc}. Each hook uses the index of the vault holding "
+                "Claude Code's working folder and finds none elsewhere; pass --db to pin one"
+            )
+        else:
+            warning = f"{exc}; the hooks find nothing until then (or pass --db to pin one)"
+    else:
+        if os.environ.get(ENV_DB):
+            return (
+                f"the hooks read ${ENV_DB} where they run ({found} here; its password stays out "
+                f"of the settings file): Claude Code must start with ${ENV_DB} set"
+            )
+        warning = f"no index at {found} yet; the hooks find nothing until it exists"
+    if os.environ.get(ENV_HOME):
+        # The hooks run in Claude Code's environment, which may not have this shell's variables.
+        warning += (
+            f". ${ENV_HOME} is set in this shell ({data_dir()}): hooks started without it look "
+            "in the default data folder instead"
+        )
+    return warning
 
 
 def _pinned(db: str | None) -> Path | DatabaseUrl | None:
@@ -146,6 +199,8 @@ def install_cmd(
     pinned = _pinned(db)
     if pinned is not None and db is None:
         click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
+    if pinned is None:
+        click.echo(f"warning: {_unpinned_warning()}", err=True)
     if pinned is not None and not pinned.exists():
         click.echo(
             f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True

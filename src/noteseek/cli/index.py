@@ -19,7 +19,8 @@ __all__ = ["index_cmd"]
 
 
 class _Progress:
-    """A tqdm bar on a terminal, a plain line every few seconds otherwise."""
+    """A tqdm bar on a terminal, a plain line every few seconds otherwise; counted in files,
+    since the candidates are notes and documents alike."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
@@ -34,11 +35,11 @@ class _Progress:
             if self.bar is None:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=total, unit="note", file=sys.stderr, leave=False)
+                self.bar = tqdm(total=total, unit="file", file=sys.stderr, leave=False)
             self.bar.update(1)
         elif time.monotonic() - self.last > 2.0 or done == total:
             self.last = time.monotonic()
-            click.echo(f"indexed {done}/{total} notes", err=True)
+            click.echo(f"indexed {done}/{total} files", err=True)
 
     def close(self) -> None:
         if self.bar is not None:

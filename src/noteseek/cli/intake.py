@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
 
 from .. import IndexOptions, open_index
+from ..core.locator import redact_url
 from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option
@@ -17,7 +19,7 @@ __all__ = ["intake_cmd"]
 _SYMBOL = {"route": "→", "review": "?", "set_aside": "×"}
 
 
-def _print_table(report: IntakeReport) -> None:
+def _print_table(report: IntakeReport, *, undo_args: str) -> None:
     if report.index_built:
         click.echo("the vault had no index yet: built it first", err=True)
     if not report.items and not report.skipped:
@@ -32,6 +34,7 @@ def _print_table(report: IntakeReport) -> None:
             f"{_SYMBOL[a.decision]} {a.total:5.2f} {s.relevance:4.2f} {s.actionability:4.2f} "
             f"{s.depth:4.2f} {s.authority:4.2f}  {a.decision:<9} {where:<36} {a.path}"
         )
+        click.echo(f"    why: {a.reason}")
         if a.duplicate_of:
             click.echo(f"    near-duplicate of {a.duplicate_of}")
         if result.destination:
@@ -39,15 +42,15 @@ def _print_table(report: IntakeReport) -> None:
     for problem in report.skipped:
         click.echo(f"warning: {problem.rel}: {problem.reason}", err=True)
     counts = {d: sum(r.assessment.decision == d for r in report.items) for d in _SYMBOL}
-    verb = "would be" if report.dry_run else "were"
+    filed = counts["route"]
+    verb = "would be" if report.dry_run else "was" if filed == 1 else "were"
     click.echo(
-        f"{counts['route']} {verb} filed, {counts['review']} queued for review, "
+        f"{filed} {verb} filed, {counts['review']} queued for review, "
         f"{counts['set_aside']} set aside, {len(report.skipped)} left in the inbox"
         + (
             ""
             if report.dry_run
-            else f" (run {report.run_id}; undo: noteseek intake --undo "
-            f"{report.run_id} --vault VAULT)"
+            else f" (run {report.run_id}; undo: noteseek intake --undo {report.run_id} {undo_args})"
         )
     )
 
@@ -120,4 +123,8 @@ def intake_cmd(
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
-        _print_table(report)
+        # The undo line must work when pasted: the real vault (and index), quoted for a shell.
+        undo_args = f"--vault {shlex.quote(str(vault))}"
+        if db is not None:  # a URL's password is never printed (shown as ***)
+            undo_args += f" --db {shlex.quote(redact_url(db))}"
+        _print_table(report, undo_args=undo_args)

@@ -86,15 +86,25 @@ def search_cmd(
     )
     with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
+        # A filter that matches no note explains an empty answer: say so (still exit 0).
+        unknown = idx.unknown_filters(folders=folders, tags=tags) if not result.hits else ()
     hits, degraded = result.hits, result.degraded
     if as_json:
-        doc = {"query": query, "mode": mode, "degraded": degraded, "hits": result.hits_json()}
+        doc: dict[str, object] = {
+            "query": query,
+            "mode": mode,
+            "degraded": degraded,
+            "hits": result.hits_json(),
+        }
+        if unknown:
+            doc["unknown_filters"] = list(unknown)
         click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         return
     if degraded:
         click.echo(f"warning: keyword search only ({degraded})", err=True)
     if not hits:
-        click.echo("no matches")
+        suffix = f": no indexed note has the {' or the '.join(unknown)}" if unknown else ""
+        click.echo(f"no matches{suffix}")
         return
     for rank, hit in enumerate(hits, start=1):
         ranks = ", ".join(

@@ -5,15 +5,25 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import time
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import IndexNotFoundError, locate_index
-from ..daemon.client import request, supported
+from ..daemon.client import daemon_paths, lock_held, request, supported
 from ..settings import DEFAULT_IDLE_MINUTES
+from .main import exit_now
 from .options import collection_option, db_option
 
+if TYPE_CHECKING:
+    from .. import Locator
+
 __all__ = ["serve_cmd"]
+
+# How long `serve --stop` waits for the daemon's process to end (an update in progress stops
+# after its current file).
+_STOP_SECONDS = 30.0
 
 
 @click.command("serve")
@@ -60,6 +70,12 @@ def serve_cmd(
             if status:
                 sys.exit(1)
             return
+        if stop and not wait_stopped(db_path, timeout=_STOP_SECONDS):
+            raise click.ClickException(
+                f"the daemon for {db_path} was asked to stop and still runs after "
+                f"{_STOP_SECONDS:.0f} s (it finishes the file it is indexing first); "
+                "'noteseek serve --status' tells when it is gone"
+            )
         click.echo(
             f"stopped the daemon for {db_path}"
             if stop
@@ -82,7 +98,19 @@ def serve_cmd(
     code = daemon.serve()
     if code:
         click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
-    sys.exit(code)
+    exit_now(code)
+
+
+def wait_stopped(db_path: Locator, *, timeout: float) -> bool:
+    """Wait until no daemon holds the database's lock (its process has ended, or is ending);
+    False if one still does after `timeout` seconds."""
+    paths = daemon_paths(db_path, create=True)
+    deadline = time.monotonic() + timeout
+    while lock_held(paths):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _watch_line(watch: object) -> str:

@@ -8,7 +8,6 @@ note's text: runs are summed up in counts, and problem paths are those `noteseek
 from __future__ import annotations
 
 import signal
-import sys
 import time
 from pathlib import Path
 from types import FrameType
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..settings import DEFAULT_EXCLUDE
+from .main import exit_now
 from .options import collection_option, db_option, vault_rule_options
 
 if TYPE_CHECKING:
@@ -141,4 +141,4 @@ def watch_cmd(
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     _say("stopped; the index is consistent")
-    sys.exit(0)
+    exit_now(0)

@@ -138,6 +138,19 @@ class VaultRules:
             return None
         return document_kind(lower)
 
+    def hidden_reason(self, name: str) -> str | None:
+        """Why a hidden file that would otherwise be indexed is passed over (`.x.md`, `..md`), so
+        the run names it instead of leaving it out without a word; None for any other name.
+
+        Files that tools write beside a note while it is open stay unnamed: `.#x.md` (an Emacs
+        lock), `._x.md` (macOS metadata on a foreign disk), `~$x.docx` (an Office owner file)."""
+        if not name.startswith(".") or name.startswith((".#", "._")):
+            return None
+        lower = name.lower()
+        if not (lower.endswith(NOTE_SUFFIXES) or (self.documents and document_kind(lower))):
+            return None
+        return "hidden file (its name starts with '.'): not indexed; rename it to index it"
+
     def is_note_path(self, rel_path: str) -> bool:
         """Whether a vault-relative file path (with `/`) is one the walk would index (a note, or a
         document when documents are on), by name alone.

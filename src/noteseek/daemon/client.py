@@ -59,6 +59,7 @@ __all__ = [
     "daemon_paths",
     "database_key",
     "ensure_started",
+    "lock_held",
     "request",
     "runtime_dir",
     "runtime_folder",
@@ -328,20 +329,13 @@ def ensure_started(
             return False
     if not supported():
         return False
-    import fcntl
     import time
 
     paths = daemon_paths(db_path, create=True)
-    # A running daemon holds the lock for its whole life: if it is taken, nothing to do.
-    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    # A running daemon holds the lock for its whole life (a stopping one until its process
+    # ends): if it is taken, nothing to do.
+    if lock_held(paths):
+        return False
     # The daemon needs a moment to import and load before it takes the lock; the marker keeps
     # every prompt in that moment from launching another one.
     try:
@@ -352,6 +346,22 @@ def ensure_started(
     paths.spawn.touch(mode=0o600)
     _spawn(paths, idle_minutes, url)
     return True
+
+
+def lock_held(paths: DaemonPaths) -> bool:
+    """Whether a daemon holds these paths' lock: it runs, or its process is ending."""
+    import fcntl
+
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _spawn(paths: DaemonPaths, idle_minutes: float | None, url: str | None) -> None:

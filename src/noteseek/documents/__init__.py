@@ -16,6 +16,7 @@ from .errors import (
     EncryptedDocumentError,
     NoTextLayerError,
     UnsupportedDocumentError,
+    over_limit,
 )
 from .extract import extract_file
 from .formats import DOCUMENT_SUFFIXES, EXTRA, INSTALL_HINT, document_kind, missing_libraries
@@ -56,6 +57,7 @@ __all__ = [
     "extract_file",
     "join_parts",
     "missing_libraries",
+    "over_limit",
     "split_text",
     "split_unit",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from .errors import CorruptDocumentError, DocumentTooLargeError
+from .errors import CorruptDocumentError, DocumentTooLargeError, over_limit
 from .model import ExtractionLimits
 
 __all__ = ["check_zip"]
@@ -33,8 +33,8 @@ def check_zip(path: Path, *, limits: ExtractionLimits) -> frozenset[str]:
     packed = sum(m.compress_size for m in members)
     if unpacked > limits.max_unpacked_bytes:
         raise DocumentTooLargeError(
-            f"unpacks to {unpacked / _MIB:,.0f} MiB (the limit is "
-            f"{limits.max_unpacked_bytes / _MIB:,.0f} MiB)"
+            f"has members that unpack to {over_limit(unpacked, limits.max_unpacked_bytes)}: "
+            "that is how a zip bomb looks"
         )
     ratio = unpacked / max(packed, 1)
     if unpacked > limits.ratio_floor_bytes and ratio > limits.max_compression_ratio:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import codecs
 import re
+from pathlib import Path
 
 from .errors import CorruptDocumentError
 from .formats import require
 
-__all__ = ["decode_text"]
+__all__ = ["decode_text", "file_encoding"]
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -27,6 +28,7 @@ _BOMS = (
 )
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _DETECT_BYTES = 256 * 1024  # enough for a confident guess, bounded for huge files
+_BLOCK = 1 << 20
 
 
 def _declared_html_charset(data: bytes) -> str | None:
@@ -53,12 +55,38 @@ def decode_text(data: bytes, *, html: bool = False) -> tuple[str, str]:
         declared = _declared_html_charset(data)
         if declared:
             return data.decode(declared, errors="replace"), declared
+    name = _guess(data)
+    return data.decode(name, errors="replace"), name
+
+
+def file_encoding(path: Path) -> str:
+    """The encoding `decode_text` would pick for the file's bytes, found without holding them:
+    the BOM, else UTF-8 when a strict decode of the whole file in blocks passes, else a guess
+    from the first bytes. For files read as a stream (CSV), whose size only the limits bound."""
+    with path.open("rb") as handle:
+        head = handle.read(_DETECT_BYTES)
+        for bom, name in _BOMS:
+            if head.startswith(bom):
+                return name
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            decoder.decode(head)
+            while block := handle.read(_BLOCK):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+            return "utf-8"
+        except UnicodeDecodeError:
+            pass
+    return _guess(head)
+
+
+def _guess(head: bytes) -> str:
     chardet = require("chardet", what="text that is not UTF-8")
-    guess = chardet.detect(data[:_DETECT_BYTES]).get("encoding")
+    guess = chardet.detect(head[:_DETECT_BYTES]).get("encoding")
     try:
         name = codecs.lookup(guess).name if guess else ""
     except LookupError:
         name = ""
     if not name:
         raise CorruptDocumentError("is not text in any encoding that could be detected")
-    return data.decode(name, errors="replace"), name
+    return name

@@ -12,7 +12,20 @@ __all__ = [
     "EncryptedDocumentError",
     "NoTextLayerError",
     "UnsupportedDocumentError",
+    "over_limit",
 ]
+
+_MIB = 1024 * 1024
+
+
+def over_limit(size: float, limit: float) -> str:
+    """`1,024.5 MiB, more than the 1,024 MiB limit`: a size past a limit, with as many decimals
+    as it takes to differ from the limit, so it never reads as if it passed."""
+    shown = f"{limit / _MIB:,.0f}"
+    for decimals in range(4):
+        if round(size / _MIB, decimals) > round(limit / _MIB, decimals):
+            return f"{size / _MIB:,.{decimals}f} MiB, more than the {shown} MiB limit"
+    return f"{int(size):,} bytes, more than the {shown} MiB limit"
 
 
 class DocumentError(NoteseekError):

@@ -7,6 +7,9 @@ import importlib.util
 from types import ModuleType
 
 from ..core.file_kinds import DOCUMENT_SUFFIXES, document_kind
+from ..errors import MissingExtraError
+from ..extras import install_hint
+from ..extras import require as extras_require
 from .errors import UnsupportedDocumentError
 
 __all__ = [
@@ -20,7 +23,7 @@ __all__ = [
 ]
 
 EXTRA = "documents"
-INSTALL_HINT = f"pip install 'noteseek[{EXTRA}]'"
+INSTALL_HINT = install_hint(EXTRA)
 
 # The modules each kind's reader imports with `require` (the first is the one it cannot do
 # without). chardet only matters for text that is not UTF-8, so it is not listed for text kinds.
@@ -36,16 +39,16 @@ _KIND_MODULES: dict[str, tuple[str, ...]] = {
 
 
 def require(module: str, *, what: str) -> ModuleType:
-    """Import an optional library, or raise `UnsupportedDocumentError` naming the extra to install."""
+    """Import an optional library (`extras.require`), or raise `UnsupportedDocumentError` naming
+    the extra to install: a document's outcome, not a failed run."""
     try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        package = module.split(".")[0]
+        return extras_require(EXTRA, module, what=what)
+    except MissingExtraError as exc:
         error = UnsupportedDocumentError(
-            f"needs the Python package '{package}' to read {what}, and it is not installed: "
+            f"needs the Python package '{exc.name}' to read {what}, and it is not installed: "
             f"{INSTALL_HINT}"
         )
-        error.missing_package = package
+        error.missing_package = exc.name
         raise error from exc
 
 

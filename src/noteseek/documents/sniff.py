@@ -9,14 +9,19 @@ or `filetype`: those name the container (zip, OLE) but the decision needs the me
 from __future__ import annotations
 
 from pathlib import Path
+from stat import S_ISREG
 
 from .archive import check_zip
-from .errors import CorruptDocumentError, DocumentTooLargeError, EncryptedDocumentError
+from .errors import (
+    CorruptDocumentError,
+    DocumentTooLargeError,
+    EncryptedDocumentError,
+    over_limit,
+)
 from .model import ExtractionLimits
 
 __all__ = ["sniff"]
 
-_MIB = 1024 * 1024
 _HEAD = 8192
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ZIP = (b"PK\x03\x04", b"PK\x05\x06")
@@ -63,11 +68,13 @@ def _looks_like(head: bytes) -> str:
 
 def sniff(path: Path, kind: str, *, limits: ExtractionLimits) -> None:
     """Raise a `DocumentError` when `path` is too big, empty or not the `kind` its name says."""
-    size = path.stat().st_size
+    stat = path.stat()
+    if not S_ISREG(stat.st_mode):
+        # Replaced by a FIFO since the indexer hashed it: opening one would wait for a writer.
+        raise CorruptDocumentError("is no longer a regular file")
+    size = stat.st_size
     if size > limits.max_file_bytes:
-        raise DocumentTooLargeError(
-            f"is {size / _MIB:,.0f} MiB (the limit is {limits.max_file_bytes / _MIB:,.0f} MiB)"
-        )
+        raise DocumentTooLargeError(f"is {over_limit(size, limits.max_file_bytes)}")
     with path.open("rb") as handle:
         head = handle.read(_HEAD)
     if kind in _TEXT_KINDS:

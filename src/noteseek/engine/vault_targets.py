@@ -192,7 +192,8 @@ def note_entry(
     `root` resolved): a note or document, (path, reason) when it is passed over, or None when it
     is neither."""
     kind = rules.file_kind(name)
-    if kind is None:
-        return None
     rel = f"{rel_dir}/{name}" if rel_dir else name
+    if kind is None:
+        hidden = rules.hidden_reason(name)
+        return None if hidden is None else (printable_path(rel), hidden)
     return file_entry(root, rel, os.path.join(dirpath, name), kind, None)

@@ -13,6 +13,16 @@ from pathlib import Path
 # The include/exclude and note-name rules live apart so the file watcher applies the same ones.
 from ..core.vault_rules import IGNORE_MARKER, VaultRules
 from ..settings import DEFAULT_EXCLUDE
+from .regular_file import (
+    CHANGING,
+    LOOP,
+    OUTSIDE,
+    PERMISSION_DENIED,
+    READ_ATTEMPTS,
+    Unreadable,
+    not_regular_reason,
+    open_regular_file,
+)
 
 __all__ = [
     "DEFAULT_EXCLUDE",
@@ -50,10 +60,6 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"SQLite format 3\x00", "SQLite database"),
     (b"\x7fELF", "executable"),
 )
-_LOOP = "symlink loop: the link leads back to itself"
-_PERMISSION_DENIED = "permission denied: noteseek may not read this file (check its permissions)"
-# How often a file that changes while it is read is read again before it is skipped for this run.
-_READ_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -125,13 +131,13 @@ def _symlink_problem(path: Path, root: Path) -> str | None:
     except FileNotFoundError:
         return "broken symlink: its target does not exist"
     except RuntimeError:  # Python < 3.13 reports a loop this way
-        return _LOOP
+        return LOOP
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return _LOOP
+            return LOOP
         return f"cannot follow symlink: {exc.strerror or exc}"
     if not target.is_relative_to(root):
-        return "symlink points outside the vault"
+        return OUTSIDE
     return None
 
 
@@ -199,6 +205,9 @@ def walk_vault(
                 continue
             kind = rules.file_kind(name) if take_files else None
             if kind is None:
+                hidden = rules.hidden_reason(name) if take_files else None
+                if hidden is not None:
+                    passed_over.append((printable_path(rel), hidden))
                 continue
             found = file_entry(root, rel, entry.path, kind, entry)
             if isinstance(found, NoteFile):
@@ -214,7 +223,8 @@ def file_entry(
     root: Path, rel: str, full: str, kind: str, entry: os.DirEntry[str] | None
 ) -> NoteFile | tuple[str, str] | None:
     """A listed file of an indexed kind as the walk keeps it: a NoteFile, (path, reason) when it
-    is passed over, or None (not a regular file). `entry`: its listing entry, when there is one."""
+    is passed over (a FIFO, a symlink out of the vault, ...), or None (a folder). `entry`: its
+    listing entry, when there is one."""
     if not is_utf8_name(rel):
         return (printable_path(rel), "file name is not valid UTF-8; rename the file to index it")
     try:
@@ -227,9 +237,11 @@ def file_entry(
     except (OSError, RuntimeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         return (rel, f"cannot stat: {reason}")
-    # Folders named `x.md`, FIFOs (reading one would wait forever), sockets, devices.
+    if stat_module.S_ISDIR(stat.st_mode):
+        return None  # a folder named `x.md`: the walk lists folders on their own
     if not stat_module.S_ISREG(stat.st_mode):
-        return None
+        # A FIFO (reading one would wait for a writer), a socket, a device: named, never opened.
+        return (rel, not_regular_reason(stat.st_mode))
     return NoteFile(rel, full, stat.st_mtime_ns, stat.st_size, kind)
 
 
@@ -250,53 +262,25 @@ def read_note(note: NoteFile, root: Path, *, max_bytes: int) -> RawNote:
     """Read a listed note's bytes, re-checking at read time what the listing saw (`root` resolved).
 
     Never raises on the file: it may have vanished, changed, grown past `max_bytes` or been
-    replaced by a symlink since it was listed, and a symlink is never followed out of `root`.
+    replaced by a symlink or a FIFO since it was listed (`open_regular_file`).
     """
     if note.size > max_bytes:  # decided from the listing, so a huge file is not even opened
         return RawNote(None, problem=_too_large(note.size, max_bytes), recheck=True)
-    vanished = RawNote(
-        None,
-        problem="vanished before it could be read (deleted or moved during indexing)",
-        recheck=True,
-    )
-    try:
-        target = note.abs_path.resolve(strict=True)
-    except FileNotFoundError:
-        return vanished
-    except RuntimeError:  # Python < 3.13 reports a loop this way
-        return RawNote(None, problem=_LOOP, recheck=True)
-    except OSError as exc:
-        problem = _LOOP if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"
-        return RawNote(None, problem=problem, recheck=True)
-    if not target.is_relative_to(root):
-        return RawNote(None, problem="symlink points outside the vault", recheck=True)
-    # O_NOFOLLOW: `target` has no symlinks left, so one appearing now is refused, not followed.
-    # O_NONBLOCK: a FIFO swapped in since the listing must not block the run forever.
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_NONBLOCK", 0)
-    for _ in range(_READ_ATTEMPTS):
+    for _ in range(READ_ATTEMPTS):
+        opened = open_regular_file(note.abs_path, root)
+        if isinstance(opened, Unreadable):
+            return RawNote(None, problem=opened.problem, recheck=True)
+        before = opened.stat
+        if before.st_size > max_bytes:
+            opened.handle.close()
+            return RawNote(None, problem=_too_large(before.st_size, max_bytes), recheck=True)
         try:
-            fd = os.open(target, flags)
-        except FileNotFoundError:
-            return vanished
-        except PermissionError:
-            return RawNote(None, problem=_PERMISSION_DENIED, recheck=True)
-        except OSError as exc:
-            return RawNote(None, problem=f"cannot read: {exc.strerror or exc}", recheck=True)
-        try:
-            with open(fd, "rb", closefd=True) as handle:
-                before = os.fstat(fd)
-                if not stat_module.S_ISREG(before.st_mode):
-                    return RawNote(None, problem="not a regular file", recheck=True)
-                if before.st_size > max_bytes:
-                    return RawNote(
-                        None, problem=_too_large(before.st_size, max_bytes), recheck=True
-                    )
+            with opened.handle as handle:
                 # Never more than the limit in memory, even if the file grows while it is read.
                 data = handle.read(max_bytes + 1)
-                after = os.fstat(fd)
+                after = os.fstat(handle.fileno())
         except PermissionError:
-            return RawNote(None, problem=_PERMISSION_DENIED, recheck=True)
+            return RawNote(None, problem=PERMISSION_DENIED, recheck=True)
         except OSError as exc:
             return RawNote(None, problem=f"cannot read: {exc.strerror or exc}", recheck=True)
         if len(data) > max_bytes:
@@ -306,11 +290,7 @@ def read_note(note: NoteFile, root: Path, *, max_bytes: int) -> RawNote:
         if stable and len(data) == after.st_size:
             return RawNote(data, mtime_ns=after.st_mtime_ns, size=after.st_size)
         # Written to while we read: a torn read would index half a note, so read it again.
-    return RawNote(
-        None,
-        problem="kept changing while it was read (still being written?); it is read again next run",
-        recheck=True,
-    )
+    return RawNote(None, problem=CHANGING, recheck=True)
 
 
 def _binary_kind(data: bytes) -> str | None:

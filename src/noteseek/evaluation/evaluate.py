@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NoteseekError
+from ..extras import require
 
 __all__ = [
     "METRICS",
@@ -38,10 +39,6 @@ METRICS: dict[str, str] = {
     "mrr@10": "RR@10",
     "hit@1": "Success@1",
 }
-
-
-class EvalDependencyError(NoteseekError):
-    """ir-measures or scipy is missing."""
 
 
 @dataclass(frozen=True)
@@ -171,14 +168,9 @@ class NoteMatcher:
 
 
 def _require() -> tuple[Any, Any]:
-    try:
-        import ir_measures
-        from scipy import stats
-    except ImportError as exc:
-        raise EvalDependencyError(
-            f"evaluation needs the 'eval' extra: pip install 'noteseek[eval]' ({exc.name} is missing)"
-        ) from None
-    return ir_measures, stats
+    what = "evaluation (noteseek eval)"
+    ir_measures = require("eval", "ir_measures", what=what)
+    return ir_measures, require("eval", "scipy.stats", what=what)
 
 
 def _paired(

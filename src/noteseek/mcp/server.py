@@ -44,6 +44,7 @@ from .. import (
     SearchRequest,
     open_index,
 )
+from ..extras import require
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status
 from .freshness import Freshness
@@ -227,13 +228,7 @@ class VaultService:
 
 
 def _load_sdk() -> Any:
-    try:
-        from mcp.server import mcpserver
-    except ImportError as exc:
-        raise click.ClickException(
-            f"the MCP server needs the MCP SDK ({exc}): pip install 'noteseek[mcp]'"
-        ) from exc
-    return mcpserver
+    return require("mcp", "mcp.server.mcpserver", what="the MCP server")
 
 
 def build_server(service: VaultService) -> "MCPServer[Any]":

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..core.locator import DatabaseUrl
 from ..core.locator import is_url as _is_url
 from ..errors import NoteseekError
+from ..extras import EXTRAS, require
 
 if TYPE_CHECKING:
     from .protocol import Storage
@@ -23,7 +24,7 @@ POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 class UnsupportedStorageError(NoteseekError):
-    """The locator names a storage backend this noteseek does not have (or lacks its extra)."""
+    """The locator names a storage backend this noteseek does not have."""
 
 
 def is_url(locator: str | os.PathLike[str] | DatabaseUrl) -> bool:
@@ -43,15 +44,10 @@ def open_storage(locator: str | os.PathLike[str] | DatabaseUrl, *, create: bool 
                 f"no storage backend for {scheme}:// URLs in this noteseek; give an index file "
                 "path or a postgresql:// URL"
             )
-        try:
-            from .postgres.store import PostgresStore
-        except ImportError as exc:
-            if not (exc.name or "").startswith(("psycopg", "pgvector")):
-                raise
-            raise UnsupportedStorageError(
-                f"a postgresql:// index needs {exc.name or 'psycopg'!r}, which is not installed: "
-                "pip install 'noteseek[postgres]'"
-            ) from None
+        for module in EXTRAS["postgres"]:
+            require("postgres", module, what="a postgresql:// index")
+        from .postgres.store import PostgresStore
+
         return PostgresStore(url, create=create)
     from .sqlite.store import SqliteStore
 

@@ -10,13 +10,10 @@ is `noteseek.cli.web`.
 
 from __future__ import annotations
 
-try:
-    import fastapi  # noqa: F401
-    import uvicorn  # noqa: F401
-except ImportError as exc:  # checked once, here, so every entry point names the extra
-    raise ImportError(
-        f"noteseek's web server needs {exc.name or 'fastapi'!r}: pip install 'noteseek[web]'",
-        name=exc.name,
-    ) from exc
+from ..extras import require
+
+# Checked once, here, so every entry point names the extra.
+require("web", "fastapi", what="noteseek's web server")
+require("web", "uvicorn", what="noteseek's web server")
 
 __all__: list[str] = []

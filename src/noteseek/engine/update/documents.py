@@ -2,29 +2,35 @@
 extract those whose content changed in one `ExtractionPool` per run, opened only when there is
 one, and describe each for storage.
 
-The indexer reads a document's bytes only to hash them, with the same checks as a note's read
-(the target must resolve inside the vault, no symlink is followed at open, a file changing while
-it is read is read again); the extraction itself runs in the pool's worker processes, which
+The indexer reads a document's bytes only to hash them, opened as a note is (`open_regular_file`:
+the target must resolve inside the vault, no symlink is followed at open, only a regular file is
+read, a FIFO never blocks) and read again when it changes while it is read; the extraction itself runs in the pool's worker processes, which
 open the resolved target. A file whose stat changes between the hash and the extraction is
 looked at again next run rather than stored with a hash of other bytes.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import logging
 import os
-import stat as stat_module
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...documents import ExtractionPool, ExtractionResult, Outcome
+from ...documents import ExtractionPool, ExtractionResult, Outcome, over_limit
 from ...documents import missing_libraries as _missing_libraries
 from ...secrets.scrubber import scrub
 from ...storage.records import FileState
+from ..regular_file import (
+    CHANGING,
+    PERMISSION_DENIED,
+    READ_ATTEMPTS,
+    VANISHED,
+    Unreadable,
+    open_regular_file,
+)
 from ..vault_walk import NoteFile
 from .document_chunks import document_rows, document_stem, failed_record
 from .options import IndexOptions
@@ -37,9 +43,6 @@ log = logging.getLogger("noteseek.indexer")
 # Extraction workers per run: one per core, at most two (the indexer itself embeds meanwhile).
 MAX_WORKERS = 2
 _READ_BLOCK = 1 << 20
-_READ_ATTEMPTS = 3
-_VANISHED = "vanished before it could be read (deleted or moved during indexing)"
-_LOOP = "symlink loop: the link leads back to itself"
 
 
 @dataclass(frozen=True)
@@ -55,54 +58,28 @@ class DocumentDigest:
     recheck: bool = False
 
 
-def _hash_open_file(fd: int) -> tuple[str, os.stat_result, os.stat_result] | str:
-    with open(fd, "rb", closefd=True) as handle:
-        before = os.fstat(fd)
-        if not stat_module.S_ISREG(before.st_mode):
-            return "not a regular file"
-        digest = hashlib.sha256()
-        while block := handle.read(_READ_BLOCK):
-            digest.update(block)
-        return digest.hexdigest(), before, os.fstat(fd)
-
-
 def digest_document(doc: NoteFile, root: Path) -> DocumentDigest:
     """Hash a listed document (`root` resolved), re-checking at read time what the listing saw."""
-    try:
-        target = doc.abs_path.resolve(strict=True)
-    except FileNotFoundError:
-        return DocumentDigest(None, problem=_VANISHED, recheck=True)
-    except RuntimeError:  # Python < 3.13 reports a loop this way
-        return DocumentDigest(None, problem=_LOOP, recheck=True)
-    except OSError as exc:
-        problem = _LOOP if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"
-        return DocumentDigest(None, problem=problem, recheck=True)
-    if not target.is_relative_to(root):
-        return DocumentDigest(None, problem="symlink points outside the vault", recheck=True)
-    # As for notes: `target` has no symlink left, so one swapped in now is refused; a FIFO
-    # swapped in must not block the run.
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_NONBLOCK", 0)
-    for _ in range(_READ_ATTEMPTS):
+    for _ in range(READ_ATTEMPTS):
+        opened = open_regular_file(doc.abs_path, root)
+        if isinstance(opened, Unreadable):
+            return DocumentDigest(None, problem=opened.problem, recheck=True)
+        digest = hashlib.sha256()
         try:
-            outcome = _hash_open_file(os.open(target, flags))
-        except FileNotFoundError:
-            return DocumentDigest(None, problem=_VANISHED, recheck=True)
+            with opened.handle as handle:
+                while block := handle.read(_READ_BLOCK):
+                    digest.update(block)
+                after = os.fstat(handle.fileno())
         except PermissionError:
-            problem = "permission denied: noteseek may not read this file (check its permissions)"
-            return DocumentDigest(None, problem=problem, recheck=True)
+            return DocumentDigest(None, problem=PERMISSION_DENIED, recheck=True)
         except OSError as exc:
             return DocumentDigest(None, problem=f"cannot read: {exc.strerror or exc}", recheck=True)
-        if isinstance(outcome, str):
-            return DocumentDigest(None, problem=outcome, recheck=True)
-        content_hash, before, after = outcome
+        before = opened.stat
         if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
-            return DocumentDigest(target, content_hash, after.st_mtime_ns, after.st_size)
-    return DocumentDigest(
-        None,
-        problem="kept changing while it was read (still being written?); it is read again next run",
-        recheck=True,
-    )
+            return DocumentDigest(
+                opened.target, digest.hexdigest(), after.st_mtime_ns, after.st_size
+            )
+    return DocumentDigest(None, problem=CHANGING, recheck=True)
 
 
 def library_now_installed(state: FileState) -> bool:
@@ -116,8 +93,7 @@ def _too_large(doc: NoteFile, limit: int) -> ExtractionResult:
     return ExtractionResult(
         path=doc.rel_path,
         outcome=Outcome.TOO_LARGE,
-        reason=f"'{doc.rel_path}' is {doc.size / 1_048_576:,.0f} MiB (the limit is "
-        f"{limit / 1_048_576:,.0f} MiB)",
+        reason=f"'{doc.rel_path}' is {over_limit(doc.size, limit)}",
     )
 
 
@@ -226,7 +202,7 @@ def _checked(
     try:
         now = os.stat(digest.target)
     except OSError:
-        return Skip(_VANISHED, recheck=True)
+        return Skip(VANISHED, recheck=True)
     if (now.st_mtime_ns, now.st_size) != (digest.mtime_ns, digest.size):
         return Skip("changed while it was read; it is read again next run", recheck=True)
     try:

@@ -4,7 +4,8 @@ A failed connection surfaces as a libpq message ("connection to server at ... fa
 refused", "password authentication failed for user ...") or a SQLSTATE; `connection_error` turns
 it into a `DatabaseConnectionError` whose message names host, port, user and database and says
 what to check next. The password never appears: not in the message (the libpq detail is scrubbed
-of it, and of anything shaped like `password=` or `user:secret@`) and not in `redact_url`.
+of it, and of anything shaped like `password=` or `user:secret@`); a URL is shown only through
+`core.locator.redact_url`, the one redaction every surface uses.
 
 Pure: no psycopg import (the error is read by duck typing, `sqlstate` and `str()`), no I/O; the
 environment is passed in. Only the URL form is parsed (`postgresql://` or `postgres://`, the form
@@ -21,7 +22,7 @@ from urllib.parse import parse_qs, unquote
 
 from ...errors import DatabaseConnectionError
 
-__all__ = ["Target", "connection_error", "is_postgres_url", "parse_target", "redact_url"]
+__all__ = ["Target", "connection_error", "is_postgres_url", "parse_target"]
 
 SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_PORT = "5432"
@@ -105,20 +106,6 @@ def _os_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry, no LOGNAME: libpq would fail the same way
         return "(your login name)"
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password (in the user part or `?password=`) replaced by `***`."""
-    if not is_postgres_url(url):
-        return url
-    scheme, rest = url.strip().split("://", 1)
-    head, query_sep, query = rest.partition("?")
-    netloc, slash, path = head.partition("/")
-    userinfo, at, hostlist = netloc.rpartition("@")
-    if ":" in userinfo:
-        userinfo = userinfo.split(":", 1)[0] + ":***"
-    query = re.sub(r"(^|&)(password)=[^&]*", r"\1\2=***", query, flags=re.IGNORECASE)
-    return f"{scheme}://{userinfo}{at}{hostlist}{slash}{path}{query_sep}{query}"
 
 
 # --- translating a failure ------------------------------------------------------------------

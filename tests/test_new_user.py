@@ -1,0 +1,288 @@
+"""What a new user hit in the first minutes, each through the real `noteseek` process.
+
+A typo in a vault path, a mistyped command, `hook --help`, hooks that would find no index,
+JSON that must stay JSON on an error, filters that match nothing, the progress line, intake's
+summary and undo line, and `serve --stop` returning while the daemon still lived.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import SAMPLE_VAULT
+
+
+def run(
+    *args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "noteseek", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTESEEK_", "PG"))}
+    env.update(
+        NOTESEEK_HOME=str(home / "data"),
+        NOTESEEK_RUNTIME_DIR=str(home / "run"),
+        CLAUDE_CONFIG_DIR=str(home / "claude"),
+        HF_HUB_OFFLINE="1",
+    )
+    return env
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return _env(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path]:
+    """An environment whose only index is the sample vault's."""
+    home = tmp_path_factory.mktemp("home")
+    vault = home / "sample-vault"
+    shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
+    env = _env(home)
+    done = run("index", str(vault), "-q", env=env)
+    assert done.returncode == 0, done.stderr
+    return env, vault
+
+
+def test_indexing_a_typo_leaves_no_index_and_searching_says_no_index_yet(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    typo = tmp_path / "vualt"
+    done = run("index", str(typo), env=env)
+    assert done.returncode == 1
+    assert f"no such vault folder: '{typo}' does not exist" in done.stderr
+    indexes = Path(env["NOTESEEK_HOME"]) / "indexes"
+    assert not indexes.exists() or not list(indexes.iterdir())
+
+    # An empty index left behind by an older noteseek: a search says so, not "no matches".
+    from noteseek import Index
+
+    indexes.mkdir(parents=True, exist_ok=True)
+    Index(indexes / "vualt-0123456789.db").close()
+    search = run("search", "anything", env=env)
+    assert search.returncode == 1, search.stdout
+    assert "no index yet: nothing was ever indexed into" in search.stderr
+    assert "no matches" not in search.stdout
+
+
+def test_search_of_a_vault_that_does_not_exist_says_no_such_folder(
+    sample: tuple[dict[str, str], Path], tmp_path: Path
+) -> None:
+    env, _ = sample
+    done = run("search", "docker", "--vault", str(tmp_path / "typo"), env=env)
+    assert done.returncode == 1
+    assert f"no such vault folder: '{tmp_path / 'typo'}' does not exist" in done.stderr
+    assert "no index at" not in done.stderr
+
+
+def test_a_mistyped_command_names_the_close_ones(env: dict[str, str]) -> None:
+    done = run("hooks", env=env)
+    assert done.returncode == 2
+    assert "No such command 'hooks'." in done.stderr
+    for meant in ("'noteseek hook'", "'noteseek install-hooks'"):
+        assert meant in done.stderr
+    assert "Did you mean 'noteseek search'?" in run("serach", "x", env=env).stderr
+    # Nothing close: click's own message, nothing invented.
+    assert "Did you mean" not in run("zzzzzz", env=env).stderr
+
+
+def test_hook_help_lists_its_options(env: dict[str, str]) -> None:
+    done = run("hook", "--help", env=env)
+    assert done.returncode == 0
+    assert "--db PATH|URL" in done.stdout and "--max-tokens N" in done.stdout
+
+
+def test_install_hooks_warns_when_the_hooks_would_find_no_index(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    none_yet = run("install-hooks", "--dry-run", env=env)
+    assert none_yet.returncode == 0, none_yet.stderr
+    assert "warning: no index yet" in none_yet.stderr
+    assert "$NOTESEEK_HOME is set in this shell" in none_yet.stderr
+
+    for name in ("one", "two"):
+        vault = tmp_path / name
+        vault.mkdir()
+        (vault / "n.md").write_text(f"# {name}\n\nA note.\n")
+        assert run("index", str(vault), "-q", env=env).returncode == 0
+    several = run("install-hooks", "--dry-run", env=env, cwd=tmp_path)
+    assert several.returncode == 0, several.stderr
+    assert "warning: the hooks pin no index: several indexes exist" in several.stderr
+    assert "pass --db to pin one" in several.stderr
+
+    pinned = run("install-hooks", "--dry-run", "--db", str(tmp_path / "x.db"), env=env)
+    assert "warning" not in pinned.stderr.replace("note: no index at", "")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_status_json_of_an_unreachable_database_is_json(env: dict[str, str]) -> None:
+    url = f"postgresql://someone@127.0.0.1:{_closed_port()}/notes"
+    done = run("status", "--json", "--db", url, env=env)
+    assert done.returncode == 1
+    error = json.loads(done.stdout)
+    assert set(error) >= {"error", "kind"}
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        assert error["kind"] == "MissingExtraError"
+    else:
+        assert error["kind"] == "DatabaseConnectionError" and error["reason"] == "refused"
+    # Without --json the same error stays one line for a person.
+    assert run("status", "--db", url, env=env).stderr.startswith("error: ")
+
+
+def test_a_filter_no_note_matches_is_named(sample: tuple[dict[str, str], Path]) -> None:
+    env, vault = sample
+    args = ("search", "docker", "--vault", str(vault))
+    done = run(*args, "--tag", "nosuchtag", "--folder", "nofolder", env=env)
+    assert done.returncode == 0  # still an answer: no matches, and why
+    assert done.stdout.strip() == (
+        "no matches: no indexed note has the tag 'nosuchtag' or the folder 'nofolder'"
+    )
+    doc = json.loads(run(*args, "--tag", "nosuchtag", "--json", env=env).stdout)
+    assert doc["hits"] == [] and doc["unknown_filters"] == ["tag 'nosuchtag'"]
+    # A folder that exists: its hits, and no unknown filter in the JSON.
+    found = json.loads(run(*args, "--folder", "howto", "--json", env=env).stdout)
+    assert found["hits"] and "unknown_filters" not in found
+
+
+def test_the_progress_line_counts_files(env: dict[str, str], tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "note.md").write_text("# Note\n\nOne note.\n")
+    for i in range(3):
+        (vault / f"table-{i}.csv").write_text("name,value\nalpha,1\nbeta,2\n")
+    done = run("index", str(vault), env=env)  # stderr is a pipe: the plain progress lines
+    assert done.returncode == 0, done.stderr
+    progress = [line for line in done.stderr.splitlines() if line.startswith("indexed ")]
+    assert progress and progress[-1] == "indexed 4/4 files"
+    assert not any(line.endswith(" notes") for line in progress)
+
+
+def test_intake_summary_reasons_and_an_undo_line_that_works(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    vault = tmp_path / "my vault"  # a space: the undo line must quote it
+    shutil.copytree(SAMPLE_VAULT, vault)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    held_out = sorted((vault / "howto").glob("*.md"))[0]
+    shutil.move(held_out, inbox / held_out.name)
+    (inbox / "stub.md").write_text("# Later\n\nTODO\n", encoding="utf-8")
+    done = run("intake", str(inbox), "--vault", str(vault), env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert sum(line.startswith("    why: ") for line in lines) == 2  # one reason per item
+    summary = lines[-1]
+    filed = int(summary.split(" ", 1)[0])
+    assert summary.startswith(f"{filed} {'was' if filed == 1 else 'were'} filed, ")
+    assert "VAULT" not in summary
+    undo = summary.split("undo: ", 1)[1].rstrip(")")
+    argv = shlex.split(undo)
+    assert argv[:2] == ["noteseek", "intake"] and str(vault) in argv
+    back = run(*argv[1:], env=env)
+    assert back.returncode == 0, back.stderr
+    assert sorted(p.name for p in inbox.iterdir()) == sorted([held_out.name, "stub.md"])
+
+
+def _lock_held(env: dict[str, str], vault: Path) -> bool:
+    """Whether a daemon holds the lock of the vault's index (asked in this process, at once)."""
+    import fcntl
+
+    from noteseek.daemon.client import daemon_paths
+
+    index = next((Path(env["NOTESEEK_HOME"]) / "indexes").glob(f"{vault.name}-*.db"))
+    before = os.environ.get("NOTESEEK_RUNTIME_DIR")
+    os.environ["NOTESEEK_RUNTIME_DIR"] = env["NOTESEEK_RUNTIME_DIR"]
+    try:
+        paths = daemon_paths(index)
+    finally:
+        if before is None:
+            del os.environ["NOTESEEK_RUNTIME_DIR"]
+        else:
+            os.environ["NOTESEEK_RUNTIME_DIR"] = before
+    fd = os.open(paths.lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="the daemon needs Unix sockets")
+def test_serve_stop_returns_once_the_daemon_is_gone(sample: tuple[dict[str, str], Path]) -> None:
+    env, vault = sample
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "noteseek", "serve", "--vault", str(vault), "--no-watch"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        for _ in range(300):
+            if run("serve", "--status", "--vault", str(vault), env=env).returncode == 0:
+                break
+            assert daemon.poll() is None, daemon.stderr.read() if daemon.stderr else ""
+        stop = run("serve", "--stop", "--vault", str(vault), env=env)
+        assert stop.returncode == 0 and stop.stdout.startswith("stopped the daemon"), stop.stderr
+        # --stop returned after the daemon let go of its lock (it used to return first and the
+        # daemon held the lock on for a second): a hook now starts a fresh daemon, never one
+        # beside a stopping one.
+        assert not _lock_held(env, vault)
+        status = run("serve", "--status", "--vault", str(vault), env=env)
+        assert status.returncode == 1 and status.stdout.startswith("no daemon serves")
+        assert daemon.wait(timeout=60) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=60)
+
+
+def test_watch_stops_on_sigint_with_the_last_line_said(
+    sample: tuple[dict[str, str], Path],
+) -> None:
+    env, vault = sample
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "noteseek", "watch", str(vault)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    assert watch.stdout is not None
+    seen = []
+    for line in watch.stdout:
+        seen.append(line)
+        if "watching for changes" in line:
+            watch.send_signal(signal.SIGINT)
+    assert watch.wait(timeout=60) == 0
+    # Ended at once by os._exit: the output must still be complete (flushed first).
+    assert re.search(r"stopped; the index is consistent$", seen[-1].rstrip()), seen
