@@ -206,6 +206,9 @@ _COUNT_RE = re.compile(
     r"[0-9]+[ -]?(?:chars?|characters?|digits?|letters?|bytes?|bits?|zeichen|ziffern|stellen)",
     re.IGNORECASE,
 )
+_VERSION_RE = re.compile(r"^v?[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.]*)?$")
+_EOL_RE = re.compile(r"[ \t]*(?:\r?\n|$|\|)")
+_COLOUR_RE = re.compile(r"^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
 _ENV_REF_RE = re.compile(r"^(?:%[A-Za-z_][\w]*%|\$[A-Za-z_{(].*|\$)$")  # %PASS%, $PASS, ${X}
 
 
@@ -218,6 +221,8 @@ def password_value_ok(value: str, *, strict: bool = False) -> bool:
         return False
     if v.startswith("-") or _ENV_REF_RE.match(v) or _CODE_REF_RE.match(v):
         return False  # another flag, an environment variable, req.body.password
+    if "://" in v or _PATH_RE.match(v) or _COLOUR_RE.match(v):
+        return False  # a URL, a path, a colour ("password — #1e90ff" in a style guide)
     if not any(c.isdigit() for c in v) and any(
         w in v.lower() for w in (*_SECRET_WORDS, "pass", "kennwort")
     ):
@@ -225,7 +230,11 @@ def password_value_ok(value: str, *, strict: bool = False) -> bool:
     if v.isdigit() and len(v) < 6:
         return False  # lengths, counts, ports (a PIN has its own rule)
     if strict:
-        return _STRONG_RE.search(v) is not None and not _COUNT_RE.fullmatch(v)
+        if _UUID_RE.match(v) or _VERSION_RE.match(v) or _COUNT_RE.fullmatch(v):
+            return False  # an id, a version, a length
+        if len(v) == 40 and _HEX_RE.match(v):
+            return False  # a git commit, as the keyword-free layer keeps it
+        return _STRONG_RE.search(v) is not None
     return True
 
 
@@ -246,7 +255,10 @@ def pin_value_ok(value: str) -> bool:
 
 
 def _prose_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
-    """A password named in a sentence: quoted, any value; bare, one that is not a word."""
+    """A password named in a sentence: quoted, any value; bare, one that is not a word.  After
+    a dash ("Password - x") the value must end the line: "password — v2.3.1 adds" is prose."""
+    if m.group("dash") and not _EOL_RE.match(text, e):
+        return False
     return password_value_ok(text[s:e], strict=_is_bare(m))
 
 
@@ -367,6 +379,8 @@ def _quoted_or_bare(inner: str, bare: str) -> str:
 
 
 _VALUE_GROUPS: tuple[int | str, ...] = ("dq", "sq", "bq", "bare")
+# A word between a password key and its verb ("password for the router is"), not the verb.
+_PROSE_GAP = r"(?:[ \t]+(?!(?:is|was|ist|war|lautet|are|sind)(?![a-z]))[^\s:=]{1,24})"
 # A command's arguments up to the flag: same line, same command (not past a pipe or ";").
 _CMD = r"(?![\w-])[^\n|;&]{0,300}?"
 _FLAG_NAMES = (
@@ -727,8 +741,8 @@ PATTERNS: tuple[SecretPattern, ...] = (
     _rule(
         "password-prose",
         rf"""(?<![a-z])(?:pass(?:word|wort|phrase|code)|kennwort|passwd|pwd)(?:s|e?n)?
-            (?:[ \t]+(?!(?:is|was|ist|war|lautet|are|sind)(?![a-z]))[^\s:=]{{1,24}}){{0,4}}?
-            [ \t]*(?::|=|[ \t](?:is|was|ist|war|lautet)(?![a-z])[ \t]*:?|[ \t][-\u2013\u2014])
+            (?:{_PROSE_GAP}{{1,4}}?[ \t]*[:=](?=[ \t])  # "Password for the router: x"
+              |{_PROSE_GAP}{{0,4}}?[ \t](?:(?:is|was|ist|war|lautet)(?![a-z])[ \t]*:?|(?P<dash>[-\u2013\u2014])))
             [ \t]*(?:(?:now|still|jetzt|nun|noch)[ \t]+)?
             {_PASSWORD_VALUE}""",
         ("pass", "pwd", "kennwort"),

@@ -241,8 +241,8 @@ def _across_breaks(
         taken.add(start, end)
     found: list[tuple[int, int, str, str]] = []
     for point in points:
-        if taken.covers(point.tail, point.end):
-            continue  # inside a finding already (a private key's body)
+        if taken.overlaps(point.brk - 1, point.brk):
+            continue  # the first line's token was found alone, to its end (or a key's body)
         # The rest of the line and the next one: the blob test of the keyword-free layer asks
         # whether the neighbouring lines are base64 too (a certificate, an image).
         line_end = text.find("\n", point.end)
