@@ -47,6 +47,9 @@ class SecretPattern:
     anchored: bool = False
     ignore_case: bool = False
     validator: Validator | None = None
+    # Strings one of which must occur before the keywords are even looked up: a rule with many
+    # keywords (command names) costs one substring search per keyword on every text otherwise.
+    gate: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -417,6 +420,7 @@ def _rule(
     anchored: bool = True,
     ignore_case: bool = False,
     validator: Validator = _token_ok,
+    gate: tuple[str, ...] = (),
 ) -> SecretPattern:
     """Compile one rule; most rules are anchored vendor tokens, hence the defaults."""
     return SecretPattern(
@@ -427,6 +431,7 @@ def _rule(
         anchored=anchored,
         ignore_case=ignore_case,
         validator=validator,
+        gate=gate,
     )
 
 
@@ -722,6 +727,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         ),  # fmt: skip
         groups=_FLAG_GROUPS,
         validator=_flag_password_ok,
+        gate=(" -", "\t-", "/p:"),  # every form has a flag
     ),
     # password / passwd / passphrase / pwd / pw / pass / *_pass / Passwort / Kennwort, in env,
     # YAML, JSON, shell, code, a "Password: x" line.

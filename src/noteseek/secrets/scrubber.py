@@ -49,7 +49,7 @@ from .allowlist import Allowlist, AllowlistError, secret_fingerprint
 from .entropy import BARE_DETECTORS, BARE_REVISION, find_bare_secrets
 from .normalise import NORMALISE_REVISION, join_points, text_view
 from .rules import PATTERNS, RULES_REVISION, SecretPattern
-from .tables import TABLE_DETECTOR, TABLES_REVISION, find_table_secrets
+from .tables import TABLE_DETECTOR, TABLE_KEYWORDS, TABLES_REVISION, find_table_secrets
 
 __all__ = [
     "PATTERN_NAMES",
@@ -314,6 +314,9 @@ def _detect(text: str, lowered: str, allow: Allowlist | None) -> list[_Span]:
     # One substring test per distinct keyword; most keywords are absent from most
     # texts, so nearly every rule is then skipped by a set operation.
     present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
+    for gate, keywords in _GATED_KEYWORDS:
+        if any(g in lowered for g in gate):
+            present.update(keyword for keyword in keywords if keyword in lowered)
     # Rule indices in priority order, only for rules with at least one keyword present.
     active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
     claims = _Claims()
@@ -353,7 +356,7 @@ def _detect(text: str, lowered: str, allow: Allowlist | None) -> list[_Span]:
             claims.add(start, end)
             found.append((start, end, pattern.name))
     # Tables: the header or the first cell is the context ("| Password | x |").
-    for start, end, name in find_table_secrets(text, lowered):
+    for start, end, name in find_table_secrets(text, lowered, present):
         if claims.overlaps(start, end):
             continue
         if allow is not None and allow.allows(text[start:end]):
@@ -484,6 +487,7 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
                 list(p.secret_groups),
                 p.anchored,
                 p.ignore_case,
+                list(p.gate),
                 getattr(p.validator, "__qualname__", None),
             ]
             for p in patterns
@@ -497,11 +501,23 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
 PATTERN_NAMES: tuple[str, ...] = tuple(
     dict.fromkeys([*(p.name for p in PATTERNS), TABLE_DETECTOR, *BARE_DETECTORS])
 )
-_ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for p in PATTERNS for k in p.keywords))
+_ALL_KEYWORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(k for p in PATTERNS if not p.gate for k in p.keywords)
+)
+# Keywords of gated rules that no ungated rule shares, searched only where the gate occurs.
+_GATED_KEYWORDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = tuple(
+    (p.gate, tuple(k for k in p.keywords if k not in _ALL_KEYWORDS)) for p in PATTERNS if p.gate
+)
 _RULES_BY_KEYWORD: Mapping[str, tuple[int, ...]] = MappingProxyType(
-    {k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords) for k in _ALL_KEYWORDS}
+    {
+        k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords)
+        for p in PATTERNS
+        for k in p.keywords
+    }
 )
 RULES_FINGERPRINT: str = _fingerprint(PATTERNS)
 
 if len({p.name for p in PATTERNS}) != len(PATTERNS):  # pragma: no cover - table invariant
     raise RuntimeError("secret pattern names must be unique")
+if not set(TABLE_KEYWORDS) <= set(_ALL_KEYWORDS):  # pragma: no cover - the tables reuse `present`
+    raise RuntimeError("every table keyword must be an ungated rule keyword")

@@ -1,6 +1,9 @@
 """Secrets that tables name: a column headed ``Password`` (``Passwort``, ``PIN``, ``API key`` …) and a
 row whose first cell says ``password``. Pure: text in, spans out.
 
+A table row is a line that starts with ``|`` (Markdown) or holds `` | `` (documents); the alternatives
+of ``type=text|password|search`` are not cells.
+
 A value under such a header is a password however short or plain it is; the header is the context.
 Markdown tables (``| a | b |`` with a ``|---|`` row) and the rows documents give for sheets, CSV,
 Word and PowerPoint tables and HTML (cells joined by `` | ``, the header first) read alike: a block of
@@ -14,10 +17,11 @@ could be is judged, the one at the column's index and those up to the missing co
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from .rules import password_value_ok, pin_value_ok, token_value_ok
 
-__all__ = ["TABLE_DETECTOR", "TABLES_REVISION", "find_table_secrets"]
+__all__ = ["TABLE_DETECTOR", "TABLE_KEYWORDS", "TABLES_REVISION", "find_table_secrets"]
 
 #: Bump when a header word or a value test changes: part of the scrubber's fingerprint.
 TABLES_REVISION = 1
@@ -29,7 +33,7 @@ _Span = tuple[int, int, str]
 # A cell that names a secret, after emphasis, code marks and a trailing colon are taken off; up
 # to two words before the key ("Root password", "WLAN-Passwort", "db_password").
 _KEY_CELL = re.compile(
-    r"""(?:[\w.]{1,24}[ _./-]){0,2}
+    r"""(?:[a-z0-9\u00e4\u00f6\u00fc\u00df.]{1,24}[ _./-]){0,2}
         (?:(?P<password>pass(?:word|wort|wd|phrase|code)|kennwort|pwd)(?:s|e?n)?
           |(?P<weak>pass|pw)
           |(?P<pin>pin(?:[ -]?code|[ -]?nummer|[ -]?number)?|puk)
@@ -42,19 +46,28 @@ _KEY_CELL = re.compile(
 _META = (
     "hint", "policy", "length", "reset", "hash", "expir", "change", "manager", "field", "public",
 )  # fmt: skip
-_KEYWORDS = ("pass", "kennwort", "pwd", "pw", "pin", "puk", "key", "token", "secret")
-_TABLE_LINE = re.compile(r"^[^\n]*\|[^\n]*$", re.MULTILINE)
+TABLE_KEYWORDS = ("pass", "kennwort", "pwd", "pw", "pin", "puk", "key", "token", "secret")
+# A table row: a Markdown one starts with "|"; a document's cells are joined by " | ".  Not
+# "type=text|password|search" (an attribute's alternatives) or "a||b" (code).
+_TABLE_LINE = re.compile(r"^(?:[ \t]*\||[^\n]*? \| )[^\n]*$", re.MULTILINE)
 _PIPE = re.compile(r"(?<!\\)\|")
 _DELIMITER = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|?)+[ \t]*\r?")
 _WRAP = "`\"'*_"
 
 
-def find_table_secrets(text: str, lowered: str) -> list[_Span]:
+def find_table_secrets(
+    text: str, lowered: str, present: Collection[str] | None = None
+) -> list[_Span]:
     """Spans of values under secret-naming headers and after secret-naming first cells.
 
-    ``lowered`` is ``text`` lowercased with the same offsets (the scrubber has it already).
+    ``lowered`` is ``text`` lowercased with the same offsets; ``present``, the keywords the
+    scrubber already found in it (``TABLE_KEYWORDS`` are among the rules' keywords).
     """
-    if "|" not in text or not any(k in lowered for k in _KEYWORDS):
+    if "|" not in text:
+        return []
+    if present is None:
+        present = {k for k in TABLE_KEYWORDS if k in lowered}
+    if not any(k in present for k in TABLE_KEYWORDS):
         return []
     found: list[_Span] = []
     block: list[tuple[int, int]] = []
@@ -70,7 +83,7 @@ def find_table_secrets(text: str, lowered: str) -> list[_Span]:
 
 def _block_secrets(text: str, lowered: str, block: list[tuple[int, int]]) -> list[_Span]:
     start, end = block[0][0], block[-1][1]
-    if not any(k in lowered[start:end] for k in _KEYWORDS):
+    if not any(k in lowered[start:end] for k in TABLE_KEYWORDS):
         return []
     rows = [_cells(text, a, b) for a, b in block if not _DELIMITER.fullmatch(text, a, b)]
     if not rows:
@@ -87,15 +100,15 @@ def _block_secrets(text: str, lowered: str, block: list[tuple[int, int]]) -> lis
                 if span is not None:
                     found.append(span)
     for number, row in enumerate(rows):
+        # A row whose first cell names a secret: the next cell is its value ("| password | x |").
         # A header row's second cell is another header ("| Password | Notes |"): only a value
         # that is clearly not a word counts there.
         strict = number == 0 and has_delimiter
-        for i, cell in enumerate(row[:-1]):
-            kind = _key_kind(text, cell)
-            if kind:
-                span = _value(text, row[i + 1], "weak" if strict else kind, spaces=False)
-                if span is not None:
-                    found.append(span)
+        kind = _key_kind(text, row[0]) if len(row) > 1 else None
+        if kind:
+            span = _value(text, row[1], "weak" if strict else kind, spaces=False)
+            if span is not None:
+                found.append(span)
     return sorted(set(found))
 
 
