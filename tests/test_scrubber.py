@@ -313,7 +313,11 @@ CONTEXTUAL: list[tuple[str, str, str]] = [
         "table-password",
     ),
     (f"| password | `{PASSWORD}` |\n", PASSWORD, "table-password"),
-    (f"[Sheet: Logins]\nsite | login | Passwort\nbank | me | {PASSWORD}", PASSWORD, "table-password"),
+    (
+        f"[Sheet: Logins]\nsite | login | Passwort\nbank | me | {PASSWORD}",
+        PASSWORD,
+        "table-password",
+    ),
     # secret / api_key / token / client_secret
     ("secret: " + fake(ALNUM, 32, 300) + "\n", fake(ALNUM, 32, 300), "secret-assignment"),
     ("API_KEY=" + fake(ALNUM, 32, 301) + "\n", fake(ALNUM, 32, 301), "secret-assignment"),

@@ -144,9 +144,7 @@ _TOKEN = "A-Za-z0-9_+/=-"
 # "\n" first, so the scan is a literal search; the lookbehinds then ask for six token characters
 # before it (optionally "\r"), and the next line must start (after indentation or a quote marker)
 # with four more.
-_BREAK = re.compile(
-    rf"\n(?:(?<=[{_TOKEN}]{{6}}\n)|(?<=[{_TOKEN}]{{6}}\r\n))[ \t>]*[{_TOKEN}]{{4}}"
-)
+_BREAK = re.compile(rf"\n(?:(?<=[{_TOKEN}]{{6}}\n)|(?<=[{_TOKEN}]{{6}}\r\n))[ \t>]*[{_TOKEN}]{{4}}")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
 _HEAD = re.compile(rf"[{_TOKEN}]+")
 _TOKENISH = re.compile(r"[0-9_+/=]|[a-z][A-Z]")

@@ -386,6 +386,12 @@ _VALUE_GROUPS: tuple[int | str, ...] = ("dq", "sq", "bq", "bare")
 _PROSE_GAP = r"(?:[ \t]+(?!(?:is|was|ist|war|lautet|are|sind)(?![a-z]))[^\s:=]{1,24})"
 # A command's arguments up to the flag: same line, same command (not past a pipe or ";").
 _CMD = r"(?![\w-])[^\n|;&]{0,300}?"
+# The commands of the "command-line-password" rule (its keywords), and "--password" itself.
+_COMMANDS = (
+    "mysql", "mariadb", "sshpass", "curl", "redis-cli", "ldap", "sqlcmd", "plink", "pscp",
+    "psftp", "mongo", "docker", "smbclient", "freerdp", "rdesktop", "zip", "7z", "keytool",
+    "ssh-keygen", "gpg", "htpasswd", "--pass", "--pw",
+)  # fmt: skip
 _FLAG_NAMES = (
     "mysql", "sshpass", "redis", "ldap", "sqlcmd", "putty", "mongo", "docker", "rdp", "rdesktop",
     "zip", "sevenzip", "keytool", "keygen", "gpg", "htpasswd", "generic",
@@ -720,11 +726,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
               |htpasswd(?![\w-])[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:[^\s-]\S*[ \t]+){{1,2}}
                 {_flag_value("htpasswd")}
               |--(?:pass(?:word|wd|phrase)?|pw|pwd)[ \t]+(?!-){_flag_value("generic")})""",
-        (
-            "mysql", "mariadb", "sshpass", "curl", "redis-cli", "ldap", "sqlcmd", "plink", "pscp",
-            "psftp", "mongo", "docker", "smbclient", "freerdp", "rdesktop", "zip", "7z", "keytool",
-            "ssh-keygen", "gpg", "htpasswd", "--pass", "--pw",
-        ),  # fmt: skip
+        _COMMANDS,
         groups=_FLAG_GROUPS,
         validator=_flag_password_ok,
         gate=(" -", "\t-", "/p:"),  # every form has a flag

@@ -314,9 +314,9 @@ def _detect(text: str, lowered: str, allow: Allowlist | None) -> list[_Span]:
     # One substring test per distinct keyword; most keywords are absent from most
     # texts, so nearly every rule is then skipped by a set operation.
     present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
-    for gate, keywords in _GATED_KEYWORDS:
+    for gate, gated in _GATED_KEYWORDS:
         if any(g in lowered for g in gate):
-            present.update(keyword for keyword in keywords if keyword in lowered)
+            present.update(keyword for keyword in gated if keyword in lowered)
     # Rule indices in priority order, only for rules with at least one keyword present.
     active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
     claims = _Claims()

@@ -21,7 +21,7 @@ from collections.abc import Collection
 
 from .rules import password_value_ok, pin_value_ok, token_value_ok
 
-__all__ = ["TABLE_DETECTOR", "TABLE_KEYWORDS", "TABLES_REVISION", "find_table_secrets"]
+__all__ = ["TABLES_REVISION", "TABLE_DETECTOR", "TABLE_KEYWORDS", "find_table_secrets"]
 
 #: Bump when a header word or a value test changes: part of the scrubber's fingerprint.
 TABLES_REVISION = 1
