@@ -2,7 +2,9 @@
 row whose first cell says ``password``. Pure: text in, spans out.
 
 A table row is a line that starts with ``|`` (Markdown) or holds `` | `` (documents); the alternatives
-of ``type=text|password|search`` are not cells.
+of ``type=text|password|search`` are not cells.  CSV pasted into a note (``site,user,password``, or
+``;`` / tab separated) counts too: a header line naming a secret column, and the unquoted rows under
+it with as many cells.
 
 A value under such a header is a password however short or plain it is; the header is the context.
 Markdown tables (``| a | b |`` with a ``|---|`` row) and the rows documents give for sheets, CSV,
@@ -63,13 +65,13 @@ def find_table_secrets(
     ``lowered`` is ``text`` lowercased with the same offsets; ``present``, the keywords the
     scrubber already found in it (``TABLE_KEYWORDS`` are among the rules' keywords).
     """
-    if "|" not in text:
-        return []
     if present is None:
         present = {k for k in TABLE_KEYWORDS if k in lowered}
     if not any(k in present for k in TABLE_KEYWORDS):
         return []
-    found: list[_Span] = []
+    found = _delimited_secrets(text, lowered) if "," in text or ";" in text or "\t" in text else []
+    if "|" not in text:
+        return found
     block: list[tuple[int, int]] = []
     for m in _TABLE_LINE.finditer(text):
         if block and m.start() != block[-1][1] + 1:
@@ -78,6 +80,47 @@ def find_table_secrets(
         block.append(m.span())
     if block:
         found += _block_secrets(text, lowered, block)
+    return found
+
+
+# A delimited block pasted as text (CSV, TSV, "a;b;c"): the header names a secret column and the
+# rows under it have as many cells.  Quoted cells are left to the document extractor.
+_DELIMITED_HEADER = re.compile(r"^[^\n\"']*[,;\t][^\n\"']*$", re.MULTILINE)
+
+
+def _delimited_secrets(text: str, lowered: str) -> list[_Span]:
+    found: list[_Span] = []
+    for m in _DELIMITED_HEADER.finditer(lowered):
+        line = m.group(0)
+        if not any(k in line for k in TABLE_KEYWORDS):
+            continue
+        for sep in (",", ";", "\t"):
+            if sep not in line:
+                continue
+            header = line.rstrip("\r").split(sep)
+            columns = [(i, k) for i, cell in enumerate(header) if (k := _key_text(cell))]
+            if not columns:
+                continue
+            at = m.end() + 1
+            while at < len(text):
+                end = text.find("\n", at)
+                end = len(text) if end < 0 else end
+                row = text[at:end].rstrip("\r")
+                if '"' in row or "'" in row or row.count(sep) != len(header) - 1:
+                    break
+                offsets = [at]
+                for i, ch in enumerate(row):
+                    if ch == sep:
+                        offsets.append(at + i + 1)
+                for column, kind in columns:
+                    cell_end = (
+                        offsets[column + 1] - 1 if column + 1 < len(offsets) else at + len(row)
+                    )
+                    span = _value(text, (offsets[column], cell_end), kind, spaces=True)
+                    if span is not None:
+                        found.append(span)
+                at = end + 1
+            break
     return found
 
 
@@ -129,7 +172,11 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def _key_kind(text: str, cell: tuple[int, int]) -> str | None:
     """Which kind of secret a header or first cell names, or None."""
-    raw = text[cell[0] : cell[1]].strip().strip(_WRAP).rstrip(":").strip().strip(_WRAP).lower()
+    return _key_text(text[cell[0] : cell[1]])
+
+
+def _key_text(cell: str) -> str | None:
+    raw = cell.strip().strip(_WRAP).rstrip(":").strip().strip(_WRAP).lower()
     if not raw or len(raw) > 48:
         return None
     m = _KEY_CELL.fullmatch(raw)
