@@ -147,6 +147,7 @@ _TOKEN = "A-Za-z0-9_+/=-"
 _BREAK = re.compile(rf"\n(?:(?<=[{_TOKEN}]{{6}}\n)|(?<=[{_TOKEN}]{{6}}\r\n))[ \t>]*[{_TOKEN}]{{4}}")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
 _HEAD = re.compile(rf"[{_TOKEN}]+")
+_NEXT_KEY = re.compile(r"[ \t]*:")
 _TOKENISH = re.compile(r"[0-9_+/=]|[a-z][A-Z]")
 
 
@@ -168,5 +169,7 @@ def join_points(text: str) -> list[JoinPoint]:
         assert head is not None
         if _TOKENISH.search(text, tail, brk) is None or _TOKENISH.search(head.group(0)) is None:
             continue
+        if _NEXT_KEY.match(text, head.end()) or "=" in head.group(0).rstrip("="):
+            continue  # the next line is an assignment of its own ("auth_key_length: 160")
         found.append(JoinPoint(tail, brk, head_start, head.end()))
     return found

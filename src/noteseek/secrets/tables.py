@@ -148,6 +148,8 @@ def _block_secrets(text: str, lowered: str, block: list[tuple[int, int]]) -> lis
         # that is clearly not a word counts there.
         strict = number == 0 and has_delimiter
         kind = _key_kind(text, row[0]) if len(row) > 1 else None
+        if kind and _plural(text, row[0]):
+            kind = None  # "| Passwords | Button |": a category of settings, not a field
         if kind:
             span = _value(text, row[1], "weak" if strict else kind, spaces=False)
             if span is not None:
@@ -168,6 +170,11 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if cells and not text[cells[-1][0] : cells[-1][1]].strip():
         cells = cells[:-1]
     return cells
+
+
+def _plural(text: str, cell: tuple[int, int]) -> bool:
+    word = text[cell[0] : cell[1]].strip().strip(_WRAP).rstrip(":").strip().lower()
+    return word.endswith(("words", "worte", "wörter", "phrases", "codes", "keys", "tokens", "pins"))
 
 
 def _key_kind(text: str, cell: tuple[int, int]) -> str | None:
