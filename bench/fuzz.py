@@ -11,8 +11,9 @@ replacement, as ``vault.decode_note`` would leave a note):
 * ``frontmatter``: ``parse_frontmatter`` returns or raises ``FrontmatterError``, nothing else.
 * ``chunker``: ``chunk_note`` never raises; every chunk has text; every word of the body (outside
   skipped link sections) is in a chunk's text or section name, or is the title.
-* ``scrubber``: ``scrub`` is idempotent, ``find_secrets`` finds what ``scrub`` counts, and no
-  marker is split.
+* ``scrubber``: ``scrub`` is idempotent, ``find_secrets`` finds what ``scrub`` counts, no
+  marker is split, and scrubbing the result again with every value found changes nothing (no
+  occurrence of a found value is left).
 * ``query``: ``fts_query`` and a real BM25 search over a small index never raise (a query is
   user input: no query may crash a search).
 
@@ -55,6 +56,10 @@ DICTIONARY = [
     "gh" + "p_", "sk" + "-", "xo" + "xb-", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
     "-----BEGIN CERTIFICATE-----", "data:image/png;base64,", "sha256:", "key-", "[REDACTED:jwt]",
     "eyJ", "=", "==", "/", "+", "_", "-", "\u0130", "\ufeff", "\r\n", "\t", '"', "'", "`",
+    "| Password |", "| password | ", "|---|---|", " | ", "Passwort: ", "Kennwort ist ", "PIN ",
+    "The password is ", "Password - ", "pass: ", "PW: ", "mysql -u root -p", "curl -u admin:",
+    "sshpass -p '", "redis-cli -a ", "--password ", "site,user,password\n", "\u200b", "\u00ad",
+    "\uff47\uff48\uff50\uff3f", "\ufb01", "[REDACTED:table-password]",
 ]  # fmt: skip
 
 _WORD = re.compile(r"[^\W_]+")
@@ -96,7 +101,7 @@ def check_chunker(data: bytes) -> None:
 
 
 def check_scrubber(data: bytes) -> None:
-    """Idempotent; find_secrets agrees with scrub's counts."""
+    """Idempotent; find_secrets agrees with scrub's counts; no found value is left anywhere."""
     text = _text(data)
     once = scrub(text)
     twice = scrub(once.text)
@@ -104,6 +109,9 @@ def check_scrubber(data: bytes) -> None:
         raise AssertionError("scrub is not idempotent")
     if len(find_secrets(text)) != sum(once.counts.values()):
         raise AssertionError("find_secrets and scrub disagree")
+    # Scrubbing the result with every value found must change nothing: no occurrence is left.
+    if scrub(once.text, known=once.found).text != once.text:
+        raise AssertionError("a found value survives elsewhere in the text")
 
 
 _INDEX: list[noteseek.Index] = []

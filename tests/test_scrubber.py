@@ -286,6 +286,38 @@ CONTEXTUAL: list[tuple[str, str, str]] = [
         "password-assignment",
     ),
     ("DB_PASS=Tr0ub4dor&3x\n", "Tr0ub4dor&3x", "password-assignment"),
+    (f"pass: {PASSWORD}\n", PASSWORD, "password-assignment"),
+    (f"Passwort: {PASSWORD}\n", PASSWORD, "password-assignment"),
+    (f"Kennwort = {PASSWORD}\n", PASSWORD, "password-assignment"),
+    # the context is the key, a header, a sentence or a command's flag, whatever the value's length
+    (f"The root password is {PASSWORD} for now.", PASSWORD, "password-prose"),
+    (f"Password - {PASSWORD}\n", PASSWORD, "password-prose"),
+    (f"the password for the NAS: {PASSWORD}\n", PASSWORD, "password-prose"),
+    (f"Das Passwort für das WLAN lautet {PASSWORD}.", PASSWORD, "password-prose"),
+    ("Kennwort ist Sommer2024", "Sommer2024", "password-prose"),
+    ('my password is "swordfish"', "swordfish", "password-prose"),
+    ("Die PIN ist 4711.", "4711", "pin-code"),
+    ("SIM PIN 8832\n", "8832", "pin-code"),
+    ("PUK: 12345678", "12345678", "pin-code"),
+    (f"mysql -u root -p{PASSWORD} shop", PASSWORD, "command-line-password"),
+    (f"curl -u admin:{PASSWORD} https://nas.local/api", PASSWORD, "command-line-password"),
+    (f"sshpass -p '{PASSWORD}' ssh pi@10.0.0.2", PASSWORD, "command-line-password"),
+    (f"redis-cli -h cache -a {PASSWORD} ping", PASSWORD, "command-line-password"),
+    (f"ldapsearch -x -D cn=admin -w {PASSWORD} -b dc=x", PASSWORD, "command-line-password"),
+    (f"smbclient //nas/share -U backup%{PASSWORD}", PASSWORD, "command-line-password"),
+    (f"docker login -u me --password {PASSWORD} ghcr.io", PASSWORD, "command-line-password"),
+    (f"tool --password {PASSWORD}", PASSWORD, "command-line-password"),
+    (
+        f"| Service | User | Password |\n|---|---|---|\n| router | admin | {PASSWORD} |\n",
+        PASSWORD,
+        "table-password",
+    ),
+    (f"| password | `{PASSWORD}` |\n", PASSWORD, "table-password"),
+    (
+        f"[Sheet: Logins]\nsite | login | Passwort\nbank | me | {PASSWORD}",
+        PASSWORD,
+        "table-password",
+    ),
     # secret / api_key / token / client_secret
     ("secret: " + fake(ALNUM, 32, 300) + "\n", fake(ALNUM, 32, 300), "secret-assignment"),
     ("API_KEY=" + fake(ALNUM, 32, 301) + "\n", fake(ALNUM, 32, 301), "secret-assignment"),
@@ -543,6 +575,7 @@ GENERIC_RULES = (
     "private-key", "ssh2-private-key", "putty-private-key", "jwt", "url-password",
     "basic-auth-credentials", "bearer-token", "connection-string-password",
     "password-assignment", "secret-assignment", "high-entropy-assignment",
+    "command-line-password", "password-prose", "pin-code", "table-password",
 )  # fmt: skip
 # Keyword-free detectors (noteseek.secrets.entropy) that have no rule of their own.
 BARE_ONLY = ("high-entropy-base64", "high-entropy-hex")
@@ -554,10 +587,12 @@ def test_public_names_and_fingerprint() -> None:
     # Priority: the vendor-named PEM form before the generic one, vendors before generics.
     assert PATTERN_NAMES.index("gcp-service-account-key") < PATTERN_NAMES.index("private-key")
     assert PATTERN_NAMES.index("telegram-bot-token") < PATTERN_NAMES.index("url-password")
-    assert PATTERN_NAMES[-5:] == (
-        "password-assignment",
+    assert PATTERN_NAMES[-7:] == (
+        "password-prose",
+        "pin-code",
         "secret-assignment",
         "high-entropy-assignment",
+        "table-password",
         *BARE_ONLY,
     )
     assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name) for name in PATTERN_NAMES)

@@ -9,7 +9,8 @@ Three guarantees, each enforced here rather than in the adapters:
   dot-folder, not a note or document) is refused, with the next step in the message. A document
   (PDF, slides, sheets) is read from its stored, scrubbed chunks (`document_access`).
 - **Never an unscrubbed secret.** The file is read and the whole text goes through the same
-  `scrub` the indexer applies, before a section is cut out of it. Why read the file instead of
+  scrubbing the indexer applies (`note_scrub.scrub_note`: with the values its frontmatter fields
+  reveal), before a section is cut out of it. Why read the file instead of
   rebuilding the note from its stored (already scrubbed) chunks: the chunker drops frontmatter,
   sections under 30 characters and link-list sections (Related, See Also), so the chunks are not
   the note. Scrubbing the whole text first, as the indexer does, keeps rules that need note-wide
@@ -35,8 +36,8 @@ from ..errors import (
     SectionNotFoundError,
     UnsafeNotePathError,
 )
-from ..secrets.scrubber import scrub
 from .document_access import DocumentPart, document_text
+from .note_scrub import scrub_note
 from .vault_walk import DEFAULT_MAX_FILE_BYTES, NoteFile, decode_note, read_note
 
 if TYPE_CHECKING:
@@ -307,7 +308,7 @@ def read_indexed_note(
     if decoded.text is None:
         raise NoteUnreadableError(f"cannot read {_shown(rel)}: {decoded.problem}")
     # The whole note is scrubbed before anything is cut from it (see the module docstring).
-    scrubbed = scrub(_NEWLINES.sub("\n", decoded.text.lstrip("\ufeff")))
+    scrubbed = scrub_note(_NEWLINES.sub("\n", decoded.text.lstrip("\ufeff")))
     text = scrubbed.text
     sections = note_sections(text, title=title)
     if asked != DocumentPart():

@@ -47,6 +47,9 @@ class SecretPattern:
     anchored: bool = False
     ignore_case: bool = False
     validator: Validator | None = None
+    # Strings one of which must occur before the keywords are even looked up: a rule with many
+    # keywords (command names) costs one substring search per keyword on every text otherwise.
+    gate: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -95,7 +98,7 @@ _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
 _B64_RUN_RE = re.compile(r"[A-Za-z0-9+/]{40}")
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "api-key")
-_PASSWORD_CORE_RE = re.compile(r"^(?:pass(?:w(?:or)?d|phrase)?|pwd)")
+_PASSWORD_CORE_RE = re.compile(r"^(?:pass(?:w(?:or)?d|wort|phrase)?|kennwort|pwd|pw)")
 # Key suffixes that name metadata about a password rather than the password itself.
 _PASSWORD_META_SUFFIXES = (
     "length", "len", "min", "max", "policy", "field", "label", "hint", "regex", "pattern",
@@ -196,6 +199,79 @@ def _password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
         if m["colon"] and _WORD_RE.fullmatch(v) and not _LINE_END_RE.match(text, e):
             return False  # prose label "Low Pass: Allows frequencies ..."; YAML ends the line
     return True
+
+
+# What makes a value in a sentence a password rather than the next word: a digit, a symbol that
+# prose does not use, or a capital inside a word ("The password is incorrect" / "is Tr0ub4dor").
+_STRONG_RE = re.compile(r"[0-9!#$%&*+/=?@^_~\\]|[a-z][A-Z]")
+# "8-characters", "12 Zeichen": a length, not a password.
+_COUNT_RE = re.compile(
+    r"[0-9]+[ -]?(?:chars?|characters?|digits?|letters?|bytes?|bits?|zeichen|ziffern|stellen)",
+    re.IGNORECASE,
+)
+_VERSION_RE = re.compile(r"^v?[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.]*)?$")
+_EOL_RE = re.compile(r"[ \t]*(?:\r?\n|$|\|)")
+_COLOUR_RE = re.compile(r"^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
+_ENV_REF_RE = re.compile(r"^(?:%[A-Za-z_][\w]*%|\$[A-Za-z_{(].*|\$)$")  # %PASS%, $PASS, ${X}
+
+
+def password_value_ok(value: str, *, strict: bool = False) -> bool:
+    """A value in a password's place (a table cell, a command's flag, a sentence): weak passwords
+    count, stand-ins and references do not; ``strict`` (prose, short keys such as ``pass``) also
+    asks for a digit, a symbol or an inner capital, so an ordinary word is left alone."""
+    v = value.strip()
+    if not 4 <= len(v) <= 256 or is_placeholder(v) or _TEMPLATE_RE.match(v):
+        return False
+    if v.startswith("-") or _ENV_REF_RE.match(v) or _CODE_REF_RE.match(v):
+        return False  # another flag, an environment variable, req.body.password
+    if "://" in v or _PATH_RE.match(v) or _COLOUR_RE.match(v):
+        return False  # a URL, a path, a colour ("password — #1e90ff" in a style guide)
+    if not any(c.isdigit() for c in v) and any(
+        w in v.lower() for w in (*_SECRET_WORDS, "pass", "kennwort")
+    ):
+        return False  # "Enter password", "your_passwort": words about a password
+    if v.isdigit() and len(v) < 6:
+        return False  # lengths, counts, ports (a PIN has its own rule)
+    if strict:
+        if _UUID_RE.match(v) or _VERSION_RE.match(v) or _COUNT_RE.fullmatch(v):
+            return False  # an id, a version, a length
+        if len(v) == 40 and _HEX_RE.match(v):
+            return False  # a git commit, as the keyword-free layer keeps it
+        return _STRONG_RE.search(v) is not None
+    return True
+
+
+def token_value_ok(value: str) -> bool:
+    """A value in a token's or key's place: machine-made, as for a ``token:`` assignment."""
+    v = value.strip()
+    if len(v) < 8 or any(c.isspace() for c in v) or "://" in v or _CODE_REF_RE.match(v):
+        return False
+    if not any(c.isdigit() for c in v) and not (len(v) >= 20 and _CAMEL_RE.search(v)):
+        return False
+    return _looks_random(v, 3.0)
+
+
+def pin_value_ok(value: str) -> bool:
+    """Four to eight digits, not a stand-in such as ``0000``."""
+    v = value.strip()
+    return v.isdigit() and 4 <= len(v) <= 8 and not is_placeholder(v)
+
+
+def _prose_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """A password named in a sentence: quoted, any value; bare, one that is not a word.  After
+    a dash ("Password - x") the value must end the line: "password — v2.3.1 adds" is prose."""
+    if m.group("dash") and not _EOL_RE.match(text, e):
+        return False
+    return password_value_ok(text[s:e], strict=_is_bare(m))
+
+
+def _flag_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """The value of a password flag: a generic ``--password X`` must not be a word."""
+    return password_value_ok(text[s:e], strict=(m.lastgroup or "").startswith("generic"))
+
+
+def _pin_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    return pin_value_ok(text[s:e])
 
 
 def _secret_value_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
@@ -306,6 +382,34 @@ def _quoted_or_bare(inner: str, bare: str) -> str:
 
 
 _VALUE_GROUPS: tuple[int | str, ...] = ("dq", "sq", "bq", "bare")
+# A word between a password key and its verb ("password for the router is"), not the verb.
+_PROSE_GAP = r"(?:[ \t]+(?!(?:is|was|ist|war|lautet|are|sind)(?![a-z]))[^\s:=]{1,24})"
+# A command's arguments up to the flag: same line, same command (not past a pipe or ";").
+_CMD = r"(?![\w-])[^\n|;&]{0,300}?"
+# The commands of the "command-line-password" rule (its keywords), and "--password" itself.
+_COMMANDS = (
+    "mysql", "mariadb", "sshpass", "curl", "redis-cli", "ldap", "sqlcmd", "plink", "pscp",
+    "psftp", "mongo", "docker", "smbclient", "freerdp", "rdesktop", "zip", "7z", "keytool",
+    "ssh-keygen", "gpg", "htpasswd", "--pass", "--pw",
+)  # fmt: skip
+_FLAG_NAMES = (
+    "mysql", "sshpass", "redis", "ldap", "sqlcmd", "putty", "mongo", "docker", "rdp", "rdesktop",
+    "zip", "sevenzip", "keytool", "keygen", "gpg", "htpasswd", "generic",
+)  # fmt: skip
+
+
+def _flag_value(name: str) -> str:
+    # Quoted (the group inside the quotes) or bare; the value group closes last, so a match's
+    # ``lastgroup`` names the flag (``_flag_password_ok`` asks whether it is the generic one).
+    quoted = rf"'(?P<{name}_sq>[^'\n]{{1,128}})'|" + rf'"(?P<{name}_dq>[^"\n]{{1,128}})"'
+    return rf"""(?:{quoted}|(?P<{name}>[^\s'"`|;&<>]{{1,128}}))"""
+
+
+_FLAG_GROUPS: tuple[int | str, ...] = (
+    *(g for n in _FLAG_NAMES for g in (f"{n}_sq", f"{n}_dq", n)),
+    "curl",
+    "smb",
+)
 _B64 = r"[a-z0-9+/=_-]{20,512}"
 # Passwords may be short and contain spaces when quoted; tokens and keys may not.
 _PASSWORD_VALUE = _quoted_or_bare(r"[^{q}\n]{1,256}", _BARE)
@@ -322,6 +426,7 @@ def _rule(
     anchored: bool = True,
     ignore_case: bool = False,
     validator: Validator = _token_ok,
+    gate: tuple[str, ...] = (),
 ) -> SecretPattern:
     """Compile one rule; most rules are anchored vendor tokens, hence the defaults."""
     return SecretPattern(
@@ -332,6 +437,7 @@ def _rule(
         anchored=anchored,
         ignore_case=ignore_case,
         validator=validator,
+        gate=gate,
     )
 
 
@@ -590,16 +696,80 @@ PATTERNS: tuple[SecretPattern, ...] = (
         ignore_case=True,
         validator=_conn_password_ok,
     ),
-    # password / passwd / passphrase / pwd / *_pass, in env, YAML, JSON, shell, code.
+    # A password on a command line: the flags of the clients people paste into notes, and a
+    # generic "--password X" (whose value must not be a word: "use --password option").
+    _rule(
+        "command-line-password",
+        rf"""(?:(?:mysql(?:dump|admin|import|check|sh|slap)?|mariadb(?:-dump|-admin)?){_CMD}
+                [ \t]-p(?=[^\s-]){_flag_value("mysql")}
+              |sshpass{_CMD}[ \t]-p[ \t]*{_flag_value("sshpass")}
+              |curl{_CMD}[ \t](?:-u|--user)(?:[ \t]+|=)?['"]?[^\s:'"@]{{1,64}}:
+                (?P<curl>[^\s'"]{{1,128}})
+              |redis-cli{_CMD}[ \t](?:-a|--pass)[ \t]+{_flag_value("redis")}
+              |ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop){_CMD}
+                [ \t]-w[ \t]+{_flag_value("ldap")}
+              |sqlcmd{_CMD}[ \t]-P[ \t]*{_flag_value("sqlcmd")}
+              |p(?:link|scp|sftp){_CMD}[ \t]-pw[ \t]+{_flag_value("putty")}
+              |mongo(?:sh|dump|restore|export|import|stat|top)?{_CMD}
+                [ \t](?:-p|--password)[ \t]+{_flag_value("mongo")}
+              |docker[ \t]+login{_CMD}[ \t](?:-p|--password)[ \t]+{_flag_value("docker")}
+              |smbclient{_CMD}[ \t](?:-U|--user)(?:[ \t]+|=)['"]?[^\s%'"]{{1,64}}%
+                (?P<smb>[^\s'"]{{1,128}})
+              |freerdp[0-9]?{_CMD}[ \t]/p:{_flag_value("rdp")}
+              |rdesktop{_CMD}[ \t]-p[ \t]+{_flag_value("rdesktop")}
+              |zip{_CMD}[ \t]-P[ \t]*{_flag_value("zip")}
+              |7za?{_CMD}[ \t]-p(?=[^\s-]){_flag_value("sevenzip")}
+              |keytool{_CMD}[ \t]-(?:store|key|srcstore|deststore|srckey|destkey)pass[ \t]+
+                {_flag_value("keytool")}
+              |ssh-keygen{_CMD}[ \t]-[NP][ \t]+{_flag_value("keygen")}
+              |gpg2?{_CMD}[ \t]--passphrase[ \t]+{_flag_value("gpg")}
+              |htpasswd(?![\w-])[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:[^\s-]\S*[ \t]+){{1,2}}
+                {_flag_value("htpasswd")}
+              |--(?:pass(?:word|wd|phrase)?|pw|pwd)[ \t]+(?!-){_flag_value("generic")})""",
+        _COMMANDS,
+        groups=_FLAG_GROUPS,
+        validator=_flag_password_ok,
+        gate=(" -", "\t-", "/p:"),  # every form has a flag
+    ),
+    # password / passwd / passphrase / pwd / pw / pass / *_pass / Passwort / Kennwort, in env,
+    # YAML, JSON, shell, code, a "Password: x" line.
     _rule(
         "password-assignment",
-        rf"""(?P<key>(?:pass(?:w(?:or)?d|phrase)|(?<=[_-])pass(?![a-z])|(?<![a-z])pwd)
+        rf"""(?P<key>(?:pass(?:w(?:or)?d|wort|phrase)|kennwort|(?<![a-z])pass(?![a-z])
+                       |(?<![a-z])pwd|(?<![a-z])pw(?![a-z]))
                      [a-z0-9_.-]{{0,24}}){_SEP}
             {_PASSWORD_VALUE}""",
-        ("pass", "pwd"),
+        ("pass", "pwd", "pw", "kennwort"),
         groups=_VALUE_GROUPS,
         ignore_case=True,
         validator=_password_ok,
+    ),
+    # A password named in a sentence: "The root password is X", "Password - X", "Das Passwort
+    # für das WLAN lautet X", "Kennwort ist X". Up to four words between the key and the verb.
+    _rule(
+        "password-prose",
+        rf"""(?<![a-z])(?:pass(?:word|wort|phrase|code)|kennwort|passwd|pwd)(?:s|e?n)?
+            (?:{_PROSE_GAP}{{1,4}}?[ \t]*[:=](?=[ \t])  # "Password for the router: x"
+              |{_PROSE_GAP}{{0,4}}?[ \t](?:(?:is|was|ist|war|lautet)(?![a-z])[ \t]*:?|(?P<dash>[-\u2013\u2014])))
+            [ \t]*(?:(?:now|still|jetzt|nun|noch)[ \t]+)?
+            {_PASSWORD_VALUE}""",
+        ("pass", "pwd", "kennwort"),
+        groups=_VALUE_GROUPS,
+        ignore_case=True,
+        validator=_prose_password_ok,
+    ),
+    # "PIN: 4711", "Die PIN ist 4711", "PIN-Code 4711", "PUK 12345678"; without a separator only
+    # in capitals ("PIN 4711": "pin 13" is a microcontroller's pin).
+    _rule(
+        "pin-code",
+        r"""(?<![A-Za-z])(?:(?P<upper>PIN|PUK)|[Pp]in|[Pp]uk)
+            (?:[ -]?(?:[Cc]ode|CODE|[Nn]ummer|NUMMER|[Nn]umber|NUMBER))?
+            (?:[ \t]*(?::|=|[ \t](?:is|ist|lautet|war|was)(?![A-Za-z]))[ \t]*:?[ \t]*
+              |(?(upper)[ \t]+|(?!)))
+            (?P<pin>[0-9]{4,8})(?![0-9A-Za-z,:/-])(?!\.[0-9])""",
+        ("pin", "puk"),
+        groups=("pin",),
+        validator=_pin_ok,
     ),
     # secret / client_secret / token / access_token / api_key / apikey.  The match
     # starts at the keyword (any prefix such as client_ or DB_ stays outside it), and

@@ -6,15 +6,24 @@ allow-list in ``noteseek.secrets.allowlist``.
 
 Algorithm, per pass:
 
-1. Lowercase the text once (offsets preserved) for keyword lookups and for the
-   case-insensitive rules.
+1. Read a normalised view of the text (``noteseek.secrets.normalise``: NFKC per character,
+   zero-width and other invisible characters dropped, offsets mapped back), and lowercase it
+   once (offsets preserved) for keyword lookups and for the case-insensitive rules.
 2. For each rule in priority order, skip it unless a keyword occurs; otherwise
    collect candidate secret spans, drop any that overlap a span already claimed
    (by an earlier rule, or an existing ``[REDACTED:...]`` marker), and let the
    rule's validator veto placeholders and code.
-3. Run the keyword-free detectors of ``noteseek.secrets.entropy`` (bare vendor shapes, random
+3. Tables (``noteseek.secrets.tables``): values under a ``Password`` / ``PIN`` / ``API key``
+   header, or after such a first cell.
+4. Run the keyword-free detectors of ``noteseek.secrets.entropy`` (bare vendor shapes, random
    base64 / hex runs) on every text, last, so a keyword rule names a span first.
-4. Replace the surviving spans with ``[REDACTED:<name>]``.
+5. Where a line ends and the next begins with what may be one wrapped token, look again
+   with the line break taken out; a finding across the break takes both parts.
+6. Every value found, and every value the caller already knows from the same file
+   (``known``), is then removed wherever else it occurs in the text: a password redacted
+   after its key must not survive two lines below in a sentence.  Values shorter than 12
+   characters count only as a whole word there ("admin" in "administrator" stays).
+7. Replace the surviving spans (mapped back to the original text) with ``[REDACTED:<name>]``.
 
 Replacing a secret changes the text around later matches, so ``scrub`` repeats
 the pass until nothing more is found.  That makes it idempotent by construction:
@@ -38,7 +47,9 @@ from types import MappingProxyType
 
 from .allowlist import Allowlist, AllowlistError, secret_fingerprint
 from .entropy import BARE_DETECTORS, BARE_REVISION, find_bare_secrets
+from .normalise import NORMALISE_REVISION, join_points, text_view
 from .rules import PATTERNS, RULES_REVISION, SecretPattern
+from .tables import TABLE_DETECTOR, TABLE_KEYWORDS, TABLES_REVISION, find_table_secrets
 
 __all__ = [
     "PATTERN_NAMES",
@@ -46,6 +57,7 @@ __all__ = [
     "Allowlist",
     "AllowlistError",
     "Finding",
+    "KnownSecrets",
     "ScrubResult",
     "find_secrets",
     "scrub",
@@ -53,6 +65,7 @@ __all__ = [
 ]
 
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+_MARKER_LOWER_RE = re.compile(r"\[redacted:[a-z0-9-]+\]")
 # Each pass turns at least one character of non-marker text into a marker, so the
 # loop always ends; in practice a second pass finds nothing.  The cap only bounds
 # adversarial input.
@@ -71,6 +84,32 @@ class Finding:
     fingerprint: str
 
 
+@dataclass(frozen=True, repr=False)
+class KnownSecrets:
+    """Values found in one file, to be removed from its other fields (title, aliases, tags,
+    metadata, other units) as well.  Opaque on purpose: its repr is a count, so passing it
+    around cannot put a value in a log."""
+
+    _values: Mapping[str, str] = field(default_factory=lambda: _NO_VALUES)
+
+    def __repr__(self) -> str:
+        return f"KnownSecrets({len(self._values)} value(s))"
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __or__(self, other: KnownSecrets) -> KnownSecrets:
+        if not other._values:
+            return self
+        if not self._values:
+            return other
+        return KnownSecrets(MappingProxyType({**other._values, **self._values}))
+
+
+_NO_VALUES: Mapping[str, str] = MappingProxyType({})
+NO_SECRETS = KnownSecrets()
+
+
 @dataclass(frozen=True)
 class ScrubResult:
     """Scrubbed text, and how many values each pattern replaced (never the values)."""
@@ -78,29 +117,39 @@ class ScrubResult:
     text: str
     # hash=False: the result stays hashable (by text) although the mapping is not.
     counts: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS, hash=False)
+    # Every value removed (and every value passed in as ``known``), for the file's other fields.
+    found: KnownSecrets = field(default=NO_SECRETS, compare=False, hash=False)
 
 
-def scrub(text: str, *, allow: Allowlist | None = None) -> ScrubResult:
-    """Return ``text`` with every detected secret replaced by ``[REDACTED:<pattern-name>]``."""
-    current, spans_per_pass = _scrub_passes(text, allow or None)
+def scrub(
+    text: str, *, allow: Allowlist | None = None, known: KnownSecrets | None = None
+) -> ScrubResult:
+    """Return ``text`` with every detected secret replaced by ``[REDACTED:<pattern-name>]``;
+    values in ``known`` (found elsewhere in the same file) are removed too."""
+    values = dict(known._values) if known else {}
+    current, spans_per_pass = _scrub_passes(text, allow or None, values)
+    found = KnownSecrets(MappingProxyType(values)) if values else NO_SECRETS
     if not spans_per_pass:
-        return ScrubResult(text, _NO_COUNTS)
+        return ScrubResult(text, _NO_COUNTS, found)
     counts: dict[str, int] = {}
     for spans in spans_per_pass:
         for _start, _end, name in spans:
             counts[name] = counts.get(name, 0) + 1
-    return ScrubResult(current, MappingProxyType(dict(sorted(counts.items()))))
+    return ScrubResult(current, MappingProxyType(dict(sorted(counts.items()))), found)
 
 
-def find_secrets(text: str, *, allow: Allowlist | None = None) -> tuple[Finding, ...]:
+def find_secrets(
+    text: str, *, allow: Allowlist | None = None, known: KnownSecrets | None = None
+) -> tuple[Finding, ...]:
     """What ``scrub`` would replace, in text order: rule, line and fingerprint of each value."""
     findings: list[tuple[int, Finding]] = []
     current = text
+    values = dict(known._values) if known else {}
     # Offsets of a later pass refer to the text after the earlier passes' redactions;
     # ``history`` maps them back to the original text for the line number.
     history: list[list[tuple[int, int, int]]] = []
     for _ in range(_MAX_PASSES):
-        spans = _find_secrets(current, allow or None)
+        spans = _pass(current, allow or None, values)
         if not spans:
             break
         for start, end, name in spans:
@@ -113,12 +162,15 @@ def find_secrets(text: str, *, allow: Allowlist | None = None) -> tuple[Finding,
     return tuple(finding for _, finding in findings)
 
 
-def _scrub_passes(text: str, allow: Allowlist | None) -> tuple[str, list[list[_Span]]]:
-    """Run passes to the fixed point; returns the final text and each pass's spans."""
+def _scrub_passes(
+    text: str, allow: Allowlist | None, values: dict[str, str]
+) -> tuple[str, list[list[_Span]]]:
+    """Run passes to the fixed point; returns the final text and each pass's spans.  ``values``
+    (lowercased view value -> rule) starts with the known ones and gains every value found."""
     current = text
     passes: list[list[_Span]] = []
     for _ in range(_MAX_PASSES):
-        spans = _find_secrets(current, allow)
+        spans = _pass(current, allow, values)
         if not spans:
             break
         current = _redact(current, spans)
@@ -143,12 +195,128 @@ def _original_offset(pos: int, history: list[list[tuple[int, int, int]]]) -> int
 
 def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
     """Return the non-overlapping secret spans of one pass, sorted by position."""
+    return _pass(text, allow, {})
+
+
+# A value shorter than this is removed elsewhere only as a whole word; longer ones anywhere.
+_WORD_BOUND_BELOW = 12
+# Shorter values are only redacted where a rule found them (a one-character URL password).
+_MIN_SPREAD = 4
+_CONTEXT = 240  # characters before a wrapped token that its rules may need (a key, a command)
+
+
+def _pass(text: str, allow: Allowlist | None, values: dict[str, str]) -> list[_Span]:
+    """One pass over ``text`` (steps 1-7 of the module docstring): spans in the original text,
+    sorted and disjoint.  New values are added to ``values``."""
     if not text:
         return []
-    lowered = _aligned_lower(text)
+    view = text_view(text)
+    seen = view.text
+    lowered = _aligned_lower(seen)
+    spans = _detect(seen, lowered, allow)
+    new: dict[str, str] = {}
+    for start, end, name in spans:
+        new.setdefault(lowered[start:end], name)
+    for start, end, name, value in _across_breaks(seen, spans, allow):
+        spans.append((start, end, name))
+        new.setdefault(value, name)
+    for value, name in new.items():
+        values.setdefault(value, name)
+    spans += _elsewhere(lowered, values, spans)
+    merged = _merge(spans)
+    if view.identical:
+        return merged
+    return _merge([(*view.original_span(start, end), name) for start, end, name in merged])
+
+
+def _across_breaks(
+    text: str, spans: list[_Span], allow: Allowlist | None
+) -> list[tuple[int, int, str, str]]:
+    """Secrets wrapped over a line end: (start, end, rule, value without the break)."""
+    points = join_points(text)
+    if not points:
+        return []
+    taken = _Claims()
+    for start, end, _name in sorted(spans):
+        taken.add(start, end)
+    found: list[tuple[int, int, str, str]] = []
+    for point in points:
+        if taken.overlaps(point.brk - 1, point.brk):
+            continue  # the first line's token was found alone, to its end (or a key's body)
+        # The rest of the line and the next one: the blob test of the keyword-free layer asks
+        # whether the neighbouring lines are base64 too (a certificate, an image).
+        line_end = text.find("\n", point.end)
+        if line_end >= 0:
+            line_end = text.find("\n", line_end + 1)
+        after = min(len(text) if line_end < 0 else line_end, point.end + 400)
+        before = max(0, point.tail - _CONTEXT)
+        window = text[before : point.brk] + text[point.head : after]
+        cut = point.brk - before
+        for start, end, name in _detect(window, _aligned_lower(window), allow):
+            if start < cut < end:
+                span = (before + start, point.head + (end - cut))
+                found.append((*span, name, window[start:end].lower()))
+                break
+    return found
+
+
+def _elsewhere(lowered: str, values: Mapping[str, str], spans: list[_Span]) -> list[_Span]:
+    """Every other occurrence of a found or known value (step 6 of the module docstring)."""
+    if not values:
+        return []
+    taken = _Claims()
+    for start, end, _name in _merge(spans):
+        taken.add(start, end)
+    if "[redacted:" in lowered:
+        for marker in _MARKER_LOWER_RE.finditer(lowered):
+            if not taken.overlaps(*marker.span()):
+                taken.add(*marker.span())
+    found: list[_Span] = []
+    for value, name in values.items():
+        if len(value) < _MIN_SPREAD:
+            continue
+        whole_word = len(value) < _WORD_BOUND_BELOW
+        at = lowered.find(value)
+        while at >= 0:
+            end = at + len(value)
+            if not taken.overlaps(at, end) and (
+                not whole_word or _bounded(lowered, at, end, value)
+            ):
+                taken.add(at, end)
+                found.append((at, end, name))
+            at = lowered.find(value, at + 1)
+    return found
+
+
+def _bounded(lowered: str, start: int, end: int, value: str) -> bool:
+    """Not part of a longer word: "admin" in "admin:" or "(admin)", not in "administrator"."""
+    if value[0].isalnum() and start > 0 and lowered[start - 1].isalnum():
+        return False
+    return not (value[-1].isalnum() and end < len(lowered) and lowered[end].isalnum())
+
+
+def _merge(spans: list[_Span]) -> list[_Span]:
+    """Sorted, disjoint spans: overlapping ones become one, named by the first."""
+    if len(spans) < 2:
+        return sorted(spans)
+    out: list[_Span] = []
+    for start, end, name in sorted(spans):
+        if out and start < out[-1][1]:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end, out[-1][2])
+            continue
+        out.append((start, end, name))
+    return out
+
+
+def _detect(text: str, lowered: str, allow: Allowlist | None) -> list[_Span]:
+    """The rules, the table detector and the keyword-free detectors over one (view) text."""
     # One substring test per distinct keyword; most keywords are absent from most
     # texts, so nearly every rule is then skipped by a set operation.
     present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
+    for gate, gated in _GATED_KEYWORDS:
+        if any(g in lowered for g in gate):
+            present.update(keyword for keyword in gated if keyword in lowered)
     # Rule indices in priority order, only for rules with at least one keyword present.
     active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
     claims = _Claims()
@@ -187,6 +355,15 @@ def _find_secrets(text: str, allow: Allowlist | None = None) -> list[_Span]:
                 continue  # a known false positive; not claimed (see module docstring)
             claims.add(start, end)
             found.append((start, end, pattern.name))
+    # Tables: the header or the first cell is the context ("| Password | x |").
+    for start, end, name in find_table_secrets(text, lowered, present):
+        if claims.overlaps(start, end):
+            continue
+        if allow is not None and allow.allows(text[start:end]):
+            allowed.append((start, end))
+            continue
+        claims.add(start, end)
+        found.append((start, end, name))
     # Keyword-free detectors last: a bare token in prose or a table cell has no keyword.
     for start, end, name in find_bare_secrets(text):
         if claims.overlaps(start, end) or any(a <= start and end <= b for a, b in allowed):
@@ -266,6 +443,11 @@ class _Claims:
             return True
         return i < len(self._starts) and self._starts[i] < end
 
+    def covers(self, start: int, end: int) -> bool:
+        """True if one claimed span holds all of ``[start, end)``."""
+        i = bisect_right(self._starts, start) - 1
+        return i >= 0 and self._ends[i] >= end
+
     def add(self, start: int, end: int) -> None:
         """Claim ``[start, end)``; callers check ``overlaps`` first."""
         i = bisect_right(self._starts, start)
@@ -294,6 +476,8 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
     payload = [
         RULES_REVISION,
         BARE_REVISION,
+        TABLES_REVISION,
+        NORMALISE_REVISION,
         [
             [
                 p.name,
@@ -303,6 +487,7 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
                 list(p.secret_groups),
                 p.anchored,
                 p.ignore_case,
+                list(p.gate),
                 getattr(p.validator, "__qualname__", None),
             ]
             for p in patterns
@@ -314,13 +499,25 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
 
 #: Every name a ``[REDACTED:<name>]`` marker can carry: the rules, then the keyword-free detectors.
 PATTERN_NAMES: tuple[str, ...] = tuple(
-    dict.fromkeys([*(p.name for p in PATTERNS), *BARE_DETECTORS])
+    dict.fromkeys([*(p.name for p in PATTERNS), TABLE_DETECTOR, *BARE_DETECTORS])
 )
-_ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(k for p in PATTERNS for k in p.keywords))
+_ALL_KEYWORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(k for p in PATTERNS if not p.gate for k in p.keywords)
+)
+# Keywords of gated rules that no ungated rule shares, searched only where the gate occurs.
+_GATED_KEYWORDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = tuple(
+    (p.gate, tuple(k for k in p.keywords if k not in _ALL_KEYWORDS)) for p in PATTERNS if p.gate
+)
 _RULES_BY_KEYWORD: Mapping[str, tuple[int, ...]] = MappingProxyType(
-    {k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords) for k in _ALL_KEYWORDS}
+    {
+        k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords)
+        for p in PATTERNS
+        for k in p.keywords
+    }
 )
 RULES_FINGERPRINT: str = _fingerprint(PATTERNS)
 
 if len({p.name for p in PATTERNS}) != len(PATTERNS):  # pragma: no cover - table invariant
     raise RuntimeError("secret pattern names must be unique")
+if not set(TABLE_KEYWORDS) <= set(_ALL_KEYWORDS):  # pragma: no cover - the tables reuse `present`
+    raise RuntimeError("every table keyword must be an ungated rule keyword")

@@ -18,7 +18,7 @@ from ...core.document_location import OUTCOME_LABELS
 from ...core.language import note_language
 from ...core.query import name_key
 from ...documents import ExtractionResult, Outcome, TextUnit
-from ...secrets.scrubber import Allowlist, scrub
+from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, scrub
 from ...storage.records import ChunkRecord, FileRecord
 
 __all__ = ["DocumentRows", "document_rows", "document_stem", "failed_record"]
@@ -97,15 +97,22 @@ def _clean_field(value: str | None) -> str:
     return _SPACES.sub(" ", (value or "").replace("\x00", " ")).strip()
 
 
-def _scrub_units(units: tuple[TextUnit, ...], allow: Allowlist | None) -> tuple[list[str], int]:
-    """Every unit's text scrubbed as one document (see the module docstring)."""
-    joined = scrub(_JOIN.join(u.text for u in units), allow=allow)
+def _scrub_units(
+    units: tuple[TextUnit, ...], allow: Allowlist | None, known: KnownSecrets
+) -> tuple[list[str], int, KnownSecrets]:
+    """Every unit's text scrubbed as one document (see the module docstring); the values found
+    (with ``known``) come back for the document's other fields."""
+    joined = scrub(_JOIN.join(u.text for u in units), allow=allow, known=known)
     parts = joined.text.split(_JOIN)
     if len(parts) == len(units):
-        return parts, sum(joined.counts.values())
-    # A redaction ran over a join: scrub unit by unit instead (never less than that is removed).
-    results = [scrub(u.text, allow=allow) for u in units]
-    return [r.text for r in results], sum(sum(r.counts.values()) for r in results)
+        return parts, sum(joined.counts.values()), joined.found
+    # A redaction ran over a join: scrub unit by unit instead (never less than that is removed),
+    # each with every value the whole document gave.
+    results = [scrub(u.text, allow=allow, known=joined.found) for u in units]
+    found = joined.found
+    for r in results:
+        found = found | r.found
+    return [r.text for r in results], sum(sum(r.counts.values()) for r in results), found
 
 
 def document_rows(
@@ -124,22 +131,31 @@ def document_rows(
     is known by (scrubbed), as for a note."""
     doc = result.document
     assert doc is not None
-    secrets = 0
+    meta = doc.metadata
+    # A value found anywhere in the document goes from all of it: the units first (as one text),
+    # then every field with those values known; a field with a value of its own (a secret in the
+    # title only) has the units scrubbed again with it.
+    texts, secrets, known = _scrub_units(doc.units, allow, NO_SECRETS)
+    from_units = len(known)
+    fields = [meta.title, meta.author, *(v for k, v in meta.fields if k.lower() in _DESCRIBING)]
+    fields += [s for u in doc.units for s in (*u.section, u.location.page_label, u.location.sheet)]
+    for value in fields:
+        if value:
+            known = scrub(_clean_field(value), allow=allow, known=known).found
+    if len(known) > from_units:
+        texts, secrets, known = _scrub_units(doc.units, allow, known)
 
     def clean(value: str | None) -> str:
         nonlocal secrets
-        scrubbed = scrub(_clean_field(value), allow=allow)
+        scrubbed = scrub(_clean_field(value), allow=allow, known=known)
         secrets += sum(scrubbed.counts.values())
         return scrubbed.text
 
-    meta = doc.metadata
     stem = clean(document_stem(rel_path, kind))
     given = clean(meta.title)
     title = given if given and not _FILE_NAME_TITLE.search(given) else stem
     author = clean(meta.author)
     described = [clean(v) for k, v in meta.fields if k.lower() in _DESCRIBING]
-    texts, found = _scrub_units(doc.units, allow)
-    secrets += found
     chunks: list[ChunkRecord] = []
     embed_texts: list[str] = []
     context = " | ".join(part for part in (title, kind, author) if part)
@@ -169,7 +185,7 @@ def document_rows(
                 overlap=unit.overlap if text.startswith(unit.text[: unit.overlap]) else 0,
             )
         )
-    names = [title, *file_names]
+    names = [title, *(scrub(n, allow=allow, known=known).text for n in file_names)]
     warning = problem_text(result.outcome, result.reason, shown_path) if result.reason else None
     record = FileRecord(
         path=rel_path,

@@ -11,7 +11,7 @@ from pathlib import Path
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.language import note_language
 from ...core.query import name_key, tag_key
-from ...secrets.scrubber import Allowlist, ScrubResult, scrub
+from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, ScrubResult, scrub
 from ...storage.records import ChunkRecord, FileRecord, FileState
 from ..vault_walk import NoteFile, decode_note, read_note
 from .options import IndexOptions
@@ -19,6 +19,9 @@ from .options import IndexOptions
 __all__ = ["Prepared", "Skip", "file_names", "prepare_note"]
 
 log = logging.getLogger("noteseek.indexer")
+# Rounds of scrubbing a note with the values its fields revealed; the second finds nothing new
+# in practice (each round must find a new value to go on), the cap bounds a hostile note.
+_MAX_ROUNDS = 4
 
 
 @dataclass
@@ -31,10 +34,15 @@ class Prepared:
 
 
 def file_names(
-    rel_path: str, allow: Allowlist | None = None, *, stem: str | None = None
+    rel_path: str,
+    allow: Allowlist | None = None,
+    *,
+    stem: str | None = None,
+    known: KnownSecrets | None = None,
 ) -> list[str]:
     """Names a file is known by: its stem, and its folder's name for `index.md` / `README.md`
-    (and `index.html`); `stem` when the file name's suffix is longer than one dot."""
+    (and `index.html`); `stem` when the file name's suffix is longer than one dot. `known`:
+    values found in the file's text, removed from its names too."""
     parts = rel_path.split("/")
     stem = stem if stem is not None else parts[-1].rsplit(".", 1)[0]
     if stem.lower() in ("index", "readme", "_index"):
@@ -42,7 +50,9 @@ def file_names(
         names = [parts[-2]] if len(parts) > 1 else []
     else:
         names = [stem]
-    return [scrub(n, allow=allow).text.replace("_", " ").replace("-", " ") for n in names]
+    return [
+        scrub(n, allow=allow, known=known).text.replace("_", " ").replace("-", " ") for n in names
+    ]
 
 
 @dataclass(frozen=True)
@@ -56,10 +66,21 @@ class Skip:
 def prepare_note(
     note: NoteFile, root: Path, old: FileState | None, options: IndexOptions, force: bool
 ) -> Prepared | Skip | None:
-    """Read and chunk one note. Returns None if unchanged, a Skip if it must be skipped."""
+    """Read and chunk one note. Returns None if unchanged, a Skip if it must be skipped.
+
+    A value the scrubber finds anywhere in the note is removed from everything stored for it:
+    the whole text is scrubbed first (its values go from every other place in the text), then
+    every field parsed from it (title, aliases, tags, type, headings, the file's names) with
+    those values known. A field that reveals a value of its own (YAML escapes can hide one
+    from the raw-text pass) has the whole note scrubbed and chunked again with it.
+    """
+    found = NO_SECRETS
 
     def clean(text: str) -> ScrubResult:
-        return scrub(text, allow=options.allow)
+        nonlocal found
+        result = scrub(text, allow=options.allow, known=found)
+        found = result.found
+        return result
 
     raw = read_note(note, root, max_bytes=options.max_file_bytes)
     if raw.data is None:
@@ -71,37 +92,46 @@ def prepare_note(
     decoded = decode_note(data)
     if decoded.text is None:
         return Skip(decoded.problem or "unreadable")
-    scrubbed = clean(decoded.text)
     stem = note.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    note_chunks = chunk_note(scrubbed.text, file_stem=clean(stem).text, options=options.chunking)
-    # Chunk text and sections are cut from already-scrubbed text; title and context come from
-    # parsed YAML (escapes resolved), so they pass the scrubber once more.
-    title = clean(note_chunks.title).text
-    chunks: list[ChunkRecord] = []
-    texts: list[str] = []
-    for chunk in note_chunks.chunks:
-        embed_text = embedding_text(title, chunk.section, chunk.text)
-        texts.append(embed_text)
-        chunks.append(
-            ChunkRecord(
-                seq=chunk.seq,
-                section=chunk.section,
-                text=chunk.text,
-                heading_context=clean(chunk.heading_context).text,
-                content_hash=content_hash(embed_text),
-            )
+    for _ in range(_MAX_ROUNDS):
+        scrubbed = clean(decoded.text)
+        from_text = len(found)
+        note_chunks = chunk_note(
+            scrubbed.text, file_stem=clean(stem).text, options=options.chunking
         )
+        # Chunk text and sections are cut from already-scrubbed text; title and context come from
+        # parsed YAML (escapes resolved), so they pass the scrubber once more.
+        title = clean(note_chunks.title).text
+        chunks: list[ChunkRecord] = []
+        texts: list[str] = []
+        for chunk in note_chunks.chunks:
+            embed_text = embedding_text(title, chunk.section, chunk.text)
+            texts.append(embed_text)
+            chunks.append(
+                ChunkRecord(
+                    seq=chunk.seq,
+                    section=chunk.section,
+                    text=chunk.text,
+                    heading_context=clean(chunk.heading_context).text,
+                    content_hash=content_hash(embed_text),
+                )
+            )
+        meta = note_chunks.meta
+        aliases = [clean(a).text for a in meta.aliases]
+        tags_field = clean(" ".join([meta.type or "", *meta.tags]).strip()).text
+        tags = [clean(t).text for t in meta.tags]
+        names_of_file = file_names(note.rel_path, options.allow, known=found)
+        if len(found) == from_text:
+            break  # no field held a value the text did not: everything is scrubbed with all
     warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
-    meta = note_chunks.meta
-    names = [
-        title,
-        *(clean(a).text for a in meta.aliases),
-        *file_names(note.rel_path, options.allow),
-    ]
+    names = [title, *aliases, *names_of_file]
     if scrubbed.counts:
-        found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
+        summary = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
         log.info(
-            "scrubbed %d secret(s) from %s: %s", sum(scrubbed.counts.values()), note.rel_path, found
+            "scrubbed %d secret(s) from %s: %s",
+            sum(scrubbed.counts.values()),
+            note.rel_path,
+            summary,
         )
     record = FileRecord(
         path=note.rel_path,
@@ -113,9 +143,9 @@ def prepare_note(
         status="warning" if warnings else "ok",
         problem="; ".join(warnings) or None,
         title_field=" ".join(names),
-        tags_field=clean(" ".join([meta.type or "", *meta.tags]).strip()).text,
+        tags_field=tags_field,
         names=tuple(k for k in (name_key(n) for n in names) if k),
-        tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
+        tags=tuple(k for k in (tag_key(t) for t in tags) if k),
         lang=note_language(scrubbed.text),
         skipped_sections=len(note_chunks.skipped_sections),
         secrets_scrubbed=sum(scrubbed.counts.values()),
