@@ -8,6 +8,7 @@ indexer. A command whose optional dependency is missing says which extra to inst
 from __future__ import annotations
 
 import importlib
+import io
 import logging
 import sys
 from typing import ClassVar
@@ -16,6 +17,7 @@ import click
 
 from .. import __version__
 from ..errors import NoteseekError
+from .output import PrintableLogFormatter, echo_block
 
 __all__ = ["cli", "main"]
 
@@ -78,10 +80,9 @@ def _unavailable(name: str, exc: ImportError) -> click.Command:
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (to stderr).")
 def cli(verbose: bool) -> None:
     """Hybrid BM25 + vector search for Markdown note vaults, in one SQLite file."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.ERROR,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableLogFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, handlers=[handler])
 
 
 def main() -> None:
@@ -92,10 +93,12 @@ def main() -> None:
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.show()
+        shown = io.StringIO()  # it may quote a file name or a value: printed through echo_block
+        exc.show(file=shown)
+        echo_block(shown.getvalue(), err=True, nl=False)
         sys.exit(exc.exit_code)
     except NoteseekError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo_block(f"error: {exc}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("interrupted; the index is consistent", err=True)
