@@ -73,7 +73,7 @@ def test_authenticated_requests_answer_with_150_idle_connections_open(port: int)
     try:
         time.sleep(0.3)  # every one of them accepted by the server
         for _ in range(5):
-            status, headers, body = get(port, "/api/status")
+            status, _, body = get(port, "/api/status")
             assert status == 200, body[:200]
             assert json.loads(body)["files"] > 0
         assert get(port, "/api/status", extra="")[0] == 401  # the token still counts

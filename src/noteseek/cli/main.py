@@ -17,7 +17,7 @@ import click
 
 from .. import __version__
 from ..errors import NoteseekError
-from .output import PrintableLogFormatter, echo_block
+from .output import PrintableLogFormatter, echo_block, echo_line
 
 __all__ = ["cli", "main"]
 
@@ -98,7 +98,7 @@ def main() -> None:
         echo_block(shown.getvalue(), err=True, nl=False)
         sys.exit(exc.exit_code)
     except NoteseekError as exc:
-        echo_block(f"error: {exc}", err=True)
+        echo_line(f"error: {exc}", err=True)  # one line, whatever a quoted name holds
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("interrupted; the index is consistent", err=True)
