@@ -9,6 +9,7 @@ import select
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +185,16 @@ def test_the_server_still_answers_after_all_of_it(port: int) -> None:
     status, _, body = get(port, "/api/search?q=rebase")
     assert status == 200 and json.loads(body)["hits"]
 
+
+
+def test_the_idle_connection_benchmark_runs_in_smoke_mode() -> None:
+    """bench/web_idle.py --smoke: a real server, 150 idle sockets refilled, 20 searches."""
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parent.parent / "bench" / "web_idle.py"
+    result = subprocess.run(
+        [sys.executable, str(bench), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "this: 150 idle wanted" in result.stdout and "20 authenticated searches, 0 not 200" in result.stdout

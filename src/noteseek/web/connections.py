@@ -31,6 +31,7 @@ them.
 
 from __future__ import annotations
 
+import array
 import asyncio
 import json
 import time
@@ -38,6 +39,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+try:  # POSIX: how many bytes wait unread in a socket
+    import fcntl
+    import termios
+
+    _FIONREAD: int | None = termios.FIONREAD
+except ImportError:  # Windows
+    _FIONREAD = None
 
 from .security import SECURITY_HEADERS
 
@@ -200,10 +209,12 @@ class GuardedH11Protocol(H11Protocol):
         for pool, cap in ((mine, self.limits.max_per_client), (guarded, self.limits.max_connections)):
             if len(pool) + 1 <= cap:
                 continue
-            idle = [c for c in pool if not c.busy]
+            idle = sorted((c for c in pool if not c.busy), key=lambda c: c.opened_at)
             if not idle:
                 return False
-            oldest = min(idle, key=lambda c: c.opened_at)
+            # Under a flood, connections are accepted in batches: one whose request head is
+            # already in its socket buffer, unread, is about to be busy; close a silent one.
+            oldest = next((c for c in idle if not c.has_unread_bytes()), idle[0])
             oldest.evict()
             if pool is mine:
                 guarded.remove(oldest)
@@ -213,6 +224,18 @@ class GuardedH11Protocol(H11Protocol):
     def closed(self) -> bool:
         """Whether the socket is closed or closing for good (not merely lingering)."""
         return self._lingering.really_closing()
+
+    def has_unread_bytes(self) -> bool:
+        """Whether bytes wait in this connection's socket buffer (False where it cannot tell)."""
+        sock = self._lingering.get_extra_info("socket")
+        if sock is None or _FIONREAD is None:
+            return False
+        waiting = array.array("i", [0])
+        try:
+            fcntl.ioctl(sock.fileno(), _FIONREAD, waiting)
+        except OSError:
+            return False
+        return waiting[0] > 0
 
     def evict(self) -> None:
         """Close this idle connection now to make room for a new one."""
