@@ -380,3 +380,36 @@ def test_stdio_server_refuses_paths_outside_the_indexed_vault(
         assert results[path].is_error, path
         assert expected in text_of(results[path]), (path, text_of(results[path]))
         assert "capybara" not in text_of(results[path])
+
+
+def test_stdio_replies_stay_within_max_tokens_whatever_the_arguments(
+    sample_index: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A huge argument is echoed as a bounded prefix: the reply, error or not, keeps to the
+    budget (a 1 MB section came back in a 1 MB error, a 60,000-character folder in 60 KB)."""
+    _, db = sample_index
+    huge, long = "s" * 1_000_000, "f" * 60_000
+    calls = [
+        ("get_note", {"path": "Home.md", "section": huge, "max_tokens": 200}, 200),
+        ("get_note", {"path": "Home.md", "section": long}, 4000),
+        ("get_note", {"path": huge, "max_tokens": 200}, 200),
+        ("get_note", {"path": "howto/" + long + ".md", "max_tokens": 300}, 300),
+        ("get_note", {"path": "Home.md", "sheet": huge, "max_tokens": 200}, 200),
+        ("search", {"query": "rebase", "folders": [long], "max_tokens": 100}, 100),
+        ("search", {"query": "rebase", "folders": [long] * 20, "tags": [long]}, 1500),
+        ("search", {"query": "rebase", "files": [long, long], "max_tokens": 100}, 100),
+        ("search", {"query": huge, "max_tokens": 100}, 100),
+        ("search", {"query": "rebase", "limit": huge}, 1500),
+    ]
+
+    async def body(client: Client) -> list[Any]:
+        return [await client.call_tool(name, args) for name, args, _ in calls]
+
+    results = run(stdio_client(db, tmp_path), body)
+    for (name, args, budget), result in zip(calls, results, strict=True):
+        reply = text_of(result)
+        where = (name, {k: v[:20] if isinstance(v, str) else v for k, v in args.items()})
+        assert estimate_tokens(reply) <= budget, (where, len(reply), reply[:300])
+        assert "sss" * 100 not in reply and "fff" * 100 not in reply, where
+    assert "no section 'sss" in text_of(results[0]) and "1,000,000 characters" in text_of(results[0])
+    assert "not an indexed note" in text_of(results[3])

@@ -98,6 +98,23 @@ def test_files_round_trip(backend: Backend) -> None:
         store.close()
 
 
+@pytest.mark.parametrize("length", [49_996, 60_000, 1_000_000])
+def test_reads_of_any_length_answer_without_a_backend_error(backend: Backend, length: int) -> None:
+    """A 'did you mean' for a file name of any length: SQLite refuses LIKE patterns over 50,000
+    bytes, so a pattern built from the name made `/api/notes/<50,000 characters>` a 500."""
+    store = backend.open()
+    try:
+        fill(store)
+        name = "a" * (length - 3) + ".md"
+        assert store.similar_paths(name, 3) == []
+        assert store.similar_paths("%" * length, 3) == []
+        assert store.similar_paths("_it.md", 3) == []  # no wildcard meaning for '_' or '%'
+        assert store.similar_paths("GIT.md".lower(), 3) == ["howto/git.md"]
+        assert store.indexed_file("howto/" + name) is None
+    finally:
+        store.close()
+
+
 def test_replacing_a_file_replaces_its_chunks_and_statistics(backend: Backend) -> None:
     store = backend.open()
     try:

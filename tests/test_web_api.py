@@ -245,6 +245,11 @@ def test_an_internal_error_is_json_without_a_traceback(
         "error": "internal error (RuntimeError); the server is still running, see its log"
     }
     assert "Traceback" not in reply.text and "private" not in reply.text
+    # Answered inside the guard, so with the headers every reply carries, each once.
+    headers = reply.headers.multi_items()
+    for name in ("cache-control", "x-content-type-options", "referrer-policy", "x-frame-options"):
+        assert len([v for k, v in headers if k == name]) == 1, (name, headers)
+    assert reply.headers["cache-control"] == "no-store"
 
 
 def test_openapi_schema_documents_every_endpoint(served: Any) -> None:

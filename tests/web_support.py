@@ -60,3 +60,48 @@ def serve(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def noteseek_web(db: Path, *args: str) -> Iterator[int]:
+    """Run a real `noteseek web` process on a free loopback port; yield the port."""
+    import os
+    import subprocess
+    import sys
+
+    port = free_port()
+    cli = Path(sys.executable).with_name("noteseek")
+    proc = subprocess.Popen(
+        [str(cli), "web", "--db", str(db), "--port", str(port), "--workers", "1", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"noteseek web exited: {proc.stderr.read().decode()}")  # type: ignore[union-attr]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("noteseek web did not start")
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        if proc.stderr is not None:
+            proc.stderr.close()

@@ -10,6 +10,7 @@ import click
 
 from .. import MODES, open_index
 from .options import collection_option, db_option
+from .output import echo_block, echo_line
 
 __all__ = ["eval_cmd"]
 
@@ -69,8 +70,8 @@ def eval_cmd(
     if report_dir is not None:
         details = f"Queries: `{queries_file}`; judgments: `{qrels_file}`; {depth} chunks per query."
         path = write_report(report, report_dir, title="noteseek evaluation", details=details)
-        click.echo(f"report written to {path}", err=True)
+        echo_line(f"report written to {path}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
-        click.echo(render_table(report))
+        echo_block(render_table(report))

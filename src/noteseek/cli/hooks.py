@@ -26,6 +26,7 @@ from ..hooks.install import (
     user_settings_path,
 )
 from ..settings import DEFAULT_CONTEXT_TOKENS
+from .output import echo_block, echo_line
 
 if TYPE_CHECKING:
     from .. import DatabaseUrl
@@ -79,15 +80,15 @@ def _target(user: bool, project: Path | None) -> Path:
 
 def _report(change: SettingsChange, *, dry_run: bool, done: str) -> None:
     if change.before is None and change.after is None:
-        click.echo(f"no change: {change.path} does not exist")
+        echo_line(f"no change: {change.path} does not exist")
     elif not change.changed:
-        click.echo(f"no change: {change.path} is already as it should be")
+        echo_line(f"no change: {change.path} is already as it should be")
     elif dry_run:
-        click.echo(change.diff(), nl=False)
-        click.echo(f"(dry run: {change.path} was not written)")
+        echo_block(change.diff(), nl=False)
+        echo_line(f"(dry run: {change.path} was not written)")
     else:
         backup = apply_change(change)
-        click.echo(f"{done} {change.path}" + (f" (original kept in {backup})" if backup else ""))
+        echo_line(f"{done} {change.path}" + (f" (original kept in {backup})" if backup else ""))
 
 
 _SCOPE_HELP = (
@@ -198,11 +199,11 @@ def install_cmd(
     path = _target(user, project)
     pinned = _pinned(db)
     if pinned is not None and db is None:
-        click.echo(f"the hooks search {pinned} (pass --db to choose another index)")
+        echo_line(f"the hooks search {pinned} (pass --db to choose another index)")
     if pinned is None:
-        click.echo(f"warning: {_unpinned_warning()}", err=True)
+        echo_line(f"warning: {_unpinned_warning()}", err=True)
     if pinned is not None and not pinned.exists():
-        click.echo(
+        echo_line(
             f"note: no index at {pinned} yet; the hooks stay silent until it exists", err=True
         )
     entries = hook_entries(executable=noteseek_executable(), db=pinned, tools=not no_tool_hooks)
@@ -213,7 +214,7 @@ def install_cmd(
     if not dry_run:
         for entry in entries:
             where = f" ({entry.matcher})" if entry.matcher else ""
-            click.echo(f"  {entry.event}{where}: {entry.command}")
+            echo_line(f"  {entry.event}{where}: {entry.command}")
 
 
 @click.command("uninstall-hooks", epilog=_SCOPE_HELP)

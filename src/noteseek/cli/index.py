@@ -11,6 +11,7 @@ import click
 
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option, vault_rule_options
+from .output import echo_line
 
 if TYPE_CHECKING:
     from .. import IndexStats
@@ -39,7 +40,7 @@ class _Progress:
             self.bar.update(1)
         elif time.monotonic() - self.last > 2.0 or done == total:
             self.last = time.monotonic()
-            click.echo(f"indexed {done}/{total} files", err=True)
+            echo_line(f"indexed {done}/{total} files", err=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -54,33 +55,33 @@ def _print_stats(stats: IndexStats, db: object) -> None:
         if stats.documents
         else f"{stats.files_seen} notes seen"
     )
-    click.echo(
+    echo_line(
         f"{verb} in {stats.seconds:.1f} s: {seen}, {stats.added} added, "
         f"{stats.changed} changed, {stats.removed} removed, {stats.unchanged} unchanged, "
         f"{stats.skipped} skipped; {stats.chunks} chunks in {db}"
     )
     if stats.secrets_scrubbed:
-        click.echo(
+        echo_line(
             f"scrubbed {stats.secrets_scrubbed} secret(s) before indexing (values never stored)"
         )
     if not stats.vectors:
-        click.echo("warning: vectors unavailable, the index supports keyword search only", err=True)
+        echo_line("warning: vectors unavailable, the index supports keyword search only", err=True)
     if stats.problems:
-        click.echo(f"{len(stats.problems)} file(s) with problems:", err=True)
+        echo_line(f"{len(stats.problems)} file(s) with problems:", err=True)
         for path, reason in stats.problems[:50]:
-            click.echo(f"  {path}: {reason}", err=True)
+            echo_line(f"  {path}: {reason}", err=True)
         if len(stats.problems) > 50:
-            click.echo("  … see 'noteseek status' for the full list", err=True)
+            echo_line("  … see 'noteseek status' for the full list", err=True)
     if stats.missing_libraries:
         from ..documents import INSTALL_HINT
 
-        click.echo(
+        echo_line(
             f"to read these documents, install the documents extra: {INSTALL_HINT} "
             f"(missing: {', '.join(stats.missing_libraries)})",
             err=True,
         )
     if stats.interrupted:
-        click.echo("the index is consistent; run the same command again to finish", err=True)
+        echo_line("the index is consistent; run the same command again to finish", err=True)
 
 
 @click.command("index")
@@ -140,7 +141,7 @@ def index_cmd(
                 stats = idx.update(vault, full=full, progress=progress, wait=0)
             except IndexLockedError as exc:
                 # A watcher's batch takes a moment; a full run of another `index` longer.
-                click.echo(f"{exc}; waiting for it to finish (Ctrl-C to stop)", err=True)
+                echo_line(f"{exc}; waiting for it to finish (Ctrl-C to stop)", err=True)
                 stats = idx.update(vault, full=full, progress=progress)
         finally:
             progress.close()
@@ -158,16 +159,16 @@ def _build_lane(idx: Any, quiet: bool) -> None:
     def progress(done: int, total: int) -> None:
         if not quiet and (time.monotonic() - last[0] > 5.0 or done == total):
             last[0] = time.monotonic()
-            click.echo(f"multilingual lane: {done}/{total} chunks", err=True)
+            echo_line(f"multilingual lane: {done}/{total} chunks", err=True)
 
     try:
         lane = idx.build_multilingual(progress=progress)
     except ModelLoadError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo("multilingual lane stopped early; run the same command again to resume", err=True)
+        echo_line("multilingual lane stopped early; run the same command again to resume", err=True)
         raise SystemExit(130) from None
-    click.echo(
+    echo_line(
         f"multilingual lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "
         f"{lane.done}/{lane.total} chunks have e5 vectors"
     )

@@ -13,6 +13,7 @@ from ..core.locator import redact_url
 from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option
+from .output import echo_line
 
 __all__ = ["intake_cmd"]
 
@@ -21,30 +22,30 @@ _SYMBOL = {"route": "→", "review": "?", "set_aside": "×"}
 
 def _print_table(report: IntakeReport, *, undo_args: str) -> None:
     if report.index_built:
-        click.echo("the vault had no index yet: built it first", err=True)
+        echo_line("the vault had no index yet: built it first", err=True)
     if not report.items and not report.skipped:
-        click.echo("the inbox holds no Markdown or text items")
+        echo_line("the inbox holds no Markdown or text items")
     header = f"{'':1} {'total':>5} {'rel':>4} {'act':>4} {'dep':>4} {'aut':>4}  {'decision':<9} {'domain (runner-up)':<36} item"
     if report.items:
-        click.echo(header)
+        echo_line(header)
     for result in report.items:
         a, s = result.assessment, result.assessment.scores
         where = f"{a.domain or '(vault root)'} ({a.runner_up or '-'})"
-        click.echo(
+        echo_line(
             f"{_SYMBOL[a.decision]} {a.total:5.2f} {s.relevance:4.2f} {s.actionability:4.2f} "
             f"{s.depth:4.2f} {s.authority:4.2f}  {a.decision:<9} {where:<36} {a.path}"
         )
-        click.echo(f"    why: {a.reason}")
+        echo_line(f"    why: {a.reason}")
         if a.duplicate_of:
-            click.echo(f"    near-duplicate of {a.duplicate_of}")
+            echo_line(f"    near-duplicate of {a.duplicate_of}")
         if result.destination:
-            click.echo(f"    moved to {result.destination}")
+            echo_line(f"    moved to {result.destination}")
     for problem in report.skipped:
-        click.echo(f"warning: {problem.rel}: {problem.reason}", err=True)
+        echo_line(f"warning: {problem.rel}: {problem.reason}", err=True)
     counts = {d: sum(r.assessment.decision == d for r in report.items) for d in _SYMBOL}
     filed = counts["route"]
     verb = "would be" if report.dry_run else "was" if filed == 1 else "were"
-    click.echo(
+    echo_line(
         f"{filed} {verb} filed, {counts['review']} queued for review, "
         f"{counts['set_aside']} set aside, {len(report.skipped)} left in the inbox"
         + (
@@ -109,10 +110,10 @@ def intake_cmd(
         ) as idx:
             idx.update(vault)
         for _, back in undone.restored:
-            click.echo(f"restored {back}")
+            echo_line(f"restored {back}")
         for path, why in undone.problems:
-            click.echo(f"warning: {path}: {why}", err=True)
-        click.echo(f"undid run {undo}: {len(undone.restored)} file(s) put back")
+            echo_line(f"warning: {path}: {why}", err=True)
+        echo_line(f"undid run {undo}: {len(undone.restored)} file(s) put back")
         return
     if inbox is None:
         raise click.UsageError("give the INBOX folder (or --undo RUN)")

@@ -8,6 +8,7 @@ indexer. A command whose optional dependency is missing says which extra to inst
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import logging
 import sys
@@ -18,6 +19,7 @@ import click
 from .. import __version__
 from ..errors import NoteseekError
 from ..extras import extra_of, install_hint
+from .output import PrintableLogFormatter, echo_block, echo_line
 
 __all__ = ["cli", "exit_now", "main"]
 
@@ -118,10 +120,9 @@ def _unavailable(name: str, exc: ImportError) -> click.Command:
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (to stderr).")
 def cli(verbose: bool) -> None:
     """Hybrid BM25 + vector search for Markdown note vaults, in one SQLite file."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.ERROR,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableLogFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, handlers=[handler])
 
 
 def exit_now(code: int) -> None:
@@ -153,7 +154,9 @@ def main() -> None:
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.show()
+        shown = io.StringIO()  # it may quote a file name or a value: printed through echo_block
+        exc.show(file=shown)
+        echo_block(shown.getvalue(), err=True, nl=False)
         sys.exit(exc.exit_code)
     except NoteseekError as exc:
         if _wants_json(sys.argv[1:]):
@@ -164,7 +167,7 @@ def main() -> None:
                 error["reason"] = reason
             click.echo(json.dumps(error, ensure_ascii=False, indent=2))
         else:
-            click.echo(f"error: {exc}", err=True)
+            echo_line(f"error: {exc}", err=True)  # one line, whatever a quoted name holds
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("interrupted; the index is consistent", err=True)

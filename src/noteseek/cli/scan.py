@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from .output import echo_line
+
 __all__ = ["scan_cmd"]
 
 
@@ -31,20 +33,20 @@ def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
         return
     for file in report.files:
         counts = ", ".join(f"{name} x{n}" for name, n in file.counts.items())
-        click.echo(click.style(file.path, bold=True) + f"  ({counts})")
+        echo_line(f"  ({counts})", bold=file.path)
         for finding in file.findings:
             where = "file name" if finding.line == 0 else f"line {finding.line}"
             sha = finding.fingerprint[:SHOWN_FINGERPRINT_CHARS]
-            click.echo(f"    {where:<10} {finding.pattern:<28} sha256:{sha}")
+            echo_line(f"    {where:<10} {finding.pattern:<28} sha256:{sha}")
     for path, reason in report.skipped:
-        click.echo(f"skipped {path}: {reason}", err=True)
+        echo_line(f"skipped {path}: {reason}", err=True)
     totals = ", ".join(f"{name} x{n}" for name, n in report.totals.items()) or "none"
-    click.echo(
+    echo_line(
         f"{report.findings} secret(s) in {len(report.files)} of {report.files_scanned} notes "
         f"would be scrubbed: {totals}"
     )
     if report.files:
-        click.echo(
+        echo_line(
             "to keep a false positive, add its 'sha256:<prefix>' line to a file and pass "
             "--allow-file FILE"
         )

@@ -9,6 +9,7 @@ import click
 from .. import MODES, Hit, SearchRequest, open_index
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .options import collection_option, db_option
+from .output import echo_block, echo_line
 
 __all__ = ["context_cmd", "search_cmd"]
 
@@ -101,10 +102,10 @@ def search_cmd(
         click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         return
     if degraded:
-        click.echo(f"warning: keyword search only ({degraded})", err=True)
+        echo_line(f"warning: keyword search only ({degraded})", err=True)
     if not hits:
         suffix = f": no indexed note has the {' or the '.join(unknown)}" if unknown else ""
-        click.echo(f"no matches{suffix}")
+        echo_line(f"no matches{suffix}")
         return
     for rank, hit in enumerate(hits, start=1):
         ranks = ", ".join(
@@ -112,12 +113,10 @@ def search_cmd(
             for name, value in (("bm25", hit.bm25_rank), ("vec", hit.vec_rank))
             if value
         )
-        click.echo(
-            click.style(f"{rank:>2}. {hit.heading}", bold=True) + f"  ({ranks})"
-        )
+        echo_line(f"  ({ranks})", bold=f"{rank:>2}. {hit.heading}")
         if hit.explanation is not None:
-            click.echo(f"    {_explain(hit)}")
-        click.echo(f"    {_snippet(hit.text)}")
+            echo_line(f"    {_explain(hit)}")
+        echo_line(f"    {_snippet(hit.text)}")
 
 
 @click.command("context")
@@ -152,6 +151,6 @@ def context_cmd(
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
     if not result.text:
-        click.echo(f"no context: {result.reason}", err=True)
+        echo_line(f"no context: {result.reason}", err=True)
         return
-    click.echo(result.text, nl=False)
+    echo_block(result.text, nl=False)

@@ -15,6 +15,7 @@ from ..daemon.client import daemon_paths, lock_held, request, supported
 from ..settings import DEFAULT_IDLE_MINUTES
 from .main import exit_now
 from .options import collection_option, db_option
+from .output import echo_line
 
 if TYPE_CHECKING:
     from .. import Locator
@@ -66,7 +67,7 @@ def serve_cmd(
     if status or stop:
         answer = request(db_path, {"op": "shutdown" if stop else "ping"}, timeout=5.0)
         if answer is None:
-            click.echo(f"no daemon serves {db_path}")
+            echo_line(f"no daemon serves {db_path}")
             if status:
                 sys.exit(1)
             return
@@ -76,14 +77,14 @@ def serve_cmd(
                 f"{_STOP_SECONDS:.0f} s (it finishes the file it is indexing first); "
                 "'noteseek serve --status' tells when it is gone"
             )
-        click.echo(
+        echo_line(
             f"stopped the daemon for {db_path}"
             if stop
             else f"daemon pid {answer.get('pid')} serves {db_path}: up "
             f"{answer.get('uptime', 0):.0f} s, {answer.get('served')} requests"
         )
         if status:
-            click.echo(_watch_line(answer.get("watch")))
+            echo_line(_watch_line(answer.get("watch")))
         return
     if not db_path.exists():
         raise IndexNotFoundError.at(db_path)
@@ -94,10 +95,10 @@ def serve_cmd(
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: daemon.stop())
     logging.getLogger("noteseek").setLevel(logging.INFO)  # to the log file the client opened
-    click.echo(f"noteseek serve: {daemon.paths.db} on {daemon.paths.socket}", err=True)
+    echo_line(f"noteseek serve: {daemon.paths.db} on {daemon.paths.socket}", err=True)
     code = daemon.serve()
     if code:
-        click.echo(f"another daemon already serves {daemon.paths.db}", err=True)
+        echo_line(f"another daemon already serves {daemon.paths.db}", err=True)
     exit_now(code)
 
 

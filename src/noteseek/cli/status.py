@@ -12,6 +12,7 @@ import click
 from .. import open_index
 from ..core.document_location import outcome_summary
 from .options import collection_option, db_option
+from .output import echo_line
 
 if TYPE_CHECKING:
     from .. import Coverage
@@ -103,11 +104,11 @@ def status_cmd(
             )
         )
     for key, value in rows:
-        click.echo(f"{key:<9} {value}")
+        echo_line(f"{key:<9} {value}")
     if status.problems:
-        click.echo("problems:")
+        echo_line("problems:")
         for path, state, problem in status.problems:
-            click.echo(f"  [{state}] {path}: {problem}")
+            echo_line(f"  [{state}] {path}: {problem}")
 
 
 def _print_files(coverage: Coverage, *, as_json: bool, problems: bool) -> None:
@@ -122,10 +123,10 @@ def _print_files(coverage: Coverage, *, as_json: bool, problems: bool) -> None:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.indexed_at)) if f.indexed_at else ""
         chunks = f"{f.chunks} chunks" if f.state == "indexed" else ""
         reason = f": {f.reason}" if f.reason else ""
-        click.echo(f"{f.state:<8} {chunks:>10}  {when:<16}  {f.path}{reason}")
+        echo_line(f"{f.state:<8} {chunks:>10}  {when:<16}  {f.path}{reason}")
     counts = coverage.counts()
-    click.echo(
+    echo_line(
         f"{len(coverage.files)} files: " + ", ".join(f"{counts[state]} {state}" for state in counts)
     )
     if not coverage.pending_checked:
-        click.echo(f"pending not checked: {coverage.pending_problem}", err=True)
+        echo_line(f"pending not checked: {coverage.pending_problem}", err=True)

@@ -18,6 +18,7 @@ import click
 from ..settings import DEFAULT_EXCLUDE
 from .main import exit_now
 from .options import collection_option, db_option, vault_rule_options
+from .output import echo_line
 
 if TYPE_CHECKING:
     from .. import Index, Locator
@@ -29,7 +30,7 @@ _SHOWN_PROBLEMS = 10
 
 
 def _say(message: str) -> None:
-    click.echo(f"{time.strftime('%H:%M:%S')} {message}", err=True)
+    echo_line(f"{time.strftime('%H:%M:%S')} {message}", err=True)
 
 
 class _Progress:
@@ -107,7 +108,7 @@ def watch_cmd(
             _say(f"updated: {run.summary()}")
         if not quiet or run.stats.problems:
             for path, reason in run.stats.problems[:_SHOWN_PROBLEMS]:
-                click.echo(f"  {path}: {reason}", err=True)
+                echo_line(f"  {path}: {reason}", err=True)
 
     refresher = IndexRefresher(
         open_writer,

@@ -7,6 +7,7 @@ import click
 from .. import locate_index
 from ..web.server import DEFAULT_HOST, DEFAULT_PORT, default_workers, run_server
 from .options import collection_option, db_option
+from .output import echo_line
 
 __all__ = ["web_cmd"]
 
@@ -71,7 +72,7 @@ def web_cmd(
     path = locate_index(db=db, vault=vault, collection=collection)
 
     def ready(url: str) -> None:
-        click.echo(
+        echo_line(
             f"noteseek web: {url} ({workers} workers, index {path})"
             + ("; API needs the token" if token else ""),
             err=True,

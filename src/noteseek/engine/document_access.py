@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..core.display import bounded, bounded_repr
 from ..core.document_location import location_label
 from ..errors import SectionNotFoundError
 from ..storage.records import StoredChunk
@@ -117,7 +118,7 @@ def document_text(
         asked.append(f"slide {part.slide}")
     if part.sheet is not None:
         chosen = [c for c in chosen if c.sheet is not None and _key(c.sheet) == _key(part.sheet)]
-        asked.append(f"sheet {part.sheet!r}")
+        asked.append(f"sheet {bounded_repr(part.sheet)}")
     if asked and not chosen:
         raise SectionNotFoundError(
             f"this document has no {' and '.join(asked)}; it has: "
@@ -131,7 +132,7 @@ def document_text(
         matching = [c for c in chosen if _key(c.section) == wanted]
         if not matching:
             raise SectionNotFoundError(
-                f"no section {section!r} in this document{' there' if asked else ''}; its "
+                f"no section {bounded_repr(section)} in this document{' there' if asked else ''}; its "
                 f"sections are: {_listing(_sections(chosen) or sections)}",
                 _sections(chosen) or sections,
             )
@@ -141,5 +142,5 @@ def document_text(
 
 
 def _listing(names: Sequence[str], limit: int = 40) -> str:
-    shown = "; ".join(names[:limit])
+    shown = "; ".join(bounded(name, 100) for name in names[:limit])
     return (shown or "nothing") + (" …" if len(names) > limit else "")

@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..core.chunker import SECTION_SEPARATOR, scan_headings
+from ..core.display import bounded_repr
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
 from ..errors import (
     NoteAccessError,
@@ -229,8 +230,8 @@ def _find_section(text: str, section: str, *, title: str | None) -> tuple[str, s
             return part.names[0], "\n".join(lines[part.start : part.end]).strip("\n")
     available = tuple(s.names[0] for s in found)
     raise SectionNotFoundError(
-        f"no section {section!r} in this note; its sections are: "
-        + "; ".join(repr(name) for name in available[:40])
+        f"no section {bounded_repr(section)} in this note; its sections are: "
+        + "; ".join(bounded_repr(name, 100) for name in available[:40])
         + (" …" if len(available) > 40 else ""),
         available,
     )

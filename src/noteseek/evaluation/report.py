@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..core.display import one_line
 from .evaluate import METRICS, EvalReport
 
 __all__ = ["render_table", "write_report"]
@@ -43,7 +44,9 @@ def render_table(report: EvalReport) -> str:
                 f"{r.by_category.get(category, {}).get('ndcg@10', 0.0):.4f}"
                 for r in report.modes.values()
             )
-            lines.append(f"| {category} | {int(first.get('queries', 0))} | {cells} |")
+            # A category comes from the queries file: one table row whatever it holds.
+            shown = one_line(category)
+            lines.append(f"| {shown} | {int(first.get('queries', 0))} | {cells} |")
     if report.comparisons:
         lines += ["", "Paired t-test on per-query nDCG@10 (difference = second minus first):", ""]
         lines.append("| pair | difference | p | second better / worse / tied |")

@@ -44,6 +44,8 @@ from .. import (
     SearchRequest,
     open_index,
 )
+from ..core.budget import CHARS_PER_TOKEN
+from ..core.display import bounded
 from ..extras import require
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status
@@ -71,6 +73,10 @@ DEFAULT_PORT = 8765
 SEARCH_TOKENS = 1500
 NOTE_TOKENS = 4000
 MAX_LIMIT = 50
+# An error or a scope line echoes what was asked; a 1 MB argument must not come back whole.
+MAX_ERROR_CHARS = 2_000
+MAX_ECHO_CHARS = 100
+MAX_ECHO_VALUES = 5
 _T = TypeVar("_T")
 
 
@@ -244,12 +250,14 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         "noteseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
 
-    def call(what: str, fn: Callable[[], _T]) -> _T:
+    def call(what: str, fn: Callable[[], _T], *, max_tokens: int = SEARCH_TOKENS) -> _T:
         # Domain errors carry their next step; anything else must not take the server down.
+        # An error keeps to the reply budget too (the library already shortens what it echoes).
         try:
             return fn()
         except NoteseekError as exc:
-            raise ToolError(str(exc)) from exc
+            limit = min(MAX_ERROR_CHARS, max_tokens * CHARS_PER_TOKEN - 40)
+            raise ToolError(bounded(str(exc), limit)) from exc
         except Exception as exc:
             log.exception("%s failed", what)
             raise ToolError(
@@ -289,9 +297,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 tags=tags or [],
                 files=files or [],
             ),
+            max_tokens=max_tokens,
         )
         scope = "".join(
-            f"; {label} {', '.join(values)}"
+            f"; {label} {_echo(values)}"
             for label, values in (
                 ("in", folders or []),
                 ("tagged", tags or []),
@@ -324,6 +333,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         note = call(
             "get_note",
             lambda: service.get_note(path, section=section, page=page, slide=slide, sheet=sheet),
+            max_tokens=max_tokens,
         )
         return format_note(note, max_tokens=max_tokens)
 
@@ -366,6 +376,13 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             structured_output=False,
         )
     return server
+
+
+def _echo(values: list[str]) -> str:
+    """Filter values as a reply repeats them: each and their number bounded."""
+    shown = ", ".join(bounded(v, MAX_ECHO_CHARS) for v in values[:MAX_ECHO_VALUES])
+    more = len(values) - MAX_ECHO_VALUES
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def serve(server: "MCPServer[Any]", *, transport: str, port: int) -> None:

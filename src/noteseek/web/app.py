@@ -14,7 +14,6 @@ searching different folders at the same moment cannot see each other's scope
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -26,7 +25,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import StringConstraints
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
 from noteseek import (
@@ -50,11 +48,9 @@ from .models import (
     TagsReply,
 )
 from .pool import IndexPool, PoolTimeoutError
-from .security import BearerAuthMiddleware, GuardMiddleware, Limits
+from .security import BearerAuthMiddleware, GuardMiddleware, JsonCORSMiddleware, Limits
 
 __all__ = ["STATIC", "create_app"]
-
-log = logging.getLogger("noteseek.web")
 
 STATIC = Path(__file__).parent / "static"
 MAX_QUERY_CHARS = 10_000
@@ -128,7 +124,7 @@ def create_app(
     app.add_middleware(BearerAuthMiddleware, token=token)
     if cors_origins:
         app.add_middleware(
-            CORSMiddleware,
+            JsonCORSMiddleware,
             allow_origins=list(cors_origins),
             allow_methods=["GET"],
             allow_headers=["Authorization"],
@@ -292,12 +288,6 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def domain_error(request: Request, exc: Exception) -> Response:
         return _error(500, str(exc))
 
-    async def internal(request: Request, exc: Exception) -> Response:
-        log.error("request %s failed", request.url.path, exc_info=exc)
-        return _error(
-            500, f"internal error ({type(exc).__name__}); the server is still running, see its log"
-        )
-
     app.add_exception_handler(RequestValidationError, bad_request)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(NoteAccessError, note_error)
@@ -305,4 +295,4 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(IndexLockedError, locked)
     app.add_exception_handler(IndexNotFoundError, no_index)
     app.add_exception_handler(NoteseekError, domain_error)
-    app.add_exception_handler(Exception, internal)
+    # Any other exception is the GuardMiddleware's (security.py): a JSON 500 with its headers.

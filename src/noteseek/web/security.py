@@ -20,9 +20,13 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from noteseek import NoteseekError
@@ -30,6 +34,7 @@ from noteseek import NoteseekError
 __all__ = [
     "BearerAuthMiddleware",
     "GuardMiddleware",
+    "JsonCORSMiddleware",
     "Limits",
     "UnsafeBindError",
     "allowed_hosts",
@@ -38,6 +43,8 @@ __all__ = [
     "json_reply",
 ]
 
+log = logging.getLogger("noteseek.web")
+
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 SECURITY_HEADERS = (
@@ -45,6 +52,8 @@ SECURITY_HEADERS = (
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 )
+# Replies hold note text and searches: no browser or proxy cache may keep them.
+NO_STORE = (b"cache-control", b"no-store")
 
 
 class UnsafeBindError(NoteseekError):
@@ -59,6 +68,9 @@ class Limits:
     # A 10,000-character query in any script fits percent-encoded (≤ 12 bytes a character), with
     # room for filters; the schema's per-parameter limits mostly bite first, this bounds the rest.
     max_url_bytes: int = 128 * 1024
+    # The request line plus every header: a browser's headers are a few KB; h11 refuses a head
+    # that arrives in pieces past this (tests/test_web_connections.py), this bounds the rest.
+    max_head_bytes: int = 136 * 1024
 
 
 def is_loopback(host: str) -> bool:
@@ -115,6 +127,7 @@ async def json_reply(
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                NO_STORE,
                 *SECURITY_HEADERS,
                 *headers,
             ],
@@ -155,6 +168,10 @@ class GuardMiddleware:
         if url_bytes > self.limits.max_url_bytes:
             await json_reply(send, 414, f"URL longer than {self.limits.max_url_bytes} bytes")
             return
+        head_bytes = url_bytes + sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
+        if head_bytes > self.limits.max_head_bytes:
+            await json_reply(send, 431, f"request headers over {self.limits.max_head_bytes} bytes")
+            return
         length = _header(scope, b"content-length")
         if _header(scope, b"transfer-encoding") is not None:
             await json_reply(send, 411, "the API takes no chunked bodies; send Content-Length")
@@ -172,12 +189,56 @@ class GuardMiddleware:
             )
             return
 
+        api = scope["path"].startswith("/api/") or scope["path"] == "/openapi.json"
+        started = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", ()), *SECURITY_HEADERS]}
+                started = True
+                headers = list(message.get("headers", ()))
+                names = {name.lower() for name, _ in headers}
+                if api:  # whatever an inner layer said: API replies are never cached
+                    headers = [h for h in headers if h[0].lower() != b"cache-control"]
+                    headers.append(NO_STORE)
+                headers += [h for h in SECURITY_HEADERS if h[0] not in names]
+                message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:
+            # Caught here rather than by Starlette's outermost error handler, whose reply would
+            # miss the headers above.
+            log.error("request %s failed", scope["path"][:200], exc_info=exc)
+            if started:
+                raise
+            await json_reply(
+                send,
+                500,
+                f"internal error ({type(exc).__name__}); the server is still running, see its log",
+            )
+
+
+class JsonCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS, with preflight replies in JSON like every other reply."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        plain = super().preflight_response(request_headers)
+        headers = {
+            k: v for k, v in plain.headers.items() if k not in ("content-length", "content-type")
+        }
+        if plain.status_code == 200:
+            return JSONResponse({"allowed": True}, headers=headers)
+        refused = bytes(plain.body).decode()  # "Disallowed CORS origin, method"
+        return JSONResponse(
+            {
+                "error": f"{refused}: only the --cors-origin origins may call this API, with GET "
+                "and an Authorization header"
+            },
+            status_code=plain.status_code,
+            headers={**headers, "cache-control": "no-store"},
+        )
 
 
 class BearerAuthMiddleware:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from noteseek import Locator
 
 from .app import create_app
+from .connections import ConnectionLimits, guarded_protocol
 from .pool import IndexPool
 from .security import Limits, allowed_hosts, check_bind
 
@@ -15,8 +16,6 @@ __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "default_workers", "run_server"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-# Connections beyond this get 503 from uvicorn at once instead of queueing without bound.
-MAX_CONNECTIONS = 128
 
 
 def default_workers() -> int:
@@ -47,6 +46,9 @@ def run_server(
     try:
         pool.warm()
         limits = Limits()
+        connection_limits = ConnectionLimits(
+            max_url_bytes=limits.max_url_bytes, max_head_bytes=limits.max_head_bytes
+        )
         app = create_app(
             pool,
             token=token,
@@ -65,12 +67,15 @@ def run_server(
             server_header=False,
             proxy_headers=False,
             # h11, not httptools: httptools refuses a URL over 64 KiB with a plain-text 400 before
-            # the app sees it, while a 10,000-character query can take 120 KiB percent-encoded;
-            # with h11 every request reaches the guards and gets a JSON answer (413/414/...).
-            http="h11",
-            limit_concurrency=MAX_CONNECTIONS,
-            timeout_keep_alive=5,
-            h11_max_incomplete_event_size=limits.max_url_bytes + 8 * 1024,
+            # the app sees it, while a 10,000-character query can take 120 KiB percent-encoded.
+            # The guarded protocol adds what uvicorn lacks (connections.py): a timeout for the
+            # request head, caps that evict idle connections rather than refuse busy clients, and
+            # JSON replies for heads h11 refuses. uvicorn's limit_concurrency is off on purpose:
+            # it counts idle sockets, so 128 of them denied every request.
+            http=guarded_protocol(connection_limits),
+            limit_concurrency=None,
+            timeout_keep_alive=connection_limits.idle_seconds,
+            h11_max_incomplete_event_size=connection_limits.max_head_bytes,
         )
         uvicorn.Server(config).run()
     finally:

@@ -223,11 +223,12 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
         """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
-        escaped = file_name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # A suffix comparison, not `LIKE '%/name'`: SQLite refuses LIKE patterns over 50,000
+        # bytes ("pattern too complex"), and the name comes from whoever asked for the note.
         rows = self.db.execute(
-            "SELECT path FROM files WHERE status != 'skipped' AND (lower(path) = ? OR lower(path) "
-            "LIKE ? ESCAPE '\\') ORDER BY path LIMIT ?",
-            (file_name, "%/" + escaped, limit),
+            "SELECT path FROM files WHERE status != 'skipped' AND (lower(path) = ?1 OR "
+            "substr(lower(path), -length(?1) - 1) = '/' || ?1) ORDER BY path LIMIT ?2",
+            (file_name, limit),
         )
         return [r[0] for r in rows]
 
