@@ -229,9 +229,12 @@ class Index:
 
     def run_search(self, request: SearchRequest) -> SearchResult:
         """The hits for a request, and why vectors were not used if they were not."""
-        hits = self._searcher.search(request)
+        timed = request.time_filter()
+        hits = self._searcher.search(request, timed)
         degraded = self.vector_problem if request.mode != "bm25" else None
-        return SearchResult(tuple(hits), degraded)
+        text, window = timed
+        searched = text if text != request.query else None
+        return SearchResult(tuple(hits), degraded, time_range=window, searched=searched)
 
     @property
     def vector_problem(self) -> str | None:

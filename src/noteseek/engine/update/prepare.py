@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.language import note_language
+from ...core.note_dates import note_date
 from ...core.query import name_key, tag_key
 from ...secrets.scrubber import Allowlist, ScrubResult, scrub
 from ...storage.records import ChunkRecord, FileRecord, FileState
@@ -103,6 +104,7 @@ def prepare_note(
         log.info(
             "scrubbed %d secret(s) from %s: %s", sum(scrubbed.counts.values()), note.rel_path, found
         )
+    dated = note_date(stem, frontmatter=meta.raw, mtime_ns=raw.mtime_ns)
     record = FileRecord(
         path=note.rel_path,
         # The stat of the bytes actually read: the file may have changed since it was listed.
@@ -119,5 +121,7 @@ def prepare_note(
         lang=note_language(scrubbed.text),
         skipped_sections=len(note_chunks.skipped_sections),
         secrets_scrubbed=sum(scrubbed.counts.values()),
+        date=dated.value,
+        date_source=dated.source,
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
