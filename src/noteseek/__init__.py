@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .core.locator import DatabaseUrl
     from .core.query import fts_query
     from .core.relevance import GateSettings
+    from .core.time_phrases import TimeRange
     from .embedding.embedder import (
         Embedder,
         Model2VecEmbedder,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
     from .engine.open import LazyIndex, Locator, locate_index, open_index
-    from .engine.request import SearchRequest, SearchResult
+    from .engine.request import SORTS, SearchRequest, SearchResult, Sort
     from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
     from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
     from .engine.update.options import IndexOptions, IndexStats
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
         IndexLockedError,
         IndexNotFoundError,
         IndexReadOnlyError,
+        InvalidDateError,
         ModelLoadError,
         NoteAccessError,
         NoteNotIndexedError,
@@ -97,6 +99,10 @@ _EXPORTS: dict[str, str] = {
     "open_index": "engine.open",
     "SearchRequest": "engine.request",
     "SearchResult": "engine.request",
+    "SORTS": "engine.request",
+    "Sort": "engine.request",
+    "TimeRange": "core.time_phrases",
+    "InvalidDateError": "errors",
     "IndexOptions": "engine.update.options",
     "IndexStats": "engine.update.options",
     "data_dir": "engine.locations",
@@ -118,6 +124,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "MODES",
+    "SORTS",
     "Allowlist",
     "AllowlistError",
     "ChunkOptions",
@@ -137,6 +144,7 @@ __all__ = [
     "IndexReadOnlyError",
     "IndexStats",
     "IndexStatus",
+    "InvalidDateError",
     "LazyIndex",
     "Locator",
     "Mode",
@@ -154,6 +162,8 @@ __all__ = [
     "SearchRequest",
     "SearchResult",
     "SearchSettings",
+    "Sort",
+    "TimeRange",
     "VaultGoneError",
     "VaultNotFoundError",
     "VectorSupportError",

@@ -60,17 +60,24 @@ def prompt_context(
 ) -> PromptContext:
     """The context block for `prompt`; `gated=False` skips the relevance gate (`noteseek context
     --no-gate`), so the best hits are shown whatever their scores."""
+    from ..engine.request import SearchRequest
+
     query = prompt[:MAX_PROMPT_CHARS]
-    hits = index.search(
+    # A time phrase in the prompt ("what did I decide last week about …") keeps sections of that
+    # period, as in a search (docs/time.md); the gate then judges the words that were searched.
+    request = SearchRequest(
         query,
         limit=CONTEXT_CANDIDATES,
         explain=True,
         max_term_share=CONTEXT_TERM_SHARE,
         multilingual=False,  # the gate's cosine thresholds are the bundled model's
     )
+    result = index.run_search(request)
+    hits = list(result.hits)
     if gated:
         exact = [h.explanation is not None and h.explanation.exact_name for h in hits]
-        decision = judge(query, hits, exact=exact, settings=gate)
+        judged = result.searched if result.searched else query
+        decision = judge(judged, hits, exact=exact, settings=gate)
         kept = tuple(hits[i] for i in decision.kept)
         reason = decision.reason
     else:

@@ -10,9 +10,9 @@ from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
 from ..core.document_location import breadcrumb, location_label
 
 if TYPE_CHECKING:
-    from .. import Coverage, Hit, IndexStatus, NoteText
+    from .. import Coverage, Hit, IndexStatus, NoteText, SearchResult
 
-__all__ = ["RefreshState", "format_hits", "format_note", "format_status"]
+__all__ = ["RefreshState", "dates_scope", "format_hits", "format_note", "format_status"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,19 @@ def _hit_header(rank: int, hit: Hit) -> str:
         rows=hit.rows,
         numbered=True,
     )
-    return f"{rank}. {breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)}{context}"
+    dated = f" ({hit.date[:10]})" if hit.date else ""
+    return f"{rank}. {breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)}{dated}{context}"
+
+
+def dates_scope(result: SearchResult) -> str:
+    """`; dates 2026-11-23 to 2026-11-29 ("last week" left out of the search)`, or ''."""
+    window = result.time_range
+    if window is None:
+        return ""
+    since = window.since.isoformat() if window.since else "any time"
+    until = window.until.isoformat() if window.until else "now"
+    phrase = f' ("{window.phrase}" left out of the search)' if window.phrase else ""
+    return f"; dates {since} to {until}{phrase}"
 
 
 def format_hits(

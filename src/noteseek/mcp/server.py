@@ -33,7 +33,6 @@ import click
 
 from .. import (
     Coverage,
-    Hit,
     Index,
     IndexStatus,
     LazyIndex,
@@ -42,10 +41,12 @@ from .. import (
     NoteseekError,
     NoteText,
     SearchRequest,
+    SearchResult,
+    Sort,
     open_index,
 )
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
-from .format import RefreshState, format_hits, format_note, format_status
+from .format import RefreshState, dates_scope, format_hits, format_note, format_status
 from .freshness import Freshness
 
 if TYPE_CHECKING:
@@ -112,8 +113,13 @@ class VaultService:
         folders: list[str],
         tags: list[str],
         files: list[str] | None = None,
-    ) -> tuple[list[Hit], str | None]:
-        """Hits (unbudgeted) and why vectors were not used, if they were not."""
+        since: str | None = None,
+        until: str | None = None,
+        sort: Sort = "relevance",
+        time_parse: bool = True,
+    ) -> SearchResult:
+        """Hits (unbudgeted), why vectors were not used if they were not, and the dates kept;
+        a bad since/until raises InvalidDateError."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -121,10 +127,13 @@ class VaultService:
             folders=tuple(folders) or None,
             tags=tuple(tags) or None,
             files=tuple(files or ()) or None,
+            since=since or None,
+            until=until or None,
+            sort=sort,
+            time_parse=time_parse,
         )
         with self._lock:
-            result = self._index.get().run_search(request)
-        return list(result.hits), result.degraded
+            return self._index.get().run_search(request)
 
     def get_note(
         self,
@@ -280,11 +289,32 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             list[str] | None,
             Field(description="Only these notes (vault-relative paths as search returns them)."),
         ] = None,
+        since: Annotated[
+            str | None,
+            Field(
+                description="Only notes dated on or after this: 2026-11-30, 2026-11, 7d, 2w, 3m, "
+                "1y, yesterday, 'last week'. A time phrase in the query works too."
+            ),
+        ] = None,
+        until: Annotated[
+            str | None, Field(description="Only notes dated on or before this (as since).")
+        ] = None,
+        sort: Annotated[
+            Literal["relevance", "date"],
+            Field(description="relevance (default) or date (newest first)."),
+        ] = "relevance",
+        time_parse: Annotated[
+            bool,
+            Field(
+                description="Read a time phrase in the query ('last week', 'gestern', 'from "
+                "March 2026') as a date filter (default); false searches it as words."
+            ),
+        ] = True,
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
     ) -> str:
-        hits, degraded = call(
+        result = call(
             "search",
             lambda: service.search(
                 query,
@@ -293,8 +323,13 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 folders=folders or [],
                 tags=tags or [],
                 files=files or [],
+                since=since,
+                until=until,
+                sort=sort,
+                time_parse=time_parse,
             ),
         )
+        hits, degraded = list(result.hits), result.degraded
         scope = "".join(
             f"; {label} {', '.join(values)}"
             for label, values in (
@@ -304,6 +339,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             )
             if values
         )
+        scope += dates_scope(result)
         return format_hits(
             query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
         )
