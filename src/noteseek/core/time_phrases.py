@@ -118,11 +118,13 @@ _SHAPES: tuple[tuple[str, str], ...] = (
         r"(?P<expr>(?:last|previous|this|current)\s+(?:week|month|year)|"
         r"(?:letzte[nmrs]?|vergangene[nmrs]?|vorige[nmrs]?|diese[nmrs]?)\s+(?:woche|monat|jahr))",
     ),
-    # (since) yesterday · gestern · vorgestern · today · the day before yesterday
+    # (since) yesterday · gestern · vorgestern · the day before yesterday; not a bare "today" /
+    # "heute": prompts say it of the task at hand ("today I want to …"), not of the notes
+    # ("since today" still reads)
     (
         "day",
         r"(?:(?P<pre>since|seit|ab|from|von)\s+)?"
-        r"(?P<expr>the\s+day\s+before\s+yesterday|yesterday|today|vorgestern|gestern|heute)",
+        r"(?P<expr>the\s+day\s+before\s+yesterday|yesterday|vorgestern|gestern)",
     ),
     # on 2026-03-14 · since 2026-03-01
     ("iso", rf"(?:(?P<pre>{_PRE_EN}|{_PRE_DE})\s+)?(?:dem\s+)?(?P<expr>{_ISO_DAY})"),
@@ -131,21 +133,25 @@ _SHAPES: tuple[tuple[str, str], ...] = (
         "date",
         rf"(?:(?P<pre>{_PRE_EN}|{_PRE_DE})\s+(?:the\s+|dem\s+)?)?"
         rf"(?P<expr>(?:{_MONTHS})\.?\s+[0-3]?\d(?:st|nd|rd|th)?(?:,?\s+{_YEAR})?|"
-        rf"[0-3]?\d(?:\.|st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\.?(?:\s+{_YEAR})?)",
+        rf"[0-3]?\d(?:\.|st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\.?(?:\s+{_YEAR})?)"
+        r"(?!,?\s+\d)",  # "March 14, 1879": a year too old to be a note's is no date
     ),
-    # from March 2026 · im Oktober · since May · March 2026
+    # from March 2026 · during May · im Oktober 2025 · seit März · in March (no year: "in
+    # December 2024" is how a text dates a fact). No bare years and no bare "March 2026": a
+    # question about a year ("population in 1901", "until 2000") asks about its content.
     (
         "month",
-        rf"(?:(?P<pre>{_PRE_EN}|{_PRE_DE})\s+(?:the\s+month\s+of\s+|dem\s+|month\s+)?)"
+        rf"(?:(?P<pre>from|since|during|im|vom|seit|aus|ab)\s+(?:the\s+month\s+of\s+|dem\s+)?)"
         rf"(?P<expr>(?:{_MONTHS})\.?(?:\s+{_YEAR})?)(?!\s+(?:{_PRONOUN})\b)",
     ),
-    ("month", rf"(?P<expr>(?:{_MONTHS})\.?\s+{_YEAR})"),
-    # in 2025 · since 2024 · im Jahr 2025
-    (
-        "year",
-        rf"(?:(?P<pre>{_PRE_EN}|{_PRE_DE}|im\s+jahre?|in\s+the\s+year)\s+)(?P<expr>{_YEAR})",
-    ),
+    ("month", rf"(?P<pre>in)\s+(?P<expr>(?:{_MONTHS})\.?)(?!\s+(?:{_PRONOUN}|{_YEAR})\b)"),
 )
+
+
+# A phrase stands on its own: not glued to a word by a hyphen, slash or dot ("heute-show",
+# "v2/2026-03-14", "Date.today").
+_START = r"(?<![\w\-/.])"
+_END = r"(?![\w\-/'’])"  # nor a possessive ("Yesterday's note")
 
 
 @functools.lru_cache(maxsize=1)
@@ -154,12 +160,13 @@ def _patterns() -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
     repeat across shapes), and each shape's pattern, which reads its parts."""
     finder = re.compile(
         "|".join(
-            f"(?P<k{i}>\\b{re.sub(r'[(][?]P<[a-z]+>', '(?:', shape)}\\b)"
+            f"(?P<k{i}>{_START}{re.sub(r'[(][?]P<[a-z]+>', '(?:', shape)}{_END})"
             for i, (_, shape) in enumerate(_SHAPES)
         ),
         re.IGNORECASE,
     )
-    return finder, tuple(re.compile(rf"\b{shape}\b", re.IGNORECASE) for _, shape in _SHAPES)
+    shapes = tuple(re.compile(f"{_START}{shape}{_END}", re.IGNORECASE) for _, shape in _SHAPES)
+    return finder, shapes
 
 
 _NUMBER_WORDS = {
@@ -170,6 +177,7 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _OPEN_START = ("since", "seit", "ab", "after", "nach")  # "from March": that month
 _OPEN_END = ("before", "until", "till", "bis", "vor")
+_OLDEST = 1990
 _SPAN = re.compile(r"^\s*(\d{1,4})\s*([dwmy])\s*$", re.IGNORECASE)
 _ISO_WHEN = re.compile(r"^\s*((?:19|20)\d\d)(?:-([01]\d)(?:-([0-3]\d))?)?\s*$")
 _LEFTOVER = re.compile(r"\s{2,}")
@@ -276,6 +284,11 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
     pre = (groups.get("pre") or "").lower().split()[0] if groups.get("pre") else ""
     if kind == "iso":
         resolved: tuple[date, str] | None = (date.fromisoformat(expr), "day")
+    elif kind == "day":
+        back = 2 if expr.lower() in ("vorgestern",) or expr.lower().startswith("the") else 1
+        resolved = (today - timedelta(days=back), "day")
+    elif kind == "calendar":
+        resolved = _calendar(expr, today)
     else:
         resolved = _resolve(_clean_expr(expr), today)
     if resolved is None:
@@ -283,12 +296,12 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
     anchor, period = resolved
     if kind == "month":
         period = "month"
-    elif kind == "year":
-        period = "year"
     elif kind == "date":
         period = "day"
     start, end = _period(anchor, period)
-    if start > today:  # a future date is content ("plans for March"), not a filter
+    if start > today or start.year < _OLDEST:
+        # A future date is content ("plans for March"); so is one before any vault was kept
+        # ("on March 14, 1879").
         return None
     if pre in _OPEN_START:
         return (start if pre not in ("after", "nach") else end + timedelta(days=1)), today
@@ -299,6 +312,15 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
     if pre in ("until", "till", "through"):
         return None, end
     return start, end
+
+
+def _calendar(expr: str, today: date) -> tuple[date, str]:
+    """`last week`, `letzten Monat`, `this year`: a day inside that period, and the period."""
+    first, unit_word = expr.lower().split()
+    unit = _unit(unit_word)
+    if first.startswith(("this", "current", "dies")):
+        return today, unit
+    return _back(today, 1, unit), unit
 
 
 def _clean_expr(expr: str) -> str:
@@ -360,6 +382,8 @@ def parse_when(text: str, *, today: date, end: bool = False) -> date:
         )
         return today if end else _back(today, n, unit)
     found = read_time_phrase(value, today=today)
+    if found.range is None:  # an option's value is a date already: "March 2026" alone will do
+        found = read_time_phrase(f"from {value}", today=today)
     if found.range is not None and not found.text.strip():
         side = found.range.until if end else found.range.since
         if side is None:  # "before March": only an end; as a start it means nothing
