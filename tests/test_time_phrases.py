@@ -150,6 +150,7 @@ def span(query: str) -> tuple[str, str | None, str | None, str] | None:
         ("trip from April 2025", ("trip", "2025-04-01", "2025-04-30", None)),
         ("vorgestern", ("", "2026-11-29", "2026-11-29", None)),
         ("the day before yesterday", ("", "2026-11-29", "2026-11-29", None)),
+        ("notes from day before yesterday", ("notes", "2026-11-29", "2026-11-29", None)),
     ],
 )
 def test_phrases(query: str, expected: tuple[str, str | None, str | None, str | None]) -> None:
@@ -197,6 +198,9 @@ def test_phrases(query: str, expected: tuple[str, str | None, str | None, str | 
         "Whose former headquarters was the WSE located in until 2000?",
         "Yesterday's note",
         "born on March 14, 1879",
+        "find files modified in the last 7 days",
+        "delete files older than 30 days ago",
+        "files accessed more than 30 days ago",
         "April 2025 release notes",
     ],
 )

@@ -115,7 +115,7 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     (
         "calendar",
         rf"(?:(?P<pre>{_PRE_EN}|seit|ab|in\s+der|im)\s+)?(?:the\s+)?"
-        r"(?P<expr>(?:last|previous|this|current)\s+(?:week|month|year)|"
+        r"(?P<expr>(?:last|previous|this)\s+(?:week|month|year)|"
         r"(?:letzte[nmrs]?|vergangene[nmrs]?|vorige[nmrs]?|diese[nmrs]?)\s+(?:woche|monat|jahr))",
     ),
     # (since) yesterday · gestern · vorgestern · the day before yesterday; not a bare "today" /
@@ -124,10 +124,11 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     (
         "day",
         r"(?:(?P<pre>since|seit|ab|from|von)\s+)?"
-        r"(?P<expr>the\s+day\s+before\s+yesterday|yesterday|vorgestern|gestern)",
+        r"(?P<expr>(?:the\s+)?day\s+before\s+yesterday|yesterday|vorgestern|gestern)",
     ),
     # on 2026-03-14 · since 2026-03-01
-    ("iso", rf"(?:(?P<pre>{_PRE_EN}|{_PRE_DE})\s+)?(?:dem\s+)?(?P<expr>{_ISO_DAY})"),
+    # (a bare ISO day is a title's, "2022-03-19 Weekly update", or a word searched for)
+    ("iso", rf"(?P<pre>{_PRE_EN}|{_PRE_DE})\s+(?:dem\s+)?(?P<expr>{_ISO_DAY})"),
     # (on) March 14(, 2026) · (am) 14. März (2026)
     (
         "date",
@@ -178,6 +179,16 @@ _NUMBER_WORDS = {
 _OPEN_START = ("since", "seit", "ab", "after", "nach")  # "from March": that month
 _OPEN_END = ("before", "until", "till", "bis", "vor")
 _OLDEST = 1990
+# A phrase right after one of these describes something in the text, not the notes wanted:
+# a comparison ("more than 7 days ago", "older than a week") or a file's own time ("files
+# modified in the last 7 days", "nicht geändert seit 3 Tagen": what a shell how-to is about).
+_CONTENT_BEFORE = re.compile(
+    r"(?:\b(?:more|less|fewer|older|newer|later|earlier|mehr|weniger|älter|neuer)\s+(?:than|als)"
+    r"|\b(?:at\s+least|at\s+most|exactly|between|mindestens|höchstens|genau|zwischen)"
+    r"|\b(?:modified|modification|changed|accessed|access|created|creation|touched|"
+    r"[amc]time|geändert|verändert|erstellt|zugegriffen|angelegt)(?:\s+\S+){0,2})\s*$",
+    re.IGNORECASE,
+)
 _SPAN = re.compile(r"^\s*(\d{1,4})\s*([dwmy])\s*$", re.IGNORECASE)
 _ISO_WHEN = re.compile(r"^\s*((?:19|20)\d\d)(?:-([01]\d)(?:-([0-3]\d))?)?\s*$")
 _LEFTOVER = re.compile(r"\s{2,}")
@@ -285,7 +296,7 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
     if kind == "iso":
         resolved: tuple[date, str] | None = (date.fromisoformat(expr), "day")
     elif kind == "day":
-        back = 2 if expr.lower() in ("vorgestern",) or expr.lower().startswith("the") else 1
+        back = 2 if expr.lower() == "vorgestern" or "before" in expr.lower() else 1
         resolved = (today - timedelta(days=back), "day")
     elif kind == "calendar":
         resolved = _calendar(expr, today)
@@ -318,7 +329,7 @@ def _calendar(expr: str, today: date) -> tuple[date, str]:
     """`last week`, `letzten Monat`, `this year`: a day inside that period, and the period."""
     first, unit_word = expr.lower().split()
     unit = _unit(unit_word)
-    if first.startswith(("this", "current", "dies")):
+    if first.startswith(("this", "dies")):
         return today, unit
     return _back(today, 1, unit), unit
 
@@ -347,6 +358,8 @@ def read_time_phrase(query: str, *, today: date) -> TimeQuery:
         kind = _SHAPES[shape][0]
         inner = shapes[shape].fullmatch(match.group(0))
         if inner is None:
+            continue
+        if _CONTENT_BEFORE.search(query[max(0, match.start() - 40) : match.start()]):
             continue
         span = _range(kind, inner, today)
         if span is None:
