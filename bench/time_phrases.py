@@ -26,14 +26,11 @@ import subprocess
 import sys
 import time
 from datetime import date
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.datasets import CORPORA, DATA_DIR, REPO, ensure_corpus, read_queries  # noqa: E402
-from noteseek import SearchRequest  # noqa: E402
-from noteseek.core.frontmatter import FrontmatterError, parse_frontmatter  # noqa: E402
-from noteseek.core.time_words import may_hold_time_phrase  # noqa: E402
+from datasets import CORPORA, DATA_DIR, REPO, ensure_corpus, read_queries
+from noteseek import SearchRequest
+from noteseek.core.frontmatter import FrontmatterError, parse_frontmatter
+from noteseek.core.time_words import may_hold_time_phrase
 
 RESULTS = REPO / "bench" / "results" / "time_phrases.json"
 TODAY = date(2026, 12, 1)  # fixed, so the printed ranges repeat

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Collection, Hashable, Sequence
+from datetime import date
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -242,9 +243,15 @@ class Index:
         return self._searcher.vector_problem
 
     def warm_up(self) -> str | None:
-        """Load the vectors and the query encoder now, for a long-lived process; returns why the
-        encoder cannot load (searches then degrade to BM25 and say so), or None."""
+        """Load the vectors, the query encoder and the time-phrase reader (its shapes and
+        dateparser's English and German data, ~0.3-1.5 s the first time) now, for a long-lived
+        process; returns why the encoder cannot load (searches then degrade to BM25 and say
+        so), or None."""
         self._searcher.vectors.prepare()
+        from ..core.time_phrases import read_time_phrase
+
+        for phrase in ("from March", "im März"):
+            read_time_phrase(phrase, today=date.today())
         try:
             query_vector(self._embedder, "warm up")
         except Exception as exc:
