@@ -377,3 +377,32 @@ def test_stdio_server_refuses_paths_outside_the_indexed_vault(
         assert results[path].is_error, path
         assert expected in text_of(results[path]), (path, text_of(results[path]))
         assert "capybara" not in text_of(results[path])
+
+
+def test_search_dates_through_the_client(vault_db: Path) -> None:
+    """since/until and a phrase in the query filter, the reply names the dates and each hit's
+    day, a bad date is a tool error and the server keeps answering."""
+    from datetime import date, timedelta
+
+    service = VaultService(db=str(vault_db), opener=CountingOpener())
+    today = date.today().isoformat()
+
+    async def body(client: Client) -> None:
+        recent = text_of(await client.call_tool("search", {"query": "rebase", "since": "7d"}))
+        assert "howto/rebase.md" in recent and f"({today})" in recent
+        week_ago = (date.today() - timedelta(days=7)).isoformat()
+        assert f"dates {week_ago} to now" in recent
+        old = await client.call_tool(
+            "search", {"query": "rebase", "since": "2001-01-01", "until": "2001-02-01"}
+        )
+        assert not old.is_error and "No notes match" in text_of(old)
+        phrase = text_of(await client.call_tool("search", {"query": "rebase gestern"}))
+        assert '("gestern" left out of the search)' in phrase and "No notes match" in phrase
+        words = await client.call_tool("search", {"query": "rebase", "time_parse": False})
+        assert "howto/rebase.md" in text_of(words)
+        bad = await client.call_tool("search", {"query": "rebase", "since": "someday"})
+        assert bad.is_error and "'someday' is not a date" in text_of(bad)
+        assert "howto/rebase.md" in text_of(await client.call_tool("search", {"query": "rebase"}))
+
+    run(Client(build_server(service), mode="legacy"), body)
+    service.close()
