@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Collection, Hashable, Sequence
-from datetime import date
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -248,6 +247,8 @@ class Index:
         process; returns why the encoder cannot load (searches then degrade to BM25 and say
         so), or None."""
         self._searcher.vectors.prepare()
+        from datetime import date
+
         from ..core.time_phrases import read_time_phrase
 
         for phrase in ("from March", "im März"):
