@@ -27,12 +27,14 @@ from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .open import Locator, as_locator
-from .request import SearchRequest, SearchResult
+from .request import SearchRequest, SearchResult, Sort
 from .search import Hit, Mode, Searcher, SearchSettings
 
 if TYPE_CHECKING:
     # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
     # process (the per-prompt hook) never needs them, so they load on first update().
+    from datetime import date
+
     import numpy as np
     import numpy.typing as npt
 
@@ -208,6 +210,10 @@ class Index:
         files: Sequence[str] | None = None,
         max_term_share: float | None = None,
         multilingual: bool = True,
+        since: date | str | None = None,
+        until: date | str | None = None,
+        time_parse: bool = True,
+        sort: Sort = "relevance",
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
@@ -224,6 +230,10 @@ class Index:
             files=None if files is None else tuple(files),
             max_term_share=max_term_share,
             multilingual=multilingual,
+            since=since,
+            until=until,
+            time_parse=time_parse,
+            sort=sort,
         )
         return self._searcher.search(request)
 

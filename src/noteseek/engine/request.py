@@ -80,10 +80,12 @@ class SearchRequest:
             value = getattr(self, name)
             if value is None:
                 continue
-            from datetime import date
+            from datetime import date, datetime
 
             if isinstance(value, str):
                 object.__setattr__(self, name, _when(value, self._today(), end=end, name=name))
+            elif isinstance(value, datetime):  # a day, as every range end is
+                object.__setattr__(self, name, value.date())
             elif not isinstance(value, date):
                 raise TypeError(f"{name} must be a date or a string, got {type(value).__name__}")
 
