@@ -16,7 +16,8 @@ from noteseek.core.note_dates import (
     note_date,
     parse_date_value,
 )
-from noteseek.core.time_phrases import TimeRange, WhenError, parse_when, read_time_phrase
+from noteseek.core.time_phrases import WhenError, parse_when, read_time_phrase
+from noteseek.core.time_range import TimeRange
 from noteseek.core.time_words import may_hold_time_phrase
 
 TODAY = date(2026, 12, 1)  # a Tuesday

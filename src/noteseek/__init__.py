@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .core.locator import DatabaseUrl
     from .core.query import fts_query
     from .core.relevance import GateSettings
-    from .core.time_phrases import TimeRange
+    from .core.time_range import TimeRange
     from .embedding.embedder import (
         Embedder,
         Model2VecEmbedder,
@@ -101,7 +101,7 @@ _EXPORTS: dict[str, str] = {
     "SearchResult": "engine.request",
     "SORTS": "engine.request",
     "Sort": "engine.request",
-    "TimeRange": "core.time_phrases",
+    "TimeRange": "core.time_range",
     "InvalidDateError": "errors",
     "IndexOptions": "engine.update.options",
     "IndexStats": "engine.update.options",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from .time_range import TimeRange, back_from, month_end, period_around, unit_of
 from .time_words import MONTHS as _MONTHS
 from .time_words import may_hold_time_phrase
 
@@ -32,37 +33,6 @@ __all__ = ["TimeQuery", "TimeRange", "WhenError", "parse_when", "read_time_phras
 
 class WhenError(ValueError):
     """A `--since/--until` value that is not a date, a span or a time phrase."""
-
-
-@dataclass(frozen=True)
-class TimeRange:
-    """Inclusive days; None on a side means open. `phrase` is the text it was read from."""
-
-    since: date | None
-    until: date | None
-    phrase: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """`{"since": "2026-11-23", "until": "2026-11-29", "phrase": "last week"}`."""
-        return {
-            "since": self.since.isoformat() if self.since else None,
-            "until": self.until.isoformat() if self.until else None,
-            "phrase": self.phrase,
-        }
-
-    def intersect(self, other: TimeRange | None) -> TimeRange:
-        """Both ranges at once (the later start, the earlier end); phrases joined."""
-        if other is None:
-            return self
-        since = max((d for d in (self.since, other.since) if d), default=None)
-        until = min((d for d in (self.until, other.until) if d), default=None)
-        phrase = " · ".join(p for p in (self.phrase, other.phrase) if p)
-        return TimeRange(since, until, phrase)
-
-    @property
-    def empty(self) -> bool:
-        """True when no day can be inside it."""
-        return self.since is not None and self.until is not None and self.since > self.until
 
 
 @dataclass(frozen=True)
@@ -195,52 +165,6 @@ _LEFTOVER = re.compile(r"\s{2,}")
 _DANGLING = re.compile(r"(?:^|\s)(?:from|in|im|von|aus|of|on|am)\s*$", re.IGNORECASE)
 
 
-# -- calendar arithmetic -------------------------------------------------------------------------
-
-
-def _months_back(day: date, months: int) -> date:
-    total = day.year * 12 + day.month - 1 - months
-    year, month = divmod(total, 12)
-    month += 1
-    last = _month_end(date(year, month, 1)).day
-    return date(year, month, min(day.day, last))
-
-
-def _month_end(day: date) -> date:
-    first_next = date(day.year + (day.month == 12), day.month % 12 + 1, 1)
-    return first_next - timedelta(days=1)
-
-
-def _period(anchor: date, period: str) -> tuple[date, date]:
-    """The day, ISO week (Monday first), month or year around `anchor`."""
-    if period == "week":
-        start = anchor - timedelta(days=anchor.weekday())
-        return start, start + timedelta(days=6)
-    if period == "month":
-        start = anchor.replace(day=1)
-        return start, _month_end(start)
-    if period == "year":
-        return date(anchor.year, 1, 1), date(anchor.year, 12, 31)
-    return anchor, anchor
-
-
-def _unit(word: str) -> str:
-    word = word.lower()
-    for unit, prefixes in (("day", ("day", "tag")), ("week", ("week", "woche")),
-                           ("month", ("month", "monat")), ("year", ("year", "jahr"))):  # fmt: skip
-        if word.startswith(prefixes):
-            return unit
-    raise ValueError(word)
-
-
-def _back(today: date, n: int, unit: str) -> date:
-    if unit == "day":
-        return today - timedelta(days=n)
-    if unit == "week":
-        return today - timedelta(weeks=n)
-    return _months_back(today, n * (12 if unit == "year" else 1))
-
-
 def _number(text: str) -> int | None:
     text = text.lower()
     value = int(text) if text.isdigit() else _NUMBER_WORDS.get(text)
@@ -286,10 +210,10 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
         n = _number(groups["n"]) if "n" in groups else 1
         if n is None:
             return None
-        unit = _unit(groups["unit"])
-        start = _back(today, n, unit)
+        unit = unit_of(groups["unit"])
+        start = back_from(today, n, unit)
         if kind == "ago":
-            return _period(start, "day" if unit == "day" else unit)
+            return period_around(start, "day" if unit == "day" else unit)
         return start, today
     expr = groups.get("expr", "")
     pre = (groups.get("pre") or "").lower().split()[0] if groups.get("pre") else ""
@@ -309,7 +233,7 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
         period = "month"
     elif kind == "date":
         period = "day"
-    start, end = _period(anchor, period)
+    start, end = period_around(anchor, period)
     if start > today or start.year < _OLDEST:
         # A future date is content ("plans for March"); so is one before any vault was kept
         # ("on March 14, 1879").
@@ -328,10 +252,10 @@ def _range(kind: str, match: re.Match[str], today: date) -> tuple[date | None, d
 def _calendar(expr: str, today: date) -> tuple[date, str]:
     """`last week`, `letzten Monat`, `this year`: a day inside that period, and the period."""
     first, unit_word = expr.lower().split()
-    unit = _unit(unit_word)
+    unit = unit_of(unit_word)
     if first.startswith(("this", "dies")):
         return today, unit
-    return _back(today, 1, unit), unit
+    return back_from(today, 1, unit), unit
 
 
 def _clean_expr(expr: str) -> str:
@@ -383,7 +307,7 @@ def parse_when(text: str, *, today: date, end: bool = False) -> date:
                 return date(year, int(month), int(day))
             if month:
                 first = date(year, int(month), 1)
-                return _month_end(first) if end else first
+                return month_end(first) if end else first
         except ValueError:
             raise WhenError(f"'{text}' is not a calendar date") from None
         return date(year, 12, 31) if end else date(year, 1, 1)
@@ -393,7 +317,7 @@ def parse_when(text: str, *, today: date, end: bool = False) -> date:
             int(span[1]),
             {"d": "day", "w": "week", "m": "month", "y": "year"}[span[2].lower()],
         )
-        return today if end else _back(today, n, unit)
+        return today if end else back_from(today, n, unit)
     found = read_time_phrase(value, today=today)
     if found.range is None:  # an option's value is a date already: "March 2026" alone will do
         found = read_time_phrase(f"from {value}", today=today)

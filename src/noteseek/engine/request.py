@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     # Not imported at run time unless a request has dates: `datetime` costs a hook ~3 ms.
     from datetime import date
 
-    from ..core.time_phrases import TimeRange
+    from ..core.time_range import TimeRange
 
 __all__ = ["SORTS", "SearchRequest", "SearchResult", "Sort"]
 
@@ -110,7 +110,7 @@ class SearchRequest:
                 text, found = read.text, read.range
         if self.since is None and self.until is None:
             return text, found
-        from ..core.time_phrases import TimeRange
+        from ..core.time_range import TimeRange
 
         given = TimeRange(self.since, self.until)  # type: ignore[arg-type]  # dates by now
         return text, given.intersect(found)

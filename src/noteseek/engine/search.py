@@ -19,7 +19,7 @@ from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
-    from ..core.time_phrases import TimeRange
+    from ..core.time_range import TimeRange
     from ..storage.protocol import Storage
     from .multilingual import MultilingualLane
     from .request import SearchRequest

@@ -45,8 +45,9 @@ from .. import (
     Sort,
     open_index,
 )
+from . import descriptions as docs
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
-from .format import RefreshState, dates_scope, format_hits, format_note, format_status
+from .format import RefreshState, format_hits, format_note, format_status, search_scope
 from .freshness import Freshness
 
 if TYPE_CHECKING:
@@ -118,8 +119,7 @@ class VaultService:
         sort: Sort = "relevance",
         time_parse: bool = True,
     ) -> SearchResult:
-        """Hits (unbudgeted), why vectors were not used if they were not, and the dates kept;
-        a bad since/until raises InvalidDateError."""
+        """Hits (unbudgeted), why vectors were not used, the dates kept (InvalidDateError)."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -289,27 +289,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             list[str] | None,
             Field(description="Only these notes (vault-relative paths as search returns them)."),
         ] = None,
-        since: Annotated[
-            str | None,
-            Field(
-                description="Only notes dated on or after this: 2026-11-30, 2026-11, 7d, 2w, 3m, "
-                "1y, yesterday, 'last week'. A time phrase in the query works too."
-            ),
-        ] = None,
-        until: Annotated[
-            str | None, Field(description="Only notes dated on or before this (as since).")
-        ] = None,
-        sort: Annotated[
-            Literal["relevance", "date"],
-            Field(description="relevance (default) or date (newest first)."),
-        ] = "relevance",
-        time_parse: Annotated[
-            bool,
-            Field(
-                description="Read a time phrase in the query ('last week', 'gestern', 'from "
-                "March 2026') as a date filter (default); false searches it as words."
-            ),
-        ] = True,
+        since: Annotated[str | None, Field(description=docs.SINCE_DOC)] = None,
+        until: Annotated[str | None, Field(description=docs.UNTIL_DOC)] = None,
+        sort: Annotated[Sort, Field(description=docs.SORT_DOC)] = "relevance",
+        time_parse: Annotated[bool, Field(description=docs.TIME_PARSE_DOC)] = True,
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
@@ -329,17 +312,8 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 time_parse=time_parse,
             ),
         )
+        scope = search_scope(folders or [], tags or [], files or [], result.time_range)
         hits, degraded = list(result.hits), result.degraded
-        scope = "".join(
-            f"; {label} {', '.join(values)}"
-            for label, values in (
-                ("in", folders or []),
-                ("tagged", tags or []),
-                ("files", files or []),
-            )
-            if values
-        )
-        scope += dates_scope(result)
         return format_hits(
             query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
         )
