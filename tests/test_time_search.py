@@ -68,6 +68,16 @@ def journal(root: Path) -> Path:
     recent.write_text("# Boiler log\n\nBoiler pressure dropped again, topped it up to 1.5 bar.\n")
     stamp = time.time() - 2 * 86400
     os.utime(recent, (stamp, stamp))
+    # Notes about other things, so a word of the boiler notes is not in most chunks (the prompt
+    # hook leaves such words out of its BM25 query), dated by an mtime outside every range below.
+    topics = ("sourdough starter", "tomato seedlings", "bike chain", "tax forms", "guitar strings")
+    for i in range(20):
+        topic = topics[i % len(topics)]
+        filler = vault / "misc" / f"note-{i}.md"
+        filler.parent.mkdir(exist_ok=True)
+        filler.write_text(f"# {topic.title()} {i}\n\nNotes on the {topic}, part {i}.\n")
+        stamp = time.time() - 60 * 86400
+        os.utime(filler, (stamp, stamp))
     stale = vault / "boiler-manual.md"
     stale.write_text("# Boiler manual notes\n\nHow to bleed the radiators and reset the boiler.\n")
     stamp = time.time() - 300 * 86400
@@ -263,3 +273,15 @@ def test_an_mtime_date_follows_the_file(
     by_path = {h["path"]: h for h in doc["hits"]}
     assert by_path["boiler-log.md"]["date"].startswith("2022-02-02")
     assert by_path["meetings/boiler-budget.md"]["date"] == OLD_MONTH.isoformat()
+
+
+def test_the_prompt_hook_keeps_the_period_of_a_time_phrase(
+    indexed: tuple[dict[str, str], str],
+) -> None:
+    env, db = indexed
+    prompt = "what did the plumber say about the rattling noise yesterday"
+    out = run("context", prompt, "--db", db, "--json", env=env).stdout
+    block = json.loads(out)
+    assert block["hits"], block
+    assert {h["date"] for h in block["hits"]} == {_day(1).isoformat()}
+    assert "rattling noise" in block["text"]

@@ -6,7 +6,7 @@ give the same block for the same index state and prompt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.context_block import format_context
@@ -77,7 +77,14 @@ def prompt_context(
     if gated:
         exact = [h.explanation is not None and h.explanation.exact_name for h in hits]
         judged = result.searched if result.searched else query
-        decision = judge(judged, hits, exact=exact, settings=gate)
+        settings = gate or GateSettings()
+        if result.time_range is not None:
+            # The period already narrowed the notes to a few: a hit of it that shares words
+            # with the prompt needs the cosine of a hit both lists agree on, not more.
+            settings = replace(
+                settings, alone_cosine=min(settings.alone_cosine, settings.agree_cosine)
+            )
+        decision = judge(judged, hits, exact=exact, settings=settings)
         kept = tuple(hits[i] for i in decision.kept)
         reason = decision.reason
     else:
