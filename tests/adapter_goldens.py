@@ -7,7 +7,9 @@ Every adapter runs as a user runs it, in a child process (`python -m noteseek ..
 over stdio), so the check holds whatever the package's inside looks like: it was recorded before
 the package was split into subpackages (issue 12) and must give the same bytes after.
 
-Only what cannot repeat is replaced, each by a fixed marker, nothing else is touched:
+The vault copy's files all get one fixed mtime and the children TZ=UTC, so notes dated by their
+mtime show the same date on every run. Only what cannot repeat is replaced, each by a fixed
+marker, nothing else is touched:
 - the temporary folder (index, vault, home, runtime folder) -> `<TMP>`, the interpreter -> `<PYTHON>`,
   the checkout's folder -> `<REPO>`;
 - wall-clock times: `done in 1.2 s`, status's last-run date and seconds, `finished_at`,
@@ -38,6 +40,7 @@ SAMPLE_VAULT = REPO / "examples" / "sample-vault"
 GOLDEN_QUERIES = REPO / "examples" / "golden"
 GOLDENS = Path(__file__).resolve().parent / "goldens"
 TIMEOUT = 300
+FIXED_MTIME = 1_719_835_200  # 2024-07-01 12:00 UTC
 
 SEARCHES: dict[str, list[str]] = {
     "search-plain": ["how do I undo a rebase"],
@@ -219,8 +222,13 @@ class Run:
         (root / "claude").mkdir()
         (root / "project").mkdir()
         shutil.copytree(SAMPLE_VAULT, self.vault, symlinks=True)
+        # A note without a dated name or frontmatter is dated by its mtime, which a checkout sets:
+        # one fixed instant (and TZ=UTC below) makes those dates the same on every run.
+        for path in [self.vault, *self.vault.rglob("*")]:
+            os.utime(path, (FIXED_MTIME, FIXED_MTIME), follow_symlinks=False)
         env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
         env.update(
+            TZ="UTC",
             NOTESEEK_HOME=str(root / "home"),
             NOTESEEK_RUNTIME_DIR=str(self.runtime),
             CLAUDE_CONFIG_DIR=str(root / "claude"),

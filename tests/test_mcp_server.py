@@ -244,7 +244,7 @@ def test_refresh_updates_in_the_background_and_status_reports_it(
     service.start_refresh()
     state = service.wait_refresh(timeout=120)
     assert state.state == "done" and "1 added" in state.message
-    hits, _ = service.search("quokka", limit=5, mode="bm25", folders=[], tags=[])
+    hits = service.search("quokka", limit=5, mode="bm25", folders=[], tags=[]).hits
     assert [h.path for h in hits] == ["fresh.md"]
 
     async def body(client: Client) -> None:
@@ -413,3 +413,32 @@ def test_stdio_replies_stay_within_max_tokens_whatever_the_arguments(
         assert "sss" * 100 not in reply and "fff" * 100 not in reply, where
     assert "no section 'sss" in text_of(results[0]) and "1,000,000 characters" in text_of(results[0])
     assert "not an indexed note" in text_of(results[3])
+
+
+def test_search_dates_through_the_client(vault_db: Path) -> None:
+    """since/until and a phrase in the query filter, the reply names the dates and each hit's
+    day, a bad date is a tool error and the server keeps answering."""
+    from datetime import date, timedelta
+
+    service = VaultService(db=str(vault_db), opener=CountingOpener())
+    today = date.today().isoformat()
+
+    async def body(client: Client) -> None:
+        recent = text_of(await client.call_tool("search", {"query": "rebase", "since": "7d"}))
+        assert "howto/rebase.md" in recent and f"({today})" in recent
+        week_ago = (date.today() - timedelta(days=7)).isoformat()
+        assert f"dates {week_ago} to now" in recent
+        old = await client.call_tool(
+            "search", {"query": "rebase", "since": "2001-01-01", "until": "2001-02-01"}
+        )
+        assert not old.is_error and "No notes match" in text_of(old)
+        phrase = text_of(await client.call_tool("search", {"query": "rebase gestern"}))
+        assert '("gestern" left out of the search)' in phrase and "No notes match" in phrase
+        words = await client.call_tool("search", {"query": "rebase", "time_parse": False})
+        assert "howto/rebase.md" in text_of(words)
+        bad = await client.call_tool("search", {"query": "rebase", "since": "someday"})
+        assert bad.is_error and "'someday' is not a date" in text_of(bad)
+        assert "howto/rebase.md" in text_of(await client.call_tool("search", {"query": "rebase"}))
+
+    run(Client(build_server(service), mode="legacy"), body)
+    service.close()

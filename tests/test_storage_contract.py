@@ -396,7 +396,11 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             "docs/sheet.xlsx", 6, 60, "h-x", "Sheet", "ok", None,
             kind="xlsx", outcome="ok", engine="python-calamine 0.3",
         )  # fmt: skip
-        rows = [ChunkRecord(0, "Sheet", "alpha beta budget", "", 13, sheet="q1", row_first=2, row_last=9)]
+        rows = [
+            ChunkRecord(
+                0, "Sheet", "alpha beta budget", "", 13, sheet="q1", row_first=2, row_last=9
+            )
+        ]
         missing = FileRecord(
             "docs/old.xls", 7, 70, None, None, "skipped", "needs the documents extra",
             kind="xls", outcome="unsupported", engine="missing:python_calamine",
@@ -421,7 +425,9 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
         assert known is not None and known.kind == "xlsx"
         assert store.file_chunks("docs/report.pdf") == [
             StoredChunk(0, "Report", "budget overview", 1, "i", None, None, None, None, 0),
-            StoredChunk(1, "Report", "view of the budget lines", 2, None, None, None, None, None, 4),
+            StoredChunk(
+                1, "Report", "view of the budget lines", 2, None, None, None, None, None, 4
+            ),
         ]
         assert store.file_chunks("docs/nothing.pdf") == []
         found = store.keyword_search(["budget"], limit=10, column_weights=(1, 2, 4, 2))
@@ -450,8 +456,9 @@ def test_update_lock_serialises_runs_and_names_the_holder(backend: Backend) -> N
             with pytest.raises(IndexLockedError), second.update_lock(wait=0.3, holder="b"):
                 pass
             assert time.monotonic() - started >= 0.25  # it waited before giving up
-            with pytest.raises(IndexLockedError), second.update_lock(
-                wait=None, holder="b", cancel=lambda: True
+            with (
+                pytest.raises(IndexLockedError),
+                second.update_lock(wait=None, holder="b", cancel=lambda: True),
             ):
                 pass
             with second.write():  # single writes outside a run still go through
@@ -543,5 +550,61 @@ def test_multilingual_lane_vectors_by_content(backend: Backend) -> None:
             store.reset_multilingual("e5:other")
         assert store.multilingual_state() == ("e5:other", False)
         assert store.multilingual_progress() == (0, 4)
+    finally:
+        store.close()
+
+
+def test_dates_round_trip_filter_and_order(backend: Backend) -> None:
+    """A file's date and its source come back on its chunks; since/until keep the files whose
+    date's day is inside (inclusive, date-times by their day, undated files never); files_by_date
+    lists newest first; touch_file moves an mtime date and leaves any other date alone."""
+    from dataclasses import replace
+
+    from noteseek.core.note_dates import mtime_date
+
+    store = backend.open()
+    try:
+        dated = {
+            "daily/2026-11-30.md": ("2026-11-30", "filename"),
+            "meeting.md": ("2026-11-12T09:30:00", "frontmatter"),
+            "report.pdf": ("2026-10-01T08:00:00", "document"),
+            "loose.md": (mtime_date(1_000 + 10), "mtime"),
+        }
+        with store.write():
+            for path, (value, source) in dated.items():
+                store.replace_file(
+                    replace(record(path), date=value, date_source=source), chunks(path), None
+                )
+            store.replace_file(record("undated.md"), chunks("undated"), None)
+        ids = {p: i for i, p in store.file_paths().items()}
+        rows = store.chunk_rows([store.first_chunk(ids[p]) for p in dated])  # type: ignore[misc]
+        got = {row.path: (row.date, row.date_source) for row in rows.values()}
+        assert got == dated
+
+        def kept(since: str | None, until: str | None) -> set[str]:
+            found = store.files_matching(
+                folders=None, tags=None, files=None, since=since, until=until
+            )
+            return {store.file_paths()[i] for i in found}
+
+        assert kept("2026-11-12", "2026-11-30") == {"daily/2026-11-30.md", "meeting.md"}
+        assert kept("2026-11-13", None) == {"daily/2026-11-30.md"}
+        assert kept(None, "2026-10-01") == {"report.pdf", "loose.md"}
+        assert kept("2030-01-01", None) == set()
+        assert "undated.md" in kept(None, None)
+        newest = [store.file_paths()[i] for i in store.files_by_date(None, 10)]
+        assert newest == ["daily/2026-11-30.md", "meeting.md", "report.pdf", "loose.md"]
+        some = {ids["meeting.md"], ids["loose.md"], ids["undated.md"]}
+        assert [store.file_paths()[i] for i in store.files_by_date(some, 1)] == ["meeting.md"]
+        assert store.files_by_date(set(), 5) == []
+        moved = 1_800_000_000 * 10**9
+        with store.write():
+            store.touch_file("loose.md", moved, 10)
+            store.touch_file("meeting.md", moved, 10)
+        rows = store.chunk_rows(
+            [store.first_chunk(ids["loose.md"]), store.first_chunk(ids["meeting.md"])]
+        )  # type: ignore[list-item]
+        got = {row.path: row.date for row in rows.values()}
+        assert got == {"loose.md": mtime_date(moved), "meeting.md": "2026-11-12T09:30:00"}
     finally:
         store.close()

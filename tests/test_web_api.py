@@ -264,7 +264,10 @@ def test_openapi_schema_documents_every_endpoint(served: Any) -> None:
         "/api/tags",
     }
     params = {p["name"] for p in schema["paths"]["/api/search"]["get"]["parameters"]}
-    assert params == {"q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain"}
+    assert params == {
+        "q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain",
+        "since", "until", "sort", "time_parse",
+    }  # fmt: skip
     assert client.get("/docs").status_code == 404  # Swagger UI would load from a CDN
 
 
@@ -302,3 +305,30 @@ def test_a_symlink_swapped_in_for_an_indexed_note_is_refused_as_a_symlink(served
     reply = client.get("/api/notes/work/escape.md")
     assert reply.status_code == 404 and "symlink" in reply.json()["error"]
     assert "never served" not in reply.text
+
+
+def test_search_dates_filter_and_report_the_range(served: Any) -> None:
+    """Every note here was written just now (dated by its mtime): a recent range keeps them, an
+    old one is an empty answer, a phrase in q becomes the range, a bad date is a 422."""
+    from datetime import date, timedelta
+
+    client, _, _ = served
+    recent = get(client, "/api/search", q="rebase", since="7d").json()
+    assert recent["hits"] and recent["time_range"]["phrase"] == ""
+    week_ago = (date.today() - timedelta(days=7)).isoformat()
+    assert recent["time_range"]["since"] == week_ago
+    for hit in recent["hits"]:
+        assert hit["date_source"] == "mtime" and hit["date"][:10] >= week_ago
+    old = get(client, "/api/search", q="rebase", since="2000-01-01", until="2000-12-31")
+    assert old.status_code == 200 and old.json()["hits"] == []
+    phrase = get(client, "/api/search", q="rebase yesterday").json()
+    assert phrase["searched"] == "rebase" and phrase["hits"] == []
+    assert phrase["time_range"]["phrase"] == "yesterday"
+    words = get(client, "/api/search", q="rebase yesterday", time_parse="false").json()
+    assert words["time_range"] is None and words["hits"]
+    newest = get(client, "/api/search", q="rebase", sort="date").json()["hits"]
+    assert [h["date"] for h in newest] == sorted((h["date"] for h in newest), reverse=True)
+    bad = get(client, "/api/search", q="rebase", since="whenever")
+    assert bad.status_code == 422
+    assert "'whenever' is not a date" in bad.json()["error"]
+    assert "Traceback" not in bad.text

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .core.locator import DatabaseUrl as DatabaseUrl
     from .core.query import fts_query as fts_query
     from .core.relevance import GateSettings as GateSettings
+    from .core.time_range import TimeRange as TimeRange
     from .embedding.embedder import Embedder as Embedder
     from .embedding.embedder import Model2VecEmbedder as Model2VecEmbedder
     from .embedding.embedder import bundled_model_path as bundled_model_path
@@ -44,8 +45,10 @@ if TYPE_CHECKING:
     from .engine.open import Locator as Locator
     from .engine.open import locate_index as locate_index
     from .engine.open import open_index as open_index
+    from .engine.request import SORTS as SORTS
     from .engine.request import SearchRequest as SearchRequest
     from .engine.request import SearchResult as SearchResult
+    from .engine.request import Sort as Sort
     from .engine.search import MODES as MODES
     from .engine.search import Explanation as Explanation
     from .engine.search import Hit as Hit
@@ -60,6 +63,7 @@ if TYPE_CHECKING:
     from .errors import IndexLockedError as IndexLockedError
     from .errors import IndexNotFoundError as IndexNotFoundError
     from .errors import IndexReadOnlyError as IndexReadOnlyError
+    from .errors import InvalidDateError as InvalidDateError
     from .errors import MissingExtraError as MissingExtraError
     from .errors import ModelLoadError as ModelLoadError
     from .errors import NoteAccessError as NoteAccessError
@@ -114,6 +118,10 @@ _EXPORTS: dict[str, str] = {
     "ScanReport": "engine.secret_scan",
     "load_allowlist": "engine.secret_scan",
     "scan_secrets": "engine.secret_scan",
+    "SORTS": "engine.request",
+    "Sort": "engine.request",
+    "TimeRange": "core.time_range",
+    "InvalidDateError": "errors",
     "IndexOptions": "engine.update.options",
     "IndexStats": "engine.update.options",
     "DatabaseConnectionError": "errors",

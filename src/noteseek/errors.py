@@ -7,6 +7,7 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexReadOnlyError",
+    "InvalidDateError",
     "MissingExtraError",
     "ModelLoadError",
     "NoteAccessError",
@@ -25,6 +26,10 @@ __all__ = [
 
 class NoteseekError(Exception):
     """Base class of every error noteseek raises on purpose."""
+
+
+class InvalidDateError(NoteseekError, ValueError):
+    """A date option (`--since`, `--until`) is neither a date, a span nor a time phrase."""
 
 
 class VaultNotFoundError(NoteseekError):

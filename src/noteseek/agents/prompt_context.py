@@ -6,7 +6,7 @@ give the same block for the same index state and prompt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.context_block import format_context
@@ -60,17 +60,31 @@ def prompt_context(
 ) -> PromptContext:
     """The context block for `prompt`; `gated=False` skips the relevance gate (`noteseek context
     --no-gate`), so the best hits are shown whatever their scores."""
+    from ..engine.request import SearchRequest
+
     query = prompt[:MAX_PROMPT_CHARS]
-    hits = index.search(
+    # A time phrase in the prompt ("what did I decide last week about …") keeps sections of that
+    # period, as in a search (docs/time.md); the gate then judges the words that were searched.
+    request = SearchRequest(
         query,
         limit=CONTEXT_CANDIDATES,
         explain=True,
         max_term_share=CONTEXT_TERM_SHARE,
         multilingual=False,  # the gate's cosine thresholds are the bundled model's
     )
+    result = index.run_search(request)
+    hits = list(result.hits)
     if gated:
         exact = [h.explanation is not None and h.explanation.exact_name for h in hits]
-        decision = judge(query, hits, exact=exact, settings=gate)
+        judged = result.searched if result.searched else query
+        settings = gate or GateSettings()
+        if result.time_range is not None:
+            # The period already narrowed the notes to a few: a hit of it that shares words
+            # with the prompt needs the cosine of a hit both lists agree on, not more.
+            settings = replace(
+                settings, alone_cosine=min(settings.alone_cosine, settings.agree_cosine)
+            )
+        decision = judge(judged, hits, exact=exact, settings=settings)
         kept = tuple(hits[i] for i in decision.kept)
         reason = decision.reason
     else:

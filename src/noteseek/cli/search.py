@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .. import MODES, Hit, SearchRequest, open_index
+from .. import MODES, SORTS, Hit, InvalidDateError, SearchRequest, SearchResult, open_index
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .options import collection_option, db_option
 from .output import echo_block, echo_line
@@ -39,6 +39,19 @@ def _explain(hit: Hit) -> str:
     return f"{e.fusion}: " + " · ".join(parts) + f" = {hit.score:.4f}"
 
 
+def _time_line(result: SearchResult) -> str | None:
+    """`dates 2026-11-23 … 2026-11-29 (from "last week"; searched: "boiler")`, or None."""
+    window = result.time_range
+    if window is None:
+        return None
+    since = window.since.isoformat() if window.since else "…"
+    until = window.until.isoformat() if window.until else "…"
+    notes = [f'from "{window.phrase}"'] if window.phrase else []
+    if result.searched is not None:
+        notes.append(f'searched: "{result.searched}"')
+    return f"dates {since} … {until}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
 @click.command("search")
 @click.argument("query")
 @db_option()
@@ -60,6 +73,25 @@ def _explain(hit: Hit) -> str:
     metavar="PATH",
     help="Only this vault-relative file, '.md' optional (repeatable: any of them).",
 )
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only notes dated on or after WHEN: 2026-11-30, 2026-11, 7d, 2w, 3m, 1y, yesterday, "
+    "'last week', gestern.",
+)
+@click.option("--until", metavar="WHEN", help="Only notes dated on or before WHEN (as --since).")
+@click.option(
+    "--sort",
+    type=click.Choice(SORTS),
+    default="relevance",
+    show_default=True,
+    help="date: the hits newest first.",
+)
+@click.option(
+    "--no-time-parse",
+    is_flag=True,
+    help="Search a time phrase in QUERY ('last week', 'gestern') as words, not as a date filter.",
+)
 def search_cmd(
     query: str,
     db: str | None,
@@ -73,28 +105,45 @@ def search_cmd(
     folders: tuple[str, ...],
     tags: tuple[str, ...],
     files: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    sort: str,
+    no_time_parse: bool,
 ) -> None:
-    """Search the index for QUERY (put a query that starts with '-' after '--')."""
-    request = SearchRequest(
-        query,
-        limit=limit,
-        mode=mode,  # type: ignore[arg-type]  # click.Choice(MODES) checked it
-        max_tokens=max_tokens,
-        explain=explain,
-        folders=folders or None,
-        tags=tags or None,
-        files=files or None,
-    )
+    """Search the index for QUERY (put a query that starts with '-' after '--').
+
+    A time phrase in QUERY ("in the last 7 days", "last week", "gestern", "from March 2026")
+    becomes a date filter and is not searched; --no-time-parse turns that off."""
+    try:
+        request = SearchRequest(
+            query,
+            limit=limit,
+            mode=mode,  # type: ignore[arg-type]  # click.Choice(MODES) checked it
+            max_tokens=max_tokens,
+            explain=explain,
+            folders=folders or None,
+            tags=tags or None,
+            files=files or None,
+            since=since,
+            until=until,
+            sort=sort,  # type: ignore[arg-type]  # click.Choice(SORTS) checked it
+            time_parse=not no_time_parse,
+        )
+    except InvalidDateError as exc:
+        raise click.UsageError(str(exc)) from None
     with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
         # A filter that matches no note explains an empty answer: say so (still exit 0).
         unknown = idx.unknown_filters(folders=folders, tags=tags) if not result.hits else ()
     hits, degraded = result.hits, result.degraded
     if as_json:
+        window = result.time_range
         doc: dict[str, object] = {
             "query": query,
             "mode": mode,
             "degraded": degraded,
+            "time_range": window.to_json() if window is not None else None,
+            "searched": result.searched,
             "hits": result.hits_json(),
         }
         if unknown:
@@ -103,6 +152,11 @@ def search_cmd(
         return
     if degraded:
         echo_line(f"warning: keyword search only ({degraded})", err=True)
+    time_line = _time_line(result)
+    if time_line is not None:
+        # On stdout with --explain (part of the trace), else on stderr: a script's stdout keeps
+        # its shape, and a person still sees why hits are missing.
+        echo_line(time_line, err=not explain)
     if not hits:
         suffix = f": no indexed note has the {' or the '.join(unknown)}" if unknown else ""
         echo_line(f"no matches{suffix}")
@@ -113,9 +167,12 @@ def search_cmd(
             for name, value in (("bm25", hit.bm25_rank), ("vec", hit.vec_rank))
             if value
         )
-        echo_line(f"  ({ranks})", bold=f"{rank:>2}. {hit.heading}")
+        dated = f"  {hit.date[:10]}" if hit.date else ""
+        echo_line(dated + (f"  ({ranks})" if ranks else ""), bold=f"{rank:>2}. {hit.heading}")
         if hit.explanation is not None:
             echo_line(f"    {_explain(hit)}")
+            if hit.date:
+                echo_line(f"    date {hit.date} ({hit.date_source})")
         echo_line(f"    {_snippet(hit.text)}")
 
 

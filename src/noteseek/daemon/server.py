@@ -166,9 +166,19 @@ class Daemon:
             folders=tuple(folders) if folders else None,
             tags=tuple(tags) if tags else None,
             files=tuple(files) if files else None,
+            since=message.get("since") or None,
+            until=message.get("until") or None,
+            sort=message.get("sort", "relevance"),
+            time_parse=bool(message.get("time_parse", True)),
         )
         result = index.run_search(request)
-        return {"degraded": result.degraded, "hits": result.hits_json()}
+        window = result.time_range
+        return {
+            "degraded": result.degraded,
+            "time_range": window.to_json() if window is not None else None,
+            "searched": result.searched,
+            "hits": result.hits_json(),
+        }
 
     def _context(self, message: dict[str, Any]) -> dict[str, Any]:
         from ..agents.prompt_context import prompt_context

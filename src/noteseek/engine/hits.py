@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.document_location import breadcrumb, location_label
 
-__all__ = ["Explanation", "Hit"]
+if TYPE_CHECKING:
+    from ..storage.rows import ChunkRow
+
+__all__ = ["Explanation", "Hit", "hit_from_row"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,9 @@ class Hit:
     the best of its chunks. For a document, `page` (1-based, PDF; `page_label` is the PDF's own
     label of it, e.g. "xii"), `slide` (1-based), `sheet` (name) and `rows` ((first, last), 1-based
     spreadsheet or CSV rows) say where the section's text is; None where they do not apply.
+    `date` is the note's date (an ISO day, or a local date-time where the source gives the time)
+    and `date_source` where it came from: frontmatter, filename, document or mtime
+    (docs/time.md); None for a row written before dates were stored.
     """
 
     path: str
@@ -47,6 +53,8 @@ class Hit:
     slide: int | None = None
     sheet: str | None = None
     rows: tuple[int, int] | None = None
+    date: str | None = None
+    date_source: str | None = None
     explanation: Explanation | None = None
 
     @property
@@ -75,3 +83,40 @@ class Hit:
         if self.rows is not None:
             data["rows"] = list(self.rows)
         return data
+
+
+def _rows(first: int | None, last: int | None) -> tuple[int, int] | None:
+    return None if first is None else (first, last if last is not None else first)
+
+
+def hit_from_row(
+    row: ChunkRow,
+    score: float,
+    *,
+    bm25_rank: int | None = None,
+    vec_rank: int | None = None,
+    bm25_score: float | None = None,
+    cosine: float | None = None,
+    explanation: Explanation | None = None,
+) -> Hit:
+    """The hit a stored chunk shows as, with its note's list ranks and scores."""
+    return Hit(
+        path=row.path,
+        section=row.section,
+        heading_context=row.heading_context,
+        text=row.text,
+        score=score,
+        bm25_rank=bm25_rank,
+        vec_rank=vec_rank,
+        bm25_score=bm25_score,
+        cosine=cosine,
+        chunk_id=row.id,
+        page=row.page,
+        page_label=row.page_label,
+        slide=row.slide,
+        sheet=row.sheet,
+        rows=_rows(row.row_first, row.row_last),
+        date=row.date,
+        date_source=row.date_source,
+        explanation=explanation,
+    )

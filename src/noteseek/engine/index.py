@@ -27,12 +27,14 @@ from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .open import Locator, as_locator
-from .request import SearchRequest, SearchResult
+from .request import SearchRequest, SearchResult, Sort
 from .search import Hit, Mode, Searcher, SearchSettings
 
 if TYPE_CHECKING:
     # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
     # process (the per-prompt hook) never needs them, so they load on first update().
+    from datetime import date
+
     import numpy as np
     import numpy.typing as npt
 
@@ -208,6 +210,10 @@ class Index:
         files: Sequence[str] | None = None,
         max_term_share: float | None = None,
         multilingual: bool = True,
+        since: date | str | None = None,
+        until: date | str | None = None,
+        time_parse: bool = True,
+        sort: Sort = "relevance",
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
@@ -224,6 +230,10 @@ class Index:
             files=None if files is None else tuple(files),
             max_term_share=max_term_share,
             multilingual=multilingual,
+            since=since,
+            until=until,
+            time_parse=time_parse,
+            sort=sort,
         )
         return self._searcher.search(request)
 
@@ -232,11 +242,14 @@ class Index:
 
         Raises IndexNotFoundError for an index nothing was ever indexed into (an empty answer
         there would read as "no matches" for every query)."""
-        hits = self._searcher.search(request)
+        timed = request.time_filter()
+        hits = self._searcher.search(request, timed)
         if not hits and self.vault_root is None and self._store.counts()["files"] == 0:
             raise IndexNotFoundError.empty(self._store.location)
         degraded = self.vector_problem if request.mode != "bm25" else None
-        return SearchResult(tuple(hits), degraded)
+        text, window = timed
+        searched = text if text != request.query else None
+        return SearchResult(tuple(hits), degraded, time_range=window, searched=searched)
 
     @property
     def vector_problem(self) -> str | None:
@@ -244,9 +257,17 @@ class Index:
         return self._searcher.vector_problem
 
     def warm_up(self) -> str | None:
-        """Load the vectors and the query encoder now, for a long-lived process; returns why the
-        encoder cannot load (searches then degrade to BM25 and say so), or None."""
+        """Load the vectors, the query encoder and the time-phrase reader (its shapes and
+        dateparser's English and German data, ~0.3-1.5 s the first time) now, for a long-lived
+        process; returns why the encoder cannot load (searches then degrade to BM25 and say
+        so), or None."""
         self._searcher.vectors.prepare()
+        from datetime import date
+
+        from ..core.time_phrases import read_time_phrase
+
+        for phrase in ("from March", "im März"):
+            read_time_phrase(phrase, today=date.today())
         try:
             query_vector(self._embedder, "warm up")
         except Exception as exc:

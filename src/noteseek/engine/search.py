@@ -11,7 +11,7 @@ from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
-from .hits import Explanation, Hit
+from .hits import Explanation, Hit, hit_from_row
 from .known_words import nothing_known
 from .note_lists import NoteList, best_chunks, group
 from .query_plan import CommonTerms
@@ -19,6 +19,7 @@ from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
+    from ..core.time_range import TimeRange
     from ..storage.protocol import Storage
     from .multilingual import MultilingualLane
     from .request import SearchRequest
@@ -69,10 +70,6 @@ class SearchSettings:
     # BM25's share beside the e5 list there (the development optimum across languages; potion
     # adds nothing beside e5, docs/ranking.md §10.3).
     multilingual_alpha: float = 0.3
-
-
-def _rows(first: int | None, last: int | None) -> tuple[int, int] | None:
-    return None if first is None else (first, last if last is not None else first)
 
 
 class Searcher:
@@ -145,9 +142,17 @@ class Searcher:
             return []
         return self.vectors.search(vector, limit, allowed=allowed)
 
-    def search(self, request: SearchRequest) -> list[Hit]:
+    def search(
+        self, request: SearchRequest, timed: tuple[str, TimeRange | None] | None = None
+    ) -> list[Hit]:
         """The best `request.limit` notes for a query, each with its best section; never raises on
-        the query text (the request has checked its options)."""
+        the query text (the request has checked its options). `timed` is the request's
+        `time_filter()` when the caller has it already."""
+        text, window = timed if timed is not None else request.time_filter()
+        if window is not None and window.empty:
+            return []
+        since = window.since.isoformat() if window is not None and window.since else None
+        until = window.until.isoformat() if window is not None and window.until else None
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
         # An empty sequence is no filter, like None (an adapter's unset repeatable option).
@@ -158,14 +163,21 @@ class Searcher:
             return []  # only the vault root or empty names: no file
         with self.store.snapshot():
             allowed = None
-            if folder_keys is not None or tag_keys or file_names:
+            dated = since is not None or until is not None
+            if folder_keys is not None or tag_keys or file_names or dated:
                 allowed = self.store.files_matching(
-                    folders=folder_keys, tags=tag_keys, files=file_names or None
+                    folders=folder_keys,
+                    tags=tag_keys,
+                    files=file_names or None,
+                    since=since,
+                    until=until,
                 )
                 if not allowed:
                     return []
-            return self._search(
-                request.query,
+            if not text.strip() and (window is not None or request.sort == "date"):
+                return self._browse(allowed, request.limit, request.max_tokens)
+            hits = self._search(
+                text,
                 limit=request.limit,
                 mode=request.mode,
                 max_tokens=request.max_tokens,
@@ -174,6 +186,17 @@ class Searcher:
                 term_share=request.max_term_share,
                 multilingual=request.multilingual and self.settings.multilingual,
             )
+        if request.sort == "date":  # newest first; equal dates keep their relevance order
+            hits.sort(key=lambda hit: hit.date or "", reverse=True)
+        return hits
+
+    def _browse(self, allowed: set[int] | None, limit: int, max_tokens: int | None) -> list[Hit]:
+        """A period's notes newest first, for a query that was only a time phrase (no ranking:
+        score 0, no list ranks), each shown by its first section."""
+        chunk_ids = [self.store.first_chunk(fid) for fid in self.store.files_by_date(allowed, limit)]
+        rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
+        hits = [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
+        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
 
     def _search(
         self,
@@ -254,22 +277,13 @@ class Searcher:
             if row is None:
                 continue
             hits.append(
-                Hit(
-                    path=row.path,
-                    section=row.section,
-                    heading_context=row.heading_context,
-                    text=row.text,
-                    score=score,
+                hit_from_row(
+                    row,
+                    score,
                     bm25_rank=kw_rank.get(fid),
                     vec_rank=vec_rank.get(fid),
                     bm25_score=kw_best.get(fid),
                     cosine=vec_best.get(fid),
-                    chunk_id=row.id,
-                    page=row.page,
-                    page_label=row.page_label,
-                    slide=row.slide,
-                    sheet=row.sheet,
-                    rows=_rows(row.row_first, row.row_last),
                     explanation=explanation if explain else None,
                 )
             )

@@ -6,7 +6,16 @@ reviewed on its own (the `mcp-tools` golden records it as the client sees it).
 
 from __future__ import annotations
 
-__all__ = ["GET_NOTE_DOC", "INSTRUCTIONS", "SEARCH_DOC", "STATUS_DOC"]
+__all__ = [
+    "GET_NOTE_DOC",
+    "INSTRUCTIONS",
+    "SEARCH_DOC",
+    "SINCE_DOC",
+    "SORT_DOC",
+    "STATUS_DOC",
+    "TIME_PARSE_DOC",
+    "UNTIL_DOC",
+]
 
 INSTRUCTIONS = (
     "noteseek searches the user's own Markdown notes (a local vault: how-tos, decisions, meeting "
@@ -36,4 +45,16 @@ STATUS_DOC = (
     "a background refresh). With files='problems' it lists the files that are not searchable and "
     "why (skipped, failed, or changed since the last update). Use it when search misses a note you "
     "expect, or to tell the user how to update the index."
+)
+
+# The search tool's date parameters (docs/time.md).
+SINCE_DOC = (
+    "Only notes dated on or after this: 2026-11-30, 2026-11, 7d, 2w, 3m, 1y, yesterday, "
+    "'last week'. A time phrase in the query works too."
+)
+UNTIL_DOC = "Only notes dated on or before this (as since)."
+SORT_DOC = "relevance (default) or date (newest first)."
+TIME_PARSE_DOC = (
+    "Read a time phrase in the query ('last week', 'gestern', 'from March 2026') as a date "
+    "filter (default); false searches it as words."
 )

@@ -10,9 +10,9 @@ from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
 from ..core.document_location import breadcrumb, location_label
 
 if TYPE_CHECKING:
-    from .. import Coverage, Hit, IndexStatus, NoteText
+    from .. import Coverage, Hit, IndexStatus, NoteText, TimeRange
 
-__all__ = ["RefreshState", "format_hits", "format_note", "format_status"]
+__all__ = ["RefreshState", "format_hits", "format_note", "format_status", "search_scope"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,26 @@ def _hit_header(rank: int, hit: Hit) -> str:
         rows=hit.rows,
         numbered=True,
     )
-    return f"{rank}. {breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)}{context}"
+    dated = f" ({hit.date[:10]})" if hit.date else ""
+    return f"{rank}. {breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)}{dated}{context}"
+
+
+def search_scope(
+    folders: list[str], tags: list[str], files: list[str], time_range: TimeRange | None
+) -> str:
+    """`; in projects; tagged work; dates 2026-11-23 to 2026-11-29 ("last week" left out of the
+    search)`: the filters a search ran with, for its reply; '' without any."""
+    scope = "".join(
+        f"; {label} {', '.join(values)}"
+        for label, values in (("in", folders), ("tagged", tags), ("files", files))
+        if values
+    )
+    if time_range is None:
+        return scope
+    since = time_range.since.isoformat() if time_range.since else "any time"
+    until = time_range.until.isoformat() if time_range.until else "now"
+    phrase = f' ("{time_range.phrase}" left out of the search)' if time_range.phrase else ""
+    return f"{scope}; dates {since} to {until}{phrase}"
 
 
 def format_hits(

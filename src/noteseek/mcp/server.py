@@ -33,7 +33,6 @@ import click
 
 from .. import (
     Coverage,
-    Hit,
     Index,
     IndexStatus,
     LazyIndex,
@@ -42,13 +41,16 @@ from .. import (
     NoteseekError,
     NoteText,
     SearchRequest,
+    SearchResult,
+    Sort,
     open_index,
 )
 from ..core.budget import CHARS_PER_TOKEN
 from ..core.display import bounded
 from ..extras import require
+from . import descriptions as docs
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
-from .format import RefreshState, format_hits, format_note, format_status
+from .format import RefreshState, format_hits, format_note, format_status, search_scope
 from .freshness import Freshness
 
 if TYPE_CHECKING:
@@ -119,8 +121,12 @@ class VaultService:
         folders: list[str],
         tags: list[str],
         files: list[str] | None = None,
-    ) -> tuple[list[Hit], str | None]:
-        """Hits (unbudgeted) and why vectors were not used, if they were not."""
+        since: str | None = None,
+        until: str | None = None,
+        sort: Sort = "relevance",
+        time_parse: bool = True,
+    ) -> SearchResult:
+        """Hits (unbudgeted), why vectors were not used, the dates kept (InvalidDateError)."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -128,10 +134,13 @@ class VaultService:
             folders=tuple(folders) or None,
             tags=tuple(tags) or None,
             files=tuple(files or ()) or None,
+            since=since or None,
+            until=until or None,
+            sort=sort,
+            time_parse=time_parse,
         )
         with self._lock:
-            result = self._index.get().run_search(request)
-        return list(result.hits), result.degraded
+            return self._index.get().run_search(request)
 
     def get_note(
         self,
@@ -283,11 +292,15 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             list[str] | None,
             Field(description="Only these notes (vault-relative paths as search returns them)."),
         ] = None,
+        since: Annotated[str | None, Field(description=docs.SINCE_DOC)] = None,
+        until: Annotated[str | None, Field(description=docs.UNTIL_DOC)] = None,
+        sort: Annotated[Sort, Field(description=docs.SORT_DOC)] = "relevance",
+        time_parse: Annotated[bool, Field(description=docs.TIME_PARSE_DOC)] = True,
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
     ) -> str:
-        hits, degraded = call(
+        result = call(
             "search",
             lambda: service.search(
                 query,
@@ -296,6 +309,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 folders=folders or [],
                 tags=tags or [],
                 files=files or [],
+                since=since,
+                until=until,
+                sort=sort,
+                time_parse=time_parse,
             ),
             max_tokens=max_tokens,
         )
@@ -308,6 +325,8 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             )
             if values
         )
+        scope += search_scope([], [], [], result.time_range)
+        hits, degraded = list(result.hits), result.degraded
         return format_hits(
             query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
         )

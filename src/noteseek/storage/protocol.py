@@ -139,7 +139,8 @@ class Storage(Protocol):
         ...
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        """Record a new mtime for a file whose content did not change (inside `write()`)."""
+        """Record a new mtime for a file whose content did not change (inside `write()`); a file
+        whose date came from its mtime gets the new one (`core.note_dates.mtime_date`)."""
         ...
 
     def delete_file(self, path: str) -> None:
@@ -155,7 +156,7 @@ class Storage(Protocol):
         """Replace a file's rows (chunks with their locations, names, tags, one int8 vector per
         chunk when given) with new ones (inside `write()`); marks the common-term counts stale.
         The record's `kind`, `outcome` and `engine` are stored with the file and come back in
-        `file_states()`. It also (re)writes what `note_terms` returns for the file: the distinct
+        `file_states()`; its `date` and `date_source` come back on every `ChunkRow` of the file. It also (re)writes what `note_terms` returns for the file: the distinct
         index tokens of `record.title_field`, `record.tags_field` and the chunks' section headings
         (none when there are no chunks); `delete_file` drops them."""
         ...
@@ -204,10 +205,19 @@ class Storage(Protocol):
         folders: Sequence[str] | None,
         tags: Sequence[str] | None,
         files: Sequence[str] | None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> set[int]:
         """Ids of files under any of `folders` (prefixes, '' = all) carrying every tag in `tags`
         (a tag also matches its nested tags: `project` matches `project/alpha`) whose path is one
-        of `files` (exact vault-relative paths). None or empty: that filter is off."""
+        of `files` (exact vault-relative paths) and whose date (`FileRecord.date`) falls on a day
+        within [since, until] (ISO days `YYYY-MM-DD`, inclusive; a file without a date is not
+        kept). None or empty: that filter is off."""
+        ...
+
+    def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
+        """Ids of indexed (not skipped) files with chunks and a date, newest first, only those
+        in `allowed` when given; at most `limit` (browsing a period)."""
         ...
 
     def note_tags(self) -> dict[int, tuple[str, ...]]:

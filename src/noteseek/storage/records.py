@@ -51,6 +51,10 @@ class FileRecord:
     # unsupported; the reason is `problem`), and the library that read it, or "missing:<module>".
     outcome: str | None = None
     engine: str | None = None
+    # core/note_dates.note_date(): an ISO day or local date-time, and where it came from
+    # (frontmatter, filename, document, mtime).
+    date: str | None = None
+    date_source: str | None = None
 
 
 @dataclass(frozen=True)

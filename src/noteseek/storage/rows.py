@@ -27,6 +27,8 @@ class ChunkRow:
     sheet: str | None = None
     row_first: int | None = None
     row_last: int | None = None
+    date: str | None = None  # its file's date (ISO day or date-time) and where that came from
+    date_source: str | None = None
 
 
 @dataclass(frozen=True)

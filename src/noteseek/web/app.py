@@ -31,6 +31,7 @@ from noteseek import (
     Index,
     IndexLockedError,
     IndexNotFoundError,
+    InvalidDateError,
     NoteAccessError,
     NoteseekError,
     SearchRequest,
@@ -70,6 +71,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 FilterValue = Annotated[str, StringConstraints(max_length=MAX_FILTER_CHARS)]
 Filter = Annotated[
     list[FilterValue], Query(max_length=MAX_FILTER_VALUES, description="Repeatable.")
+]
+When = Annotated[
+    str | None,
+    Query(
+        max_length=64,
+        description="A date (2026-11-30, 2026-11), a span back from today (7d, 2w, 3m, 1y) or "
+        "words (yesterday, last week, gestern).",
+    ),
 ]
 
 
@@ -163,10 +172,15 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         file: Filter = [],  # noqa: B006
         max_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
         explain: bool = False,
+        since: When = None,
+        until: When = None,
+        sort: Literal["relevance", "date"] = "relevance",
+        time_parse: bool = True,
     ) -> Response:
         """Best notes for `q`, each with its best section (the hits of `noteseek search --json`).
         `folder` keeps notes under any of the folders, `tag` notes with every tag, `file` only
-        these vault-relative files."""
+        these vault-relative files; `since`/`until` notes dated within them (`2026-11-30`, `7d`,
+        `last week`, …), and a time phrase in `q` does the same unless `time_parse=false`."""
         request = SearchRequest(
             q,
             limit=limit,
@@ -176,6 +190,10 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             folders=tuple(folder) or None,
             tags=tuple(tag) or None,
             files=tuple(file) or None,
+            since=since or None,
+            until=until or None,
+            sort=sort,
+            time_parse=time_parse,
         )
         submitted = time.perf_counter()
 
@@ -184,8 +202,16 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             started = time.perf_counter()
             result = index.run_search(request)
             searched = time.perf_counter()
+            window = result.time_range
             body = _json_bytes(
-                {"query": q, "mode": mode, "degraded": result.degraded, "hits": result.hits_json()}
+                {
+                    "query": q,
+                    "mode": mode,
+                    "degraded": result.degraded,
+                    "time_range": window.to_json() if window is not None else None,
+                    "searched": result.searched,
+                    "hits": result.hits_json(),
+                }
             )
             return body, _server_timing(
                 queue=started - submitted,
@@ -285,12 +311,16 @@ def _add_error_handlers(app: FastAPI) -> None:
         # The file was removed while the server runs: it answers again once it is rebuilt.
         return _error(503, str(exc))
 
+    async def bad_date(request: Request, exc: Exception) -> Response:
+        return _error(422, f"bad parameter: {exc}")
+
     async def domain_error(request: Request, exc: Exception) -> Response:
         return _error(500, str(exc))
 
     app.add_exception_handler(RequestValidationError, bad_request)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(NoteAccessError, note_error)
+    app.add_exception_handler(InvalidDateError, bad_date)
     app.add_exception_handler(PoolTimeoutError, timeout)
     app.add_exception_handler(IndexLockedError, locked)
     app.add_exception_handler(IndexNotFoundError, no_index)

@@ -85,12 +85,27 @@ ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})  # type:
 NoteReply = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
 
 
+class TimeRangeModel(BaseModel):
+    """Inclusive days (null: open on that side) and the phrase they were read from ('' when
+    they came from since/until alone)."""
+
+    since: str | None
+    until: str | None
+    phrase: str
+
+
 class SearchReply(BaseModel):
     """The document `noteseek search --json` prints."""
 
     query: str
     mode: str
     degraded: str | None = Field(description="Why vectors were not used, or null.")
+    time_range: TimeRangeModel | None = Field(
+        description="The days kept (since/until and a time phrase of the query), or null."
+    )
+    searched: str | None = Field(
+        description="The text searched once a time phrase was taken out of the query, or null."
+    )
     hits: list[HitModel]  # type: ignore[valid-type]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ...core.chunker import SECTION_SEPARATOR, content_hash, embedding_text
 from ...core.document_location import OUTCOME_LABELS
 from ...core.language import note_language
+from ...core.note_dates import note_date
 from ...core.query import name_key
 from ...documents import ExtractionResult, Outcome, TextUnit
 from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, scrub
@@ -186,6 +187,7 @@ def document_rows(
             )
         )
     names = [title, *(scrub(n, allow=allow, known=known).text for n in file_names)]
+    dated = note_date(document_stem(rel_path, kind), document=meta.fields, mtime_ns=mtime_ns)
     warning = problem_text(result.outcome, result.reason, shown_path) if result.reason else None
     record = FileRecord(
         path=rel_path,
@@ -203,5 +205,7 @@ def document_rows(
         kind=kind,
         outcome=Outcome.OK.value,
         engine=doc.engine,
+        date=dated.value,
+        date_source=dated.source,
     )
     return DocumentRows(record, chunks, embed_texts, secrets)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.language import note_language
+from ...core.note_dates import note_date
 from ...core.query import name_key, tag_key
 from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, ScrubResult, scrub
 from ...storage.records import ChunkRecord, FileRecord, FileState
@@ -133,6 +134,7 @@ def prepare_note(
             note.rel_path,
             summary,
         )
+    dated = note_date(stem, frontmatter=meta.raw, mtime_ns=raw.mtime_ns)
     record = FileRecord(
         path=note.rel_path,
         # The stat of the bytes actually read: the file may have changed since it was listed.
@@ -149,5 +151,7 @@ def prepare_note(
         lang=note_language(scrubbed.text),
         skipped_sections=len(note_chunks.skipped_sections),
         secrets_scrubbed=sum(scrubbed.counts.values()),
+        date=dated.value,
+        date_source=dated.source,
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))

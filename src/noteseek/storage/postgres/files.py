@@ -40,10 +40,14 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         return None if value is None else int(value)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        """Record a new mtime for a file whose content did not change."""
+        """Record a new mtime for a file whose content did not change (and the date it gives a
+        file dated by its mtime)."""
+        from ...core.note_dates import mtime_date  # not on a search's import path
+
         self.run(
-            "UPDATE files SET mtime_ns = %s, size = %s WHERE collection_id = %s AND path = %s",
-            (mtime_ns, size, self.collections.only, path),
+            "UPDATE files SET mtime_ns = %s, size = %s, note_date = CASE WHEN date_source = "
+            "'mtime' THEN %s ELSE note_date END WHERE collection_id = %s AND path = %s",
+            (mtime_ns, size, mtime_date(mtime_ns), self.collections.only, path),
         )
 
     def delete_file(self, path: str) -> None:
@@ -102,18 +106,20 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             self.scalar(
                 "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, "
                 "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed, "
-                "kind, outcome, engine) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+                "kind, outcome, engine, note_date, date_source) "
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
                 "ON CONFLICT (collection_id, path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
                 "size = excluded.size, content_hash = excluded.content_hash, "
                 "title = excluded.title, status = excluded.status, problem = excluded.problem, "
                 "chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at, "
                 "skipped_sections = excluded.skipped_sections, "
                 "secrets_scrubbed = excluded.secrets_scrubbed, kind = excluded.kind, "
-                "outcome = excluded.outcome, engine = excluded.engine RETURNING id",
+                "outcome = excluded.outcome, engine = excluded.engine, "
+                "note_date = excluded.note_date, date_source = excluded.date_source RETURNING id",
                 (cid, record.path, record.mtime_ns, record.size, record.content_hash,
                  record.title, record.status, record.problem, len(chunks), now,
                  record.skipped_sections, record.secrets_scrubbed, record.kind,
-                 record.outcome, record.engine),
+                 record.outcome, record.engine, record.date, record.date_source),
             )
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)

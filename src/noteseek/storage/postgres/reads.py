@@ -153,12 +153,21 @@ class FileReads(FileWrites):
         folders: Sequence[str] | None,
         tags: Sequence[str] | None,
         files: Sequence[str] | None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> set[int]:
         """Ids of files under any of `folders` (prefixes as shown, '' = all) carrying every tag
-        in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`.
-        None or empty: that filter is off (as on SQLite)."""
+        in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`
+        and whose date's day is within [since, until] (ISO days, inclusive). None or empty:
+        that filter is off (as on SQLite)."""
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.collections.ids]
+        if since is not None:
+            clauses.append("left(note_date, 10) >= %s")
+            params.append(since)
+        if until is not None:
+            clauses.append("left(note_date, 10) <= %s")
+            params.append(until)
         if folders and "" not in folders:
             options: list[str] = []
             for folder in folders:
@@ -192,6 +201,25 @@ class FileReads(FileWrites):
         rows = self.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
         return {int(r[0]) for r in rows}
 
+    def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
+        """Ids of indexed files with chunks, newest date first (ties: path as stored), only
+        those in `allowed` when given; at most `limit`."""
+        if allowed is not None and not allowed:
+            return []
+        where = (
+            "collection_id = ANY(%s) AND status != 'skipped' AND chunk_count > 0 "
+            "AND note_date IS NOT NULL"
+        )
+        params: list[object] = [self.collections.ids]
+        if allowed is not None:
+            where += " AND id = ANY(%s)"
+            params.append(sorted(allowed))
+        rows = self.rows(
+            f"SELECT id FROM files WHERE {where} ORDER BY note_date DESC, path, id LIMIT %s",
+            [*params, limit],
+        )
+        return [int(r[0]) for r in rows]
+
     def note_tags(self) -> dict[int, tuple[str, ...]]:
         """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
         rows = self.rows(
@@ -221,8 +249,8 @@ class FileReads(FileWrites):
             return {}
         rows = self.rows(
             "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, c.heading_context, "
-            "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last "
-            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
+            "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last, f.note_date, "
+            "f.date_source FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
             "AND c.collection_id = ANY(%s)",
             ([int(i) for i in ids], self.collections.ids),
         )

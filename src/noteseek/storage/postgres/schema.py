@@ -173,11 +173,21 @@ CREATE TABLE chunks_e5(
 );
 """
 
+# SQLite's m008: each file's date (an ISO day or local date-time) and its source (frontmatter,
+# filename, document, mtime; core/note_dates.py). Existing rows get NULL until the pipeline bump
+# that comes with it re-processes them; a date filter keeps no NULL.
+M005_NOTE_DATES = """
+ALTER TABLE files ADD COLUMN note_date text;    -- '2026-11-30' or '2026-11-30T14:05:00'
+ALTER TABLE files ADD COLUMN date_source text;  -- frontmatter | filename | document | mtime
+CREATE INDEX files_by_date ON files(collection_id, note_date);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", M001_INITIAL),
     Migration(2, "left_out", M002_LEFT_OUT),
     Migration(3, "documents", M003_DOCUMENTS),
     Migration(4, "note_terms", M004_NOTE_TERMS),
+    Migration(5, "note_dates", M005_NOTE_DATES),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -49,9 +49,14 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        """Record a new mtime for a file whose content did not change."""
+        """Record a new mtime for a file whose content did not change (and the date it gives a
+        file dated by its mtime)."""
+        from ...core.note_dates import mtime_date  # not on a search's import path
+
         self.db.execute(
-            "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path)
+            "UPDATE files SET mtime_ns = ?, size = ?, note_date = CASE WHEN date_source = 'mtime' "
+            "THEN ? ELSE note_date END WHERE path = ?",
+            (mtime_ns, size, mtime_date(mtime_ns), path),
         )
 
     def delete_file(self, path: str) -> None:
@@ -89,14 +94,16 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine, "
+            "note_date, date_source) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
             "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
             "skipped_sections=excluded.skipped_sections, "
             "secrets_scrubbed=excluded.secrets_scrubbed, "
-            "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine",
+            "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine, "
+            "note_date=excluded.note_date, date_source=excluded.date_source",
             (
                 file_id,
                 record.path,
@@ -113,6 +120,8 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
                 record.kind,
                 record.outcome,
                 record.engine,
+                record.date,
+                record.date_source,
             ),
         )
         if file_id is None:
@@ -245,12 +254,21 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         folders: Sequence[str] | None,
         tags: Sequence[str] | None,
         files: Sequence[str] | None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> set[int]:
         """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
-        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags) and whose
-        path is one of `files` (exact paths). None or empty: that filter is off."""
+        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags), whose
+        path is one of `files` (exact paths) and whose date's day is within [since, until] (ISO
+        days, inclusive). None or empty: that filter is off."""
         clauses: list[str] = []
         params: list[object] = []
+        if since is not None:
+            clauses.append("substr(note_date, 1, 10) >= ?")
+            params.append(since)
+        if until is not None:
+            clauses.append("substr(note_date, 1, 10) <= ?")
+            params.append(until)
         if folders and "" not in folders:  # the vault root contains everything
             clauses.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")")
             for folder in folders:
@@ -267,6 +285,22 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             params.append(json.dumps(list(files)))
         where = " AND ".join(clauses) or "1"
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
+
+    def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
+        """Ids of indexed files with chunks, newest date first (ties: path), only those in
+        `allowed` when given; at most `limit`."""
+        if allowed is not None and not allowed:
+            return []
+        where = "status != 'skipped' AND chunk_count > 0 AND note_date IS NOT NULL"
+        params: list[object] = []
+        if allowed is not None:
+            where += " AND id IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(sorted(allowed)))
+        rows = self.db.execute(
+            f"SELECT id FROM files WHERE {where} ORDER BY note_date DESC, path LIMIT ?",
+            [*params, limit],
+        )
+        return [int(r[0]) for r in rows]
 
     def note_tags(self) -> dict[int, tuple[str, ...]]:
         """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
@@ -292,7 +326,8 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
             f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context, c.page, "
-            f"c.page_label, c.slide, c.sheet, c.row_first, c.row_last FROM chunks c "
+            f"c.page_label, c.slide, c.sheet, c.row_first, c.row_last, f.note_date, "
+            f"f.date_source FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             list(ids),
         )

@@ -245,6 +245,21 @@ def m007_note_terms(db: Connection) -> None:
     )
 
 
+def m008_note_dates(db: Connection) -> None:
+    """Each file's date and where it came from (core/note_dates.py): frontmatter, the file name
+    of a daily or periodic note, a document's metadata, or the modification time. An ISO day or
+    local date-time; date filters compare its first ten characters. Existing rows get NULL, which
+    no date filter keeps, until the next update re-processes every note (the pipeline version
+    bump that comes with this migration); vectors are reused by content hash."""
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN note_date TEXT;    -- '2026-11-30' or '2026-11-30T14:05:00'
+        ALTER TABLE files ADD COLUMN date_source TEXT;  -- frontmatter | filename | document | mtime
+        CREATE INDEX IF NOT EXISTS files_by_date ON files(note_date);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
@@ -253,5 +268,6 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m005_left_out,
     m006_documents,
     m007_note_terms,
+    m008_note_dates,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,7 @@
   const SNIPPET_CHARS = 260;
   const $ = (id) => document.getElementById(id);
   const q = $("q"), mode = $("mode"), folder = $("folder"), tag = $("tag");
+  const since = $("since"), sort = $("sort");
   const list = $("results"), status = $("status");
   const previewTitle = $("preview-title"), previewCrumb = $("preview-crumb");
   const previewText = $("preview-text"), obsidian = $("obsidian-link");
@@ -141,6 +142,14 @@
       const path = document.createElement("div");
       path.className = "path";
       path.textContent = hit.path;
+      if (hit.date) {
+        const when = document.createElement("time");
+        when.className = "date";
+        when.dateTime = hit.date;
+        when.title = "date from " + hit.date_source;
+        when.textContent = hit.date.slice(0, 10);
+        path.append(" ", when);
+      }
       const where = document.createElement("div");
       where.className = "crumb";
       where.textContent = crumb(hit);
@@ -173,6 +182,8 @@
     const p = new URLSearchParams({ q: q.value, mode: mode.value, limit: String(LIMIT) });
     if (folder.value) p.append("folder", folder.value);
     for (const t of tag.value.split(/[\s,]+/)) if (t) p.append("tag", t);
+    if (since.value) p.append("since", since.value);
+    if (sort.value !== "relevance") p.append("sort", sort.value);
     return p;
   }
 
@@ -198,11 +209,19 @@
       const ms = Math.round(performance.now() - started);
       status.textContent =
         (hits.length ? `${hits.length} note${hits.length === 1 ? "" : "s"}` : "No notes match") +
-        ` (${ms} ms)` + (body.degraded ? ` — keyword search only: ${body.degraded}` : "");
+        ` (${ms} ms)` + dates(body.time_range) +
+        (body.degraded ? ` — keyword search only: ${body.degraded}` : "");
     } catch (error) {
       if (error.name === "AbortError" || mine !== generation) return;
       status.textContent = "Search failed: " + error.message;
     }
+  }
+
+  // " — dated 2026-11-23 to 2026-11-29 ("last week")": the days kept, and the query's phrase.
+  function dates(range) {
+    if (!range) return "";
+    const phrase = range.phrase ? ` ("${range.phrase}")` : "";
+    return ` — dated ${range.since || "any time"} to ${range.until || "now"}${phrase}`;
   }
 
   function schedule(delay = DEBOUNCE_MS) {
@@ -278,6 +297,8 @@
   tag.addEventListener("input", () => schedule());
   mode.addEventListener("change", () => schedule(0));
   folder.addEventListener("change", () => schedule(0));
+  since.addEventListener("change", () => schedule(0));
+  sort.addEventListener("change", () => schedule(0));
   loadFilters();
   if (q.value) schedule(0);
 })();
