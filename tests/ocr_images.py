@@ -61,7 +61,9 @@ def font_path(*, mono: bool = False, bold: bool = False) -> Path:
     bundled = Path(matplotlib.__file__).parent / "mpl-data" / "fonts" / "ttf" / f"{name}.ttf"
     if bundled.is_file():
         return bundled
-    raise FileNotFoundError(f"no {name}.ttf: apt-get install fonts-dejavu-core, or pip install matplotlib")
+    raise FileNotFoundError(
+        f"no {name}.ttf: apt-get install fonts-dejavu-core, or pip install matplotlib"
+    )
 
 
 def _font(size: int, *, mono: bool = False, bold: bool = False) -> ImageFont.FreeTypeFont:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .engine.coverage import Coverage, FileCoverage
     from .engine.index import Index, IndexStatus
     from .engine.locations import data_dir, default_db_path
+    from .engine.image_access import ImageFile
     from .engine.note_access import NoteText
     from .engine.open import LazyIndex, Locator, locate_index, open_index
     from .engine.request import SearchRequest, SearchResult
@@ -91,6 +92,7 @@ _EXPORTS: dict[str, str] = {
     "Index": "engine.index",
     "IndexStatus": "engine.index",
     "NoteText": "engine.note_access",
+    "ImageFile": "engine.image_access",
     "LazyIndex": "engine.open",
     "Locator": "engine.open",
     "locate_index": "engine.open",
@@ -135,6 +137,7 @@ __all__ = [
     "IndexNotFoundError",
     "IndexOptions",
     "IndexReadOnlyError",
+    "ImageFile",
     "IndexStats",
     "IndexStatus",
     "LazyIndex",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
-from .options import collection_option, db_option, vault_rule_options
+from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 
 if TYPE_CHECKING:
     from .. import IndexStats
@@ -70,11 +70,20 @@ def _print_stats(stats: IndexStats, db: object) -> None:
             click.echo(f"  {path}: {reason}", err=True)
         if len(stats.problems) > 50:
             click.echo("  … see 'noteseek status' for the full list", err=True)
+    if stats.ocr_pages or stats.ocr_reused:
+        reused = (
+            f", {stats.ocr_reused} image(s) moved or copied, not read again"
+            if stats.ocr_reused
+            else ""
+        )
+        click.echo(
+            f"OCR read {stats.ocr_pages} page(s) or image(s) in {stats.ocr_files} file(s){reused}"
+        )
     if stats.missing_libraries:
-        from ..documents import INSTALL_HINT
+        from ..documents import install_hint
 
         click.echo(
-            f"to read these documents, install the documents extra: {INSTALL_HINT} "
+            f"to read these documents, install the extra: {install_hint(stats.missing_libraries)} "
             f"(missing: {', '.join(stats.missing_libraries)})",
             err=True,
         )
@@ -110,6 +119,7 @@ def index_cmd(
     exclude: tuple[str, ...],
     allow_file: Path | None,
     no_documents: bool,
+    no_ocr: bool,
     multilingual: bool,
     quiet: bool,
 ) -> None:
@@ -123,6 +133,7 @@ def index_cmd(
         exclude=DEFAULT_EXCLUDE + exclude,
         allow=allow,
         documents=not no_documents,
+        ocr=ocr_wanted(no_ocr),
     )
     progress = _Progress(quiet)
     with open_index(
@@ -164,7 +175,9 @@ def _build_lane(idx: Any, quiet: bool) -> None:
     except ModelLoadError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo("multilingual lane stopped early; run the same command again to resume", err=True)
+        click.echo(
+            "multilingual lane stopped early; run the same command again to resume", err=True
+        )
         raise SystemExit(130) from None
     click.echo(
         f"multilingual lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..settings import DEFAULT_EXCLUDE
-from .options import collection_option, db_option, vault_rule_options
+from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 
 if TYPE_CHECKING:
     from .. import Index, Locator
@@ -68,6 +68,7 @@ def watch_cmd(
     exclude: tuple[str, ...],
     allow_file: Path | None,
     no_documents: bool,
+    no_ocr: bool,
     polling: bool,
     poll_interval: float,
     quiet: bool,
@@ -87,6 +88,7 @@ def watch_cmd(
         exclude=DEFAULT_EXCLUDE + exclude,
         allow=allow,
         documents=not no_documents,
+        ocr=ocr_wanted(no_ocr),
     )
     db_path: list[Locator] = []
 

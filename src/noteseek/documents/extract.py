@@ -171,7 +171,5 @@ def extract_file(
         else:
             hint = f": {install_hint([doc.ocr_missing])}" if doc.ocr_missing else ""
             why = f"has pages that are images only, without text (they need OCR{hint}): {pages}"
-        return result(
-            Outcome.OK, why, doc, missing=doc.ocr_missing, ocr_wanted=not limits.ocr
-        )
+        return result(Outcome.OK, why, doc, missing=doc.ocr_missing, ocr_wanted=not limits.ocr)
     return result(Outcome.OK, "", doc)

@@ -30,7 +30,7 @@ def extract_image(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
     require("tesserocr", what="text in images (OCR)")
     # Our own pixel cap is checked below, before any decoding; Pillow's warning would only
     # repeat it (and its error comes at twice the default, not at our limit).
-    pil.MAX_IMAGE_PIXELS = None
+    setattr(pil, "MAX_IMAGE_PIXELS", None)  # noqa: B010 (a module attribute mypy cannot see)
     try:
         image = pil.open(path)
     except (pil.UnidentifiedImageError, SyntaxError, ValueError) as exc:

@@ -67,7 +67,11 @@ def _engine(languages: str) -> Any:
     tesserocr = require("tesserocr", what="text in images (OCR)")
     wanted = [lang for lang in languages.split("+") if lang]
     folder = next(
-        (d for d in _tessdata_dirs() if all((d / f"{lang}.traineddata").is_file() for lang in wanted)),
+        (
+            d
+            for d in _tessdata_dirs()
+            if all((d / f"{lang}.traineddata").is_file() for lang in wanted)
+        ),
         None,
     )
     if folder is None:
@@ -117,7 +121,7 @@ def _keep(line: str) -> bool:
 def _resolution(image: Any) -> int:
     dpi = image.info.get("dpi")
     try:
-        value = int(round(float(dpi[0]))) if dpi else 0
+        value = round(float(dpi[0])) if dpi else 0
     except (TypeError, ValueError, IndexError):
         value = 0
     return value if 70 <= value <= 1200 else _DEFAULT_DPI

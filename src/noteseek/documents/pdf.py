@@ -19,6 +19,7 @@ from .errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
     EncryptedDocumentError,
+    NoTextFoundError,
     NoTextLayerError,
 )
 from .formats import library_version, require
@@ -220,10 +221,18 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
                 units.append(TextUnit(text[start:], section, location))
         missing = ocr_missing() if wanted and limits.ocr else None
         read = wanted[: limits.max_ocr_pages] if wanted and limits.ocr and not missing else []
+        left = wanted[len(read) :]
         if read:
             units.extend(_ocr_pages(doc, read, limits))
-            units.sort(key=lambda u: u.location.page or 0)  # stable: a page keeps its order
-        image_only = tuple(w.index + 1 for w in wanted[len(read) :])
+        # Pages not read by OCR keep whatever text layer they have.
+        units.extend(TextUnit(w.layer, w.section, w.location) for w in left if w.layer.strip())
+        units.sort(key=lambda u: u.location.page or 0)  # stable: a page keeps its order
+        image_only = tuple(w.index + 1 for w in left if not w.layer.strip())
+        if not units and read and not image_only:
+            raise NoTextFoundError(
+                "has no text layer, and OCR read no text on its image pages "
+                f"({', '.join(str(w.index + 1) for w in read[:20])})"
+            )
         if not units and image_only:
             raise NoTextLayerError(
                 "has only images on its pages, no text"

@@ -30,6 +30,7 @@ class Hit:
     the best of its chunks. For a document, `page` (1-based, PDF; `page_label` is the PDF's own
     label of it, e.g. "xii"), `slide` (1-based), `sheet` (name) and `rows` ((first, last), 1-based
     spreadsheet or CSV rows) say where the section's text is; None where they do not apply.
+    `kind` is the document's kind (`"image"`: text read by OCR), None for a note.
     """
 
     path: str
@@ -48,6 +49,8 @@ class Hit:
     sheet: str | None = None
     rows: tuple[int, int] | None = None
     explanation: Explanation | None = None
+    # A document's kind ("pdf", "image", "xlsx", ...); None for a Markdown note.
+    kind: str | None = None
 
     @property
     def location(self) -> str:
@@ -72,6 +75,8 @@ class Hit:
         data = asdict(self)
         if self.explanation is None:
             data.pop("explanation")
+        if self.kind is None:  # a note: the output notes have always had
+            data.pop("kind")
         if self.rows is not None:
             data["rows"] = list(self.rows)
         return data
