@@ -82,8 +82,13 @@ def _print_stats(stats: IndexStats, db: object) -> None:
     if stats.missing_libraries:
         from ..documents import install_hint
 
+        hint = install_hint(stats.missing_libraries)
+        extras = hint.split("[", 1)[1].split("]", 1)[0].split(",")
+        named = (
+            f"the {extras[0]} extra" if len(extras) == 1 else f"the {' and '.join(extras)} extras"
+        )
         click.echo(
-            f"to read these documents, install the extra: {install_hint(stats.missing_libraries)} "
+            f"to read these documents, install {named}: {hint} "
             f"(missing: {', '.join(stats.missing_libraries)})",
             err=True,
         )
