@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 import sysconfig
 from pathlib import Path
@@ -21,7 +22,7 @@ from .errors import UnsupportedDocumentError
 from .formats import OCR_MODULES, install_hint, library_version, require
 from .model import ExtractionLimits
 
-__all__ = ["ocr_engine_name", "ocr_missing", "recognise"]
+__all__ = ["ocr_engine_name", "ocr_missing", "recognise", "rejoin_tokens"]
 
 _ENGINES: dict[tuple[str, str], Any] = {}  # (tessdata folder, languages) -> PyTessBaseAPI
 _DEFAULT_DPI = 150
@@ -114,6 +115,38 @@ def _prepared(image: Any, limits: ExtractionLimits) -> Any:
     return rgb
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9+/=_.:-]{4,}")
+_MIXED = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+
+
+def _token_like(piece: str) -> bool:
+    """Looks like part of a key or token, not a word: letters and digits mixed, or the case
+    changing inside it (`cHGgMXGWV`, `5eKMDyI`); `iPhone` qualifies, `Planning` and `4471` not."""
+    if not _TOKEN.fullmatch(piece):
+        return False
+    letters = any(c.isalpha() for c in piece)
+    digits = any(c.isdigit() for c in piece)
+    return (letters and digits) or bool(_MIXED.search(piece))
+
+
+def rejoin_tokens(line: str) -> str:
+    """Glue back a key that OCR cut into pieces: adjacent token-like pieces become one.
+
+    Tesseract puts spaces inside long random strings (measured: a 40-character key in a
+    monospace screenshot came back in three pieces), and a scrubber rule needs the whole value
+    to see it. Two neighbouring token-like pieces are rare in prose, and gluing them costs a
+    search little; letting a key through in pieces would put it in the index.
+    """
+    pieces = line.split(" ")
+    out: list[str] = []
+    for piece in pieces:
+        if out and out[-1] and piece and _token_like(out[-1]) and _token_like(piece):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return " ".join(out)
+
+
 def _keep(line: str) -> bool:
     return any(sum(c.isalnum() for c in word) >= _MIN_LETTERS for word in line.split())
 
@@ -141,4 +174,5 @@ def recognise(image: Any, limits: ExtractionLimits, *, dpi: int | None = None) -
     finally:
         api.Clear()
     lines = [line.rstrip() for line in text.replace("\x0c", "").splitlines()]
-    return "\n".join(line for line in lines if not line.strip() or _keep(line)).strip()
+    kept = (rejoin_tokens(line) for line in lines if not line.strip() or _keep(line))
+    return "\n".join(kept).strip()
