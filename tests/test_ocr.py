@@ -197,3 +197,75 @@ def test_without_the_ocr_extra_images_are_named_with_the_extra(tmp_path: Path) -
     assert "pip install 'noteseek[ocr]'" in done.stderr
     status = _cli("status", "--db", db, env=env).stdout
     assert "install   pip install 'noteseek[ocr]'" in status, status
+
+
+def test_the_web_preview_serves_an_image_beside_its_text_through_the_path_checks(
+    ocr_vault: dict[str, Any],
+) -> None:
+    pytest.importorskip("fastapi", reason="the web extra is not installed")
+    import httpx
+
+    from noteseek.web.app import create_app
+
+    from .web_support import LOOPBACK_HOSTS, make_pool, serve
+
+    vault = ocr_vault["vault"]
+    (vault / "shots" / "later.png").write_bytes((vault / "shots" / "noise.png").read_bytes())
+    pool = make_pool(ocr_vault["db"])
+    try:
+        with (
+            serve(create_app(pool, hosts=LOOPBACK_HOSTS)) as base,
+            httpx.Client(base_url=base) as http,
+        ):
+            hit = http.get("/api/search", params={"q": "flaky checkout Marta"}).json()["hits"][0]
+            assert hit["path"] == "shots/whiteboard.jpg" and hit["kind"] == "image"
+            text = http.get("/api/notes/shots/whiteboard.jpg").json()
+            assert text["kind"] == "image" and "Marta" in text["text"]
+            image = http.get("/api/notes/shots/whiteboard.jpg", params={"image": "true"})
+            assert image.status_code == 200 and image.headers["content-type"] == "image/jpeg"
+            assert image.content == (vault / "shots" / "whiteboard.jpg").read_bytes()
+            assert image.headers["x-content-type-options"] == "nosniff"
+            # A note is no image; a file the index does not hold and traversal are refused.
+            for path in (
+                "/api/notes/notes.md",
+                "/api/notes/shots/later.png",
+                "/api/notes/..%2f..%2fetc%2fpasswd",
+                "/api/notes/%2e%2e/%2e%2e/etc/hostname",
+            ):
+                refused = http.get(path, params={"image": "true"})
+                assert refused.status_code == 404, (path, refused.text)
+                assert refused.headers["content-type"].startswith("application/json")
+    finally:
+        pool.close()
+        (vault / "shots" / "later.png").unlink()
+
+
+def test_rejoin_tokens_glues_a_cut_key_and_leaves_prose_alone() -> None:
+    from noteseek.documents.ocr import rejoin_tokens
+
+    assert rejoin_tokens("KEY=cHGgMXGWV rARUdyRhYGcg5eK fOD9w8eKqiNu") == (
+        "KEY=cHGgMXGWVrARUdyRhYGcg5eKfOD9w8eKqiNu"
+    )
+    for prose in (
+        "Quarterly planning for the lighthouse project",
+        "Invoice number 4471 for harbour cranes",
+        "my iPhone and the MacBook",
+    ):
+        assert rejoin_tokens(prose) == prose
+
+
+def test_image_outcomes_too_large_corrupt_and_timed_out(tmp_path: Path) -> None:
+    from noteseek.documents import ExtractionLimits, ExtractionPool, Outcome, extract_file
+
+    shot = screenshot(tmp_path / "shot.png", ["A short line of text"]).path
+    big = extract_file(shot, limits=ExtractionLimits(max_image_pixels=1000))
+    assert big.outcome is Outcome.TOO_LARGE and "pixels (the limit is 1,000 pixels)" in big.reason
+    fake = tmp_path / "fake.jpg"
+    fake.write_text("<html>not an image</html>")
+    bad = extract_file(fake)
+    assert bad.outcome is Outcome.CORRUPT and "its content looks like HTML" in bad.reason
+    off = extract_file(shot, limits=ExtractionLimits(ocr=False))
+    assert off.outcome is Outcome.UNSUPPORTED and "OCR is turned off" in off.reason
+    with ExtractionPool(limits=ExtractionLimits(timeout_seconds=0.05)) as pool:
+        slow = pool.extract(shot)  # a worker's start and the model load alone take longer
+    assert slow.outcome is Outcome.TIMED_OUT and "was stopped" in slow.reason

@@ -228,11 +228,10 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         symlinks and encoded traversal are 404."""
         if image:
             found = await pool.run(lambda index: index.read_image(path))
-            # nosniff: the type is the one its bytes showed; no caching of a file that may change.
+            # The type is the one its bytes showed (every reply is nosniff); not cached, since
+            # the file may change under the same path.
             return Response(
-                found.data,
-                media_type=found.media_type,
-                headers={"cache-control": "no-store", "x-content-type-options": "nosniff"},
+                found.data, media_type=found.media_type, headers={"cache-control": "no-store"}
             )
         return JSONResponse(
             await pool.run(
