@@ -32,9 +32,9 @@ if TYPE_CHECKING:
         default_embedder,
     )
     from .engine.coverage import Coverage, FileCoverage
+    from .engine.image_access import ImageFile
     from .engine.index import Index, IndexStatus
     from .engine.locations import data_dir, default_db_path
-    from .engine.image_access import ImageFile
     from .engine.note_access import NoteText
     from .engine.open import LazyIndex, Locator, locate_index, open_index
     from .engine.request import SearchRequest, SearchResult
@@ -132,12 +132,12 @@ __all__ = [
     "FileCoverage",
     "GateSettings",
     "Hit",
+    "ImageFile",
     "Index",
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexOptions",
     "IndexReadOnlyError",
-    "ImageFile",
     "IndexStats",
     "IndexStatus",
     "LazyIndex",

@@ -13,11 +13,10 @@ refresh) writes, when `--db` is a read replica.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import os
 
 import click
 
