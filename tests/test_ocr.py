@@ -269,3 +269,28 @@ def test_image_outcomes_too_large_corrupt_and_timed_out(tmp_path: Path) -> None:
     with ExtractionPool(limits=ExtractionLimits(timeout_seconds=0.05)) as pool:
         slow = pool.extract(shot)  # a worker's start and the model load alone take longer
     assert slow.outcome is Outcome.TIMED_OUT and "was stopped" in slow.reason
+
+
+def test_mcp_get_note_returns_an_images_text_with_its_path(ocr_vault: dict[str, Any]) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+
+    from noteseek.mcp.server import VaultService, build_server
+
+    service = VaultService(db=str(ocr_vault["db"]))
+
+    async def body(client: Client) -> str:
+        reply = await client.call_tool("get_note", {"path": "shots/whiteboard.jpg"})
+        assert not reply.is_error
+        return "\n".join(block.text for block in reply.content)
+
+    async def main() -> str:
+        async with Client(build_server(service), mode="legacy") as client:
+            return await body(client)
+
+    try:
+        text = anyio.run(main)
+    finally:
+        service.close()
+    assert "shots/whiteboard.jpg" in text and "Marta" in text
