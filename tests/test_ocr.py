@@ -294,3 +294,26 @@ def test_mcp_get_note_returns_an_images_text_with_its_path(ocr_vault: dict[str, 
     finally:
         service.close()
     assert "shots/whiteboard.jpg" in text and "Marta" in text
+
+
+def test_the_watcher_reads_a_new_screenshot(tmp_path: Path) -> None:
+    import signal
+
+    from .test_watch_cli import body, found, wait_until, watching
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "notes.md").write_text(body("zqnote"))
+    db = tmp_path / "i.db"
+    with watching(vault, db, tmp_path) as watch:
+        assert found(db, "zqnote") == ["notes.md"]
+        runs = len(watch.runs())
+        # Saved the way a screenshot tool does: a temporary name, then renamed into place.
+        screenshot(tmp_path / "tmp.png", ["Cardamom shipment arrives on Thursday"])
+        os.replace(tmp_path / "tmp.png", vault / "Screenshot 2026-12-01.png")
+        wait_until(
+            lambda: found(db, "cardamom shipment") == ["Screenshot 2026-12-01.png"],
+            what="new screenshot",
+        )
+        watch.wait_for_run(runs, ": 1 added,")
+        assert watch.stop(signal.SIGTERM) == 0
