@@ -172,4 +172,6 @@ def extract_file(
             hint = f": {install_hint([doc.ocr_missing])}" if doc.ocr_missing else ""
             why = f"has pages that are images only, without text (they need OCR{hint}): {pages}"
         return result(Outcome.OK, why, doc, missing=doc.ocr_missing, ocr_wanted=not limits.ocr)
-    return result(Outcome.OK, "", doc)
+    # Only thin or broken text layers wanted OCR: kept as they are, read again with OCR on.
+    wanted = not limits.ocr and bool(doc.ocr_left)
+    return result(Outcome.OK, "", doc, missing=doc.ocr_missing, ocr_wanted=wanted)

@@ -93,6 +93,9 @@ class ExtractedDocument:
     # 1-based pages (1 for a single image, frames of a TIFF) whose text came from OCR.
     ocr_pages: tuple[int, ...] = ()
     ocr_missing: str | None = None  # the OCR package not installed, when pages needed it
+    # Pages that wanted OCR and were not read (OCR off or missing, past the page limit): the
+    # image-only ones and those with a thin or broken text layer, which was kept.
+    ocr_left: tuple[int, ...] = ()
 
     @property
     def char_count(self) -> int:

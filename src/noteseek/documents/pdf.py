@@ -250,6 +250,7 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
             image_only_pages=image_only,
             ocr_pages=tuple(w.index + 1 for w in read),
             ocr_missing=missing,
+            ocr_left=tuple(w.index + 1 for w in left),
         )
     finally:
         doc.close()

@@ -293,7 +293,8 @@ def document_results(
     if not todo or stop.is_set():
         return
     images = [t for t, entries in todo.items() if entries[0][0].kind == IMAGE_KIND]
-    texts = [t for t in todo if t not in set(images)]
+    is_image = set(images)
+    texts = [t for t in todo if t not in is_image]
     workers = max(1, min(MAX_WORKERS, os.cpu_count() or 1, len(todo)))
     held: dict[str, ExtractionResult] = {}  # text-layer results of PDFs that want OCR
     with ExtractionPool(workers=workers, limits=limits) as pool:
