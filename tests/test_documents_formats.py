@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.documents import Outcome, TextUnit, extract_file
+from noteseek.documents import ExtractionLimits, Outcome, TextUnit, extract_file
 
 from .documents_samples import sample
 
@@ -83,12 +83,24 @@ def test_pdf_encryption_outcomes() -> None:
 
 
 def test_pdf_image_only_pages_are_reported_not_guessed() -> None:
-    box = extract_file(sample("box.pdf"))
-    assert box.outcome is Outcome.NO_TEXT and "OCR" in box.reason and "box.pdf" in box.reason
-    mixed = extract_file(sample("imagemagick-images.pdf"))
+    off = ExtractionLimits(ocr=False)
+    box = extract_file(sample("box.pdf"), limits=off)
+    assert box.outcome is Outcome.NO_TEXT and "OCR is off" in box.reason and "box.pdf" in box.reason
+    assert box.ocr_wanted
+    mixed = extract_file(sample("imagemagick-images.pdf"), limits=off)
     assert mixed.outcome is Outcome.OK and mixed.document is not None
     assert mixed.document.image_only_pages == (4, 5)
     assert "4, 5" in mixed.reason
+
+
+def test_pdf_image_only_pages_go_through_ocr() -> None:
+    # box.pdf's one page is a drawing without letters: OCR runs and finds nothing.
+    box = extract_file(sample("box.pdf"))
+    assert box.outcome is Outcome.NO_TEXT_FOUND and "OCR read no text" in box.reason
+    mixed = extract_file(sample("imagemagick-images.pdf"))
+    assert mixed.outcome is Outcome.OK and mixed.document is not None
+    # Pages 4 and 5 have no text layer; the others only the word "Background" over an image.
+    assert {4, 5} <= set(mixed.document.ocr_pages) and mixed.document.image_only_pages == ()
 
 
 def test_pptx_slide_title_group_table_and_notes() -> None:

@@ -54,7 +54,7 @@ SAMPLE_OUTCOMES = {
     "calamine-password.xlsx": "encrypted",
     "calamine-password.xls": "encrypted",
     "calamine-password.ods": "encrypted",
-    "box.pdf": "no text layer",
+    "box.pdf": "no text found",  # a drawing: OCR runs on its one page and reads nothing
 }
 EXCALIDRAW = """---
 excalidraw-plugin: parsed
@@ -151,10 +151,10 @@ def test_every_hostile_file_ends_with_a_named_reason(index: Index) -> None:
     # Read after all: the pool retried far-cell.xlsx with openpyxl; PDFium rebuilt the xref.
     for path in ("hostile/far-cell.xlsx", "hostile/huge-dimension.xlsx", "hostile/broken-xref.pdf"):
         assert path not in problems
-    assert problems["docs/imagemagick-images.pdf"][0] == "warning"
-    assert "4, 5" in problems["docs/imagemagick-images.pdf"][1]
+    # Its pages without a text layer (4, 5) are read by OCR now: no warning left.
+    assert "docs/imagemagick-images.pdf" not in problems
     outcomes = {(kind, outcome) for kind, outcome, _ in status.documents}
-    assert {("pdf", "encrypted"), ("pdf", "no_text"), ("xlsx", "too_large")} <= outcomes
+    assert {("pdf", "encrypted"), ("pdf", "no_text_found"), ("xlsx", "too_large")} <= outcomes
 
 
 def test_everything_else_stays_searchable(index: Index) -> None:
@@ -229,7 +229,7 @@ def test_cli_names_the_location_and_status_the_outcomes(index: Index) -> None:
     assert "[skipped] docs/encrypted-file.pdf: encrypted: is password-protected" in status.stdout
     assert "documents" in status.stdout and "5 encrypted" in status.stdout
     documents = json.loads(_cli("status", "--db", db, "--json").stdout)["documents"]
-    assert documents["pdf"]["encrypted"] == 2 and documents["pdf"]["no_text"] == 1
+    assert documents["pdf"]["encrypted"] == 2 and documents["pdf"]["no_text_found"] == 1
 
 
 def test_context_block_names_the_location(index: Index) -> None:

@@ -30,10 +30,10 @@ class CountingPool(ExtractionPool):
         CountingPool.opened += 1
         super().__init__(**kwargs)  # type: ignore[arg-type]
 
-    def extract_many(self, paths):  # type: ignore[no-untyped-def]
+    def extract_many(self, paths, *, limits=None):  # type: ignore[no-untyped-def]
         paths = list(paths)
         CountingPool.files += [Path(p).name for p in paths]
-        return super().extract_many(paths)
+        return super().extract_many(paths, limits=limits)
 
 
 @pytest.fixture

@@ -64,10 +64,11 @@ def test_walk_finds_notes_and_documents_in_order_and_prunes_folders(tmp_path: Pa
         "b/Drafts/case.md",
         "b/alias.md",
         "b/c.md",
+        "b/image.png",  # an image is a document (read by OCR)
         "b/report.pdf",
         "z/y/x/deep.md",
     ]
-    assert [n.kind for n in notes] == ["note"] * 5 + ["pdf", "note"]
+    assert [n.kind for n in notes] == ["note"] * 5 + ["image", "pdf", "note"]
     # Symlinked folders are not followed (not even into the vault) and are not problems; a
     # hidden note is left out but named, so the run says why it is missing.
     assert passed_over == [
@@ -80,13 +81,14 @@ def test_walk_finds_notes_and_documents_in_order_and_prunes_folders(tmp_path: Pa
         assert n.mtime_ns == os.stat(n.abs_path).st_mtime_ns
     # Documents off: only the notes.
     only_notes, _ = walk_vault(root, exclude=(".obsidian", "drafts"), documents=False)
-    assert "b/report.pdf" not in {n.rel_path for n in only_notes}
+    assert {"b/report.pdf", "b/image.png"}.isdisjoint(n.rel_path for n in only_notes)
     # Include: notes directly in included folders (and below them), the same pruning.
     included, _ = walk_vault(root, include=("b",), exclude=("drafts",))
     assert [n.rel_path for n in included] == [
         "b/Drafts/case.md",
         "b/alias.md",
         "b/c.md",
+        "b/image.png",
         "b/report.pdf",
     ]
 

@@ -160,7 +160,7 @@ def test_noise_outside_the_index_is_ignored(vault: Path) -> None:
     (vault / "notes" / ".hidden" / "h.md").write_text("# hidden\n")
     (vault / "private" / "secret.md").write_text("# private\n")
     (vault / "drafts" / "d.md").write_text("# draft\n")
-    (vault / "notes" / "image.png").write_bytes(b"\x89PNG")
+    (vault / "notes" / "sound.mp3").write_bytes(b"ID3")  # not a kind noteseek reads
     (vault / "notes" / "#a.md#").write_text("emacs autosave")
     os.symlink("root@host.1234", vault / "notes" / ".#a.md")  # emacs lock
     (vault / "notes" / "a.md.bak").write_text("backup")

@@ -99,7 +99,7 @@ def test_ignored_paths() -> None:
         PathChange("n/.hidden", gone=False, is_dir=True),
         PathChange("n/4913", gone=True),
         PathChange("n/a.md~", gone=True),
-        PathChange("n/image.png", gone=False),
+        PathChange("n/sound.mp3", gone=False),
         PathChange("n", gone=False, is_dir=True, modified=True),
         PathChange("secret/s.md", gone=False),
         PathChange("", gone=False, is_dir=True),
@@ -139,6 +139,7 @@ def test_documents_are_indexed_paths_unless_documents_are_off() -> None:
     assert on.file_kind("Manual.PDF") == "pdf" and on.file_kind("x.excalidraw.md") == "excalidraw"
     assert on.file_kind("x.md") == "note" and off.file_kind("x.md") == "note"
     assert off.file_kind("Manual.pdf") is None and off.file_kind("x.excalidraw.md") is None
-    assert on.file_kind("image.png") is None and on.file_kind(".x.pdf") is None
+    assert on.file_kind("image.png") == "image" and off.file_kind("image.png") is None
+    assert on.file_kind("sound.mp3") is None and on.file_kind(".x.pdf") is None
     assert on.is_note_path("notes/deck.pptx") and not off.is_note_path("notes/deck.pptx")
     assert not on.is_note_path(".obsidian/plugins/readme.txt")

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .embedding.embedder import default_embedder as default_embedder
     from .engine.coverage import Coverage as Coverage
     from .engine.coverage import FileCoverage as FileCoverage
+    from .engine.image_access import ImageFile as ImageFile
     from .engine.index import Index as Index
     from .engine.index import IndexStatus as IndexStatus
     from .engine.locations import data_dir as data_dir
@@ -104,6 +105,7 @@ _EXPORTS: dict[str, str] = {
     "data_dir": "engine.locations",
     "default_db_path": "engine.locations",
     "NoteText": "engine.note_access",
+    "ImageFile": "engine.image_access",
     "LazyIndex": "engine.open",
     "Locator": "engine.open",
     "locate_index": "engine.open",

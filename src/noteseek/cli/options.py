@@ -1,7 +1,8 @@
 """The options every command that opens an index shares: `--db`, `--collection`, `--write-db`.
 
 `vault_rule_options` are the rules of what an update reads (`--include`, `--exclude`,
-`--allow-file`, `--no-documents`), shared by `index` and `watch` so both say the same.
+`--allow-file`, `--no-documents`, `--no-ocr`), shared by `index` and `watch` so both say the same;
+`ocr_wanted` folds `--no-ocr` and $NOTESEEK_OCR into one flag.
 
 `--db` is an index file or a database URL (`postgresql://user@host:port/db?sslmode=…`); a URL's
 password is better kept in ~/.pgpass ($PGPASSFILE) or $PGPASSWORD than on a command line, which
@@ -12,18 +13,20 @@ refresh) writes, when `--db` is a read replica.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..settings import ENV_COLLECTION, ENV_DB, ENV_WRITE_DB
+from ..settings import ENV_COLLECTION, ENV_DB, ENV_OCR, ENV_WRITE_DB, FALSE_VALUES
 
 __all__ = [
     "collection_option",
     "db_option",
     "joined",
+    "ocr_wanted",
     "vault_rule_options",
     "write_db_option",
 ]
@@ -71,8 +74,14 @@ def write_db_option() -> Decorator:
     )
 
 
+def ocr_wanted(no_ocr: bool) -> bool:
+    """OCR is on unless `--no-ocr` or $NOTESEEK_OCR says off."""
+    return not no_ocr and os.environ.get(ENV_OCR, "").strip().lower() not in FALSE_VALUES
+
+
 def vault_rule_options() -> Decorator:
-    """`--include`, `--exclude`, `--allow-file` and `--no-documents`: what an update reads."""
+    """`--include`, `--exclude`, `--allow-file`, `--no-documents`, `--no-ocr`: what an update
+    reads."""
     rules = (
         click.option("--include", multiple=True, help="Only index these folders (repeatable)."),
         click.option(
@@ -88,7 +97,14 @@ def vault_rule_options() -> Decorator:
         click.option(
             "--no-documents",
             is_flag=True,
-            help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas and drawing files out.",
+            help="Markdown notes only: leave PDF, Office, CSV, HTML, canvas, drawing and image "
+            "files out.",
+        ),
+        click.option(
+            "--no-ocr",
+            is_flag=True,
+            help=f"Do not read images or scanned PDF pages by OCR (also ${ENV_OCR}=0); images "
+            "are listed as not read.",
         ),
     )
 

@@ -69,6 +69,7 @@ def status_cmd(
         ("vault", status.vault_root or "-"),
         ("files", f"{status.files} ({len(status.problems)} with problems)"),
         *([("documents", outcome_summary(status.documents))] if status.documents else []),
+        *([("ocr", status.ocr_summary())] if status.ocr_summary() else []),
         ("chunks", f"{status.chunks} ({status.vectors} with vectors)"),
         ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
         (

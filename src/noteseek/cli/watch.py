@@ -17,7 +17,7 @@ import click
 
 from ..settings import DEFAULT_EXCLUDE
 from .main import exit_now
-from .options import collection_option, db_option, vault_rule_options
+from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 from .output import echo_line
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ def watch_cmd(
     exclude: tuple[str, ...],
     allow_file: Path | None,
     no_documents: bool,
+    no_ocr: bool,
     polling: bool,
     poll_interval: float,
     quiet: bool,
@@ -88,6 +89,7 @@ def watch_cmd(
         exclude=DEFAULT_EXCLUDE + exclude,
         allow=allow,
         documents=not no_documents,
+        ocr=ocr_wanted(no_ocr),
     )
     db_path: list[Locator] = []
 

@@ -15,6 +15,7 @@ OUTCOME_LABELS = {
     "ok": "ok",
     "encrypted": "encrypted",
     "no_text": "no text layer",
+    "no_text_found": "no text found",
     "corrupt": "corrupt",
     "timed_out": "timed out",
     "too_large": "too large",

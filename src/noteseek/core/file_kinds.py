@@ -1,4 +1,5 @@
-"""Which files of a vault are indexed, by name: Markdown notes and the document kinds beside them.
+"""Which files of a vault are indexed, by name: Markdown notes and the document kinds beside them
+(images included: their text comes from OCR).
 
 Pure (no I/O), in the core so that the vault walk, the file watcher's rules and the extraction layer
 (`noteseek.documents`) read one table: a name is a note, a document of one kind, or neither.
@@ -11,12 +12,14 @@ from pathlib import PurePath
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "EXCALIDRAW_SUFFIX",
+    "IMAGE_KIND",
     "NOTE_SUFFIXES",
     "document_kind",
     "is_note_file_name",
 ]
 
 NOTE_SUFFIXES = (".md",)
+IMAGE_KIND = "image"  # every image suffix is this one kind: its text comes from OCR
 EXCALIDRAW_SUFFIX = ".excalidraw.md"
 
 # Longest suffix first: `.excalidraw.md` must win over `.md` (a drawing, not a note: its Markdown
@@ -39,6 +42,15 @@ _KINDS: tuple[tuple[str, str], ...] = (
     (".txt", "txt"),
     (".text", "txt"),
     (".canvas", "canvas"),
+    # Images are read by OCR (the `ocr` extra); an Excalidraw or canvas PNG export is a `.png`.
+    (".png", "image"),
+    (".jpg", "image"),
+    (".jpeg", "image"),
+    (".webp", "image"),
+    (".tif", "image"),
+    (".tiff", "image"),
+    (".gif", "image"),
+    (".bmp", "image"),
 )
 DOCUMENT_SUFFIXES: tuple[str, ...] = tuple(s for s, _ in _KINDS)
 

@@ -1,4 +1,5 @@
-"""Text from documents beside the notes: PDF, PowerPoint, Word, spreadsheets, CSV, HTML, .txt, canvases.
+"""Text from documents beside the notes: PDF, PowerPoint, Word, spreadsheets, CSV, HTML, .txt, canvases,
+and images (by OCR, the `ocr` extra: `pip install 'noteseek[ocr]'`).
 
 The libraries are the `documents` extra (`pip install 'noteseek[documents]'`); a missing one makes
 that format's files come back `unsupported` with the install line. Every file ends in one
@@ -14,12 +15,21 @@ from .errors import (
     DocumentError,
     DocumentTooLargeError,
     EncryptedDocumentError,
+    NoTextFoundError,
     NoTextLayerError,
     UnsupportedDocumentError,
     over_limit,
 )
 from .extract import extract_file
-from .formats import DOCUMENT_SUFFIXES, EXTRA, INSTALL_HINT, document_kind, missing_libraries
+from .formats import (
+    DOCUMENT_SUFFIXES,
+    EXTRA,
+    INSTALL_HINT,
+    OCR_EXTRA,
+    document_kind,
+    install_hint,
+    missing_libraries,
+)
 from .model import (
     BREADCRUMB_SEPARATOR,
     DocumentMetadata,
@@ -38,6 +48,7 @@ __all__ = [
     "DOCUMENT_SUFFIXES",
     "EXTRA",
     "INSTALL_HINT",
+    "OCR_EXTRA",
     "CorruptDocumentError",
     "DocumentError",
     "DocumentMetadata",
@@ -48,6 +59,7 @@ __all__ = [
     "ExtractionPool",
     "ExtractionResult",
     "Location",
+    "NoTextFoundError",
     "NoTextLayerError",
     "Outcome",
     "PoolStats",
@@ -55,6 +67,7 @@ __all__ = [
     "UnsupportedDocumentError",
     "document_kind",
     "extract_file",
+    "install_hint",
     "join_parts",
     "missing_libraries",
     "over_limit",

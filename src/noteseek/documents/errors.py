@@ -10,6 +10,7 @@ __all__ = [
     "DocumentError",
     "DocumentTooLargeError",
     "EncryptedDocumentError",
+    "NoTextFoundError",
     "NoTextLayerError",
     "UnsupportedDocumentError",
     "over_limit",
@@ -41,13 +42,28 @@ class EncryptedDocumentError(DocumentError):
 
 
 class NoTextLayerError(DocumentError):
-    """Every page with content is an image: the text needs OCR, which noteseek does not do."""
+    """Every page with content is an image, and OCR is off or not installed."""
 
     outcome = Outcome.NO_TEXT
 
-    def __init__(self, message: str, image_only_pages: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        message: str,
+        image_only_pages: tuple[int, ...],
+        *,
+        missing_package: str | None = None,
+        ocr_wanted: bool = False,
+    ) -> None:
         super().__init__(message)
         self.image_only_pages = image_only_pages
+        self.missing_package = missing_package  # the OCR package that would read them
+        self.ocr_wanted = ocr_wanted  # OCR was off for this extraction
+
+
+class NoTextFoundError(DocumentError):
+    """OCR ran over the whole file and recognised no word."""
+
+    outcome = Outcome.NO_TEXT_FOUND
 
 
 class CorruptDocumentError(DocumentError):

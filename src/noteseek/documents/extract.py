@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .errors import DocumentError, DocumentTooLargeError, NoTextLayerError, UnsupportedDocumentError
-from .formats import document_kind
+from .formats import document_kind, install_hint
 from .model import ExtractedDocument, ExtractionLimits, ExtractionResult, Outcome, TextUnit
 from .sniff import sniff
 from .textsplit import split_unit
@@ -63,6 +63,10 @@ def _extractor(kind: str) -> Extractor:
         from .excalidraw import extract_excalidraw
 
         return lambda p, lim, _fb: extract_excalidraw(p, lim)
+    if kind == "image":
+        from .images import extract_image
+
+        return lambda p, lim, _fb: extract_image(p, lim)
     raise UnsupportedDocumentError(f"is a {kind!r} file, which noteseek does not read")
 
 
@@ -119,6 +123,7 @@ def extract_file(
         reason: str,
         doc: ExtractedDocument | None = None,
         missing: str | None = None,
+        ocr_wanted: bool = False,
     ) -> ExtractionResult:
         return ExtractionResult(
             path=name,
@@ -127,6 +132,7 @@ def extract_file(
             document=doc,
             seconds=time.perf_counter() - started,
             missing_package=missing,
+            ocr_wanted=ocr_wanted,
         )
 
     kind = kind or document_kind(file)
@@ -137,7 +143,11 @@ def extract_file(
         doc = _finish(_extractor(kind)(file, limits, fallback), limits)
     except NoTextLayerError as exc:
         reason = f"{exc} (image-only pages: {_pages(exc.image_only_pages)})"
-        return result(Outcome.NO_TEXT, reason)
+        if exc.missing_package:
+            reason += f": {install_hint([exc.missing_package])}"
+        return result(
+            Outcome.NO_TEXT, reason, missing=exc.missing_package, ocr_wanted=exc.ocr_wanted
+        )
     except DocumentError as exc:
         return result(exc.outcome, str(exc), missing=getattr(exc, "missing_package", None))
     except MemoryError:
@@ -150,10 +160,18 @@ def extract_file(
     except Exception as exc:  # a library's own error on a malformed file
         return result(Outcome.CORRUPT, f"cannot be read: {type(exc).__name__}: {exc}"[:500])
     if doc.image_only_pages:
-        return result(
-            Outcome.OK,
-            f"has pages that are images only, without text (OCR is not done): "
-            f"{_pages(doc.image_only_pages)}",
-            doc,
-        )
-    return result(Outcome.OK, "", doc)
+        pages = _pages(doc.image_only_pages)
+        if doc.ocr_pages:
+            why = (
+                f"has more pages to OCR than the {limits.max_ocr_pages} read per document; "
+                f"not read: {pages}"
+            )
+        elif not limits.ocr:
+            why = f"has pages that are images only, without text (OCR is off): {pages}"
+        else:
+            hint = f": {install_hint([doc.ocr_missing])}" if doc.ocr_missing else ""
+            why = f"has pages that are images only, without text (they need OCR{hint}): {pages}"
+        return result(Outcome.OK, why, doc, missing=doc.ocr_missing, ocr_wanted=not limits.ocr)
+    # Only thin or broken text layers wanted OCR: kept as they are, read again with OCR on.
+    wanted = not limits.ocr and bool(doc.ocr_left)
+    return result(Outcome.OK, "", doc, missing=doc.ocr_missing, ocr_wanted=wanted)

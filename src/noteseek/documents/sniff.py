@@ -49,6 +49,20 @@ _ZIP_KINDS = {
     "xl/workbook.xml": "an Excel workbook",
 }
 _TEXT_KINDS = frozenset({"csv", "tsv", "txt", "html", "canvas", "excalidraw"})
+# The signatures of the image formats Pillow reads for OCR (WebP: RIFF....WEBP).
+_IMAGE_MAGIC = (
+    b"\x89PNG\r\n\x1a\n",
+    b"\xff\xd8\xff",
+    b"GIF87a",
+    b"GIF89a",
+    b"II*\x00",
+    b"MM\x00*",
+    b"BM",
+)
+
+
+def _is_image(head: bytes) -> bool:
+    return head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")
 
 
 def _looks_like(head: bytes) -> str:
@@ -83,6 +97,12 @@ def sniff(path: Path, kind: str, *, limits: ExtractionLimits) -> None:
         return
     if not head:
         raise CorruptDocumentError(f"is empty (0 bytes), not a {kind.upper()} file")
+    if kind == "image":
+        if not _is_image(head):
+            raise CorruptDocumentError(
+                f"is not an image noteseek reads: its content looks like {_looks_like(head)}"
+            )
+        return
     if kind == "pdf":
         # The PDF spec lets a header sit anywhere in the first 1,024 bytes.
         if b"%PDF-" not in head[:1024]:

@@ -36,6 +36,7 @@ class Hit:
     `date` is the note's date (an ISO day, or a local date-time where the source gives the time)
     and `date_source` where it came from: frontmatter, filename, document or mtime
     (docs/time.md); None for a row written before dates were stored.
+    `kind` is the document's kind (`"image"`: text read by OCR), None for a note.
     """
 
     path: str
@@ -56,6 +57,8 @@ class Hit:
     date: str | None = None
     date_source: str | None = None
     explanation: Explanation | None = None
+    # A document's kind ("pdf", "image", "xlsx", ...); None for a Markdown note.
+    kind: str | None = None
 
     @property
     def location(self) -> str:
@@ -80,6 +83,8 @@ class Hit:
         data = asdict(self)
         if self.explanation is None:
             data.pop("explanation")
+        if self.kind is None:  # a note: the output notes have always had
+            data.pop("kind")
         if self.rows is not None:
             data["rows"] = list(self.rows)
         return data
@@ -98,6 +103,7 @@ def hit_from_row(
     bm25_score: float | None = None,
     cosine: float | None = None,
     explanation: Explanation | None = None,
+    kind: str | None = None,
 ) -> Hit:
     """The hit a stored chunk shows as, with its note's list ranks and scores."""
     return Hit(
@@ -119,4 +125,5 @@ def hit_from_row(
         date=row.date,
         date_source=row.date_source,
         explanation=explanation,
+        kind=kind,
     )

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocol import Storage
     from .coverage import Coverage
+    from .image_access import ImageFile
     from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
@@ -304,6 +305,13 @@ class Index:
         part = DocumentPart(page=page, slide=slide, sheet=sheet)
         return read_indexed_note(self._store, path, section=section, part=part)
 
+    def read_image(self, path: str) -> ImageFile:
+        """The bytes and media type of an image the index holds, with `read_note`'s path
+        checks (for a preview beside its recognised text)."""
+        from .image_access import read_indexed_image
+
+        return read_indexed_image(self._store, path)
+
     def note_paths(self) -> list[str]:
         """The vault-relative path of every file the index knows (skipped ones included)."""
         return list(self._store.file_states())
@@ -392,5 +400,6 @@ class Index:
             left_out=tuple(self._store.left_out()),
             documents=tuple((o.kind, o.outcome, o.files) for o in outcomes),
             missing_libraries=missing,
-            install=install_hint() if missing else None,
+            install=install_hint(missing) if missing else None,
+            ocr_progress=self._store.get_json(meta.OCR_PROGRESS),
         )

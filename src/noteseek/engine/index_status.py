@@ -11,12 +11,12 @@ from typing import Any
 __all__ = ["IndexStatus", "install_hint"]
 
 
-def install_hint() -> str:
-    """The line naming the extra that installs the document libraries."""
+def install_hint(missing: tuple[str, ...] = ()) -> str:
+    """The line naming the extra(s) that install the `missing` document libraries."""
     # Imported only when a library is missing: the documents package starts the worker pool code.
-    from ..documents import INSTALL_HINT
+    from ..documents import install_hint as hint
 
-    return INSTALL_HINT
+    return hint(missing)
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,21 @@ class IndexStatus:
     # read; `install` is then the command that brings them.
     missing_libraries: tuple[str, ...] = ()
     install: str | None = None
+    # The OCR pass of the running (or last) update: {"total", "done", "running"}; None when no
+    # update has read anything by OCR.
+    ocr_progress: dict[str, Any] | None = None
+
+    def ocr_summary(self) -> str | None:
+        """`12 of 40 files read by OCR (an update is reading the rest)`; None without OCR."""
+        progress = self.ocr_progress
+        if not progress or not progress.get("total"):
+            return None
+        done, total = int(progress.get("done") or 0), int(progress.get("total") or 0)
+        if progress.get("running"):
+            return f"{done} of {total} files read by OCR (an update is reading the rest)"
+        if done < total:
+            return f"{done} of {total} files read by OCR in the last update (it stopped early)"
+        return f"{total} files read by OCR in the last update"
 
     @property
     def skipped_sections(self) -> int:

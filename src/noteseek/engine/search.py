@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ..core.budget import fit_to_budget
+from ..core.file_kinds import document_kind
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
@@ -285,6 +286,7 @@ class Searcher:
                     bm25_score=kw_best.get(fid),
                     cosine=vec_best.get(fid),
                     explanation=explanation if explain else None,
+                    kind=document_kind(row.path),
                 )
             )
         return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits

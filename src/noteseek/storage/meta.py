@@ -15,6 +15,7 @@ __all__ = [
     "MODEL_SOURCE",
     "MULTILINGUAL_BUILT",
     "MULTILINGUAL_MODEL",
+    "OCR_PROGRESS",
     "PIPELINE",
     "SCOPE",
     "UPDATE_INCOMPLETE",
@@ -32,6 +33,9 @@ LAST_RUN = "last_run"  # what the last update did (JSON: IndexStats without the 
 # (or killed) may have left changed notes unread, so the next targeted run does a whole pass; so
 # does one on an index whose last run predates this key.
 UPDATE_INCOMPLETE = "update_incomplete"
+# JSON {"total", "done", "running"}: the files an update reads by OCR (last in a run), so that
+# `status` shows how far a long OCR pass is while it runs.
+OCR_PROGRESS = "ocr_progress"
 # Written by the storage backend.
 MODEL_FINGERPRINT = "model_fingerprint"  # the model the stored vectors came from
 VECTOR_DIM = "vector_dim"  # their dimension

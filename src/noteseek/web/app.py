@@ -242,10 +242,19 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         page: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
         slide: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
         sheet: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
+        image: bool = False,
     ) -> Response:
         """One indexed note (or one `section` of it), secrets redacted; for a document, one
-        `page`, `slide` or `sheet` of it. Only notes the index holds; absolute paths, '..',
+        `page`, `slide` or `sheet` of it; for an image with `image=true`, the image itself
+        (its recognised text without). Only notes the index holds; absolute paths, '..',
         symlinks and encoded traversal are 404."""
+        if image:
+            found = await pool.run(lambda index: index.read_image(path))
+            # The type is the one its bytes showed (every reply is nosniff); not cached, since
+            # the file may change under the same path.
+            return Response(
+                found.data, media_type=found.media_type, headers={"cache-control": "no-store"}
+            )
         return JSONResponse(
             await pool.run(
                 lambda index: index.read_note(

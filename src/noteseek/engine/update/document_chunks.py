@@ -22,7 +22,19 @@ from ...documents import ExtractionResult, Outcome, TextUnit
 from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, scrub
 from ...storage.records import ChunkRecord, FileRecord
 
-__all__ = ["DocumentRows", "document_rows", "document_stem", "failed_record"]
+__all__ = ["OCR_OFF", "DocumentRows", "document_rows", "document_stem", "failed_record"]
+
+# The engine of a document stored while OCR was off (`ocr-off`, or `ocr-off:pypdfium2 …` for a
+# PDF whose text layer was read): a run with OCR on reads it again.
+OCR_OFF = "ocr-off"
+
+
+def _engine(result: ExtractionResult, read_by: str | None) -> str | None:
+    if result.missing_package:
+        return f"missing:{result.missing_package}"
+    if result.ocr_wanted:
+        return f"{OCR_OFF}:{read_by}" if read_by else OCR_OFF
+    return read_by
 
 # Units are joined by this for one scrub and split again after: extraction removes NUL from
 # every unit, and a rule that swallowed one (or a newline beside it) shows as a miscount.
@@ -78,7 +90,7 @@ def failed_record(
     allow: Allowlist | None,
 ) -> FileRecord:
     """The row of a document whose extraction did not give text: skipped, with its outcome."""
-    engine = f"missing:{result.missing_package}" if result.missing_package else None
+    engine = _engine(result, None)
     reason = scrub(problem_text(result.outcome, result.reason, shown_path), allow=allow).text
     return FileRecord(
         path=rel_path,
@@ -204,7 +216,7 @@ def document_rows(
         secrets_scrubbed=secrets,  # status counts them as for a note (none of it is skipped)
         kind=kind,
         outcome=Outcome.OK.value,
-        engine=doc.engine,
+        engine=_engine(result, doc.engine),
         date=dated.value,
         date_source=dated.source,
     )

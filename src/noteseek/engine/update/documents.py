@@ -15,14 +15,23 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ...documents import ExtractionPool, ExtractionResult, Outcome, over_limit
+from ...core.file_kinds import IMAGE_KIND
+from ...documents import (
+    ExtractedDocument,
+    ExtractionPool,
+    ExtractionResult,
+    Location,
+    Outcome,
+    TextUnit,
+    over_limit,
+)
 from ...documents import missing_libraries as _missing_libraries
 from ...secrets.scrubber import scrub
-from ...storage.records import FileState
+from ...storage.records import FileState, StoredChunk
 from ..regular_file import (
     CHANGING,
     PERMISSION_DENIED,
@@ -32,17 +41,29 @@ from ..regular_file import (
     open_regular_file,
 )
 from ..vault_walk import NoteFile
-from .document_chunks import document_rows, document_stem, failed_record
+from .document_chunks import OCR_OFF, document_rows, document_stem, failed_record
 from .options import IndexOptions
 from .prepare import Prepared, Skip, file_names
 
-__all__ = ["MAX_WORKERS", "digest_document", "document_results", "library_now_installed"]
+__all__ = [
+    "MAX_WORKERS",
+    "OCR_OFF",
+    "Reusable",
+    "digest_document",
+    "document_results",
+    "library_now_installed",
+    "ocr_now_on",
+]
 
 log = logging.getLogger("noteseek.indexer")
 
 # Extraction workers per run: one per core, at most two (the indexer itself embeds meanwhile).
 MAX_WORKERS = 2
 _READ_BLOCK = 1 << 20
+_OCR_OFF_REASON = "is an image, and OCR is turned off (--no-ocr or NOTESEEK_OCR=0)"
+# OCR'd text already indexed, by content hash: an image moved or copied is not read again.
+_REUSED = "OCR text reused from"
+Reusable = Callable[[str], "tuple[str, list[StoredChunk]] | None"]
 
 
 @dataclass(frozen=True)
@@ -83,10 +104,52 @@ def digest_document(doc: NoteFile, root: Path) -> DocumentDigest:
 
 
 def library_now_installed(state: FileState) -> bool:
-    """Whether a document stored as `unsupported` for a missing library can be read now."""
+    """Whether a document stored for a missing library (`missing:<module>`: unsupported, or a
+    PDF whose scanned pages needed the OCR engine) can be read now."""
     if not state.engine or not state.engine.startswith("missing:") or state.kind is None:
         return False
-    return not _missing_libraries(state.kind)
+    module = state.engine.split(":", 1)[1]
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    return found and not _missing_libraries(state.kind)
+
+
+def ocr_now_on(state: FileState, ocr: bool) -> bool:
+    """Whether a document stored while OCR was off is to be read again (OCR is on now)."""
+    return ocr and state.engine is not None and state.engine.startswith(OCR_OFF)
+
+
+def _ocr_off(doc: NoteFile) -> ExtractionResult:
+    return ExtractionResult(
+        path=doc.rel_path,
+        outcome=Outcome.UNSUPPORTED,
+        reason=f"'{doc.rel_path}' {_OCR_OFF_REASON}",
+        ocr_wanted=True,
+    )
+
+
+def _reused(target: str, source: str, chunks: list[StoredChunk]) -> ExtractionResult:
+    """The stored OCR text of the same bytes under another path, as an extraction result."""
+    units = tuple(
+        TextUnit(
+            c.text,
+            (),  # an image's units have no heading (a stored section is the old file's name)
+            Location(page=c.page, page_label=c.page_label),
+            overlap=c.overlap,
+        )
+        for c in chunks
+    )
+    doc = ExtractedDocument(
+        kind=IMAGE_KIND,
+        engine=f"{_REUSED} {source}",
+        units=units,
+        ocr_pages=tuple(sorted({c.page or 1 for c in chunks})),
+    )
+    return ExtractionResult(path=target, outcome=Outcome.OK, document=doc)
 
 
 def _too_large(doc: NoteFile, limit: int) -> ExtractionResult:
@@ -134,7 +197,17 @@ def _describe(
     )
     if rows.secrets:
         log.info("scrubbed %d secret(s) from %s", rows.secrets, doc.rel_path)
-    return Prepared(rows.record, rows.chunks, rows.embed_texts, old is None, rows.secrets)
+    assert result.document is not None
+    reused = result.document.engine.startswith(_REUSED)
+    return Prepared(
+        rows.record,
+        rows.chunks,
+        rows.embed_texts,
+        old is None,
+        rows.secrets,
+        ocr_pages=0 if reused else len(result.document.ocr_pages),
+        ocr_reused=reused,
+    )
 
 
 def document_results(
@@ -146,14 +219,21 @@ def document_results(
     force: bool,
     retry: set[str],
     stop: threading.Event,
+    reusable: Reusable | None = None,
+    before_ocr: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[NoteFile, Prepared | Skip | None]]:
     """Each candidate document with what to store: rows (extracted, or a failed outcome), a Skip
     (it could not be read), or None (same content as indexed: only its stat is recorded).
 
     Hashing comes first, for all of them; the pool starts only if some content changed, and is
-    closed (its workers ended) when this generator ends, however it ends.
+    closed (its workers ended) when this generator ends, however it ends. OCR comes last: the
+    documents with a text layer are extracted first with OCR off, and only then the images and
+    the PDFs that turned out to have scanned pages, in the same pool (`before_ocr(n)` is called
+    once in between, with the number of files to OCR, so the caller can store what it has). An
+    image whose bytes are indexed under another path (`reusable`) takes that text, unread.
     """
-    limits = options.extraction
+    limits = replace(options.extraction, ocr=options.extraction.ocr and options.ocr)
+    text_only = replace(limits, ocr=False)
     # By resolved target: two paths of the vault (a symlink beside its target) are one extraction.
     todo: dict[str, list[tuple[NoteFile, DocumentDigest]]] = {}
     for doc in docs:
@@ -163,6 +243,9 @@ def document_results(
         if doc.size > limits.max_file_bytes:  # not even read; kept until the file changes
             result = _too_large(doc, limits.max_file_bytes)
             yield doc, _describe(doc, DocumentDigest(None), result, old, options)
+            continue
+        if doc.kind == IMAGE_KIND and not limits.ocr:  # not even hashed: nothing reads it
+            yield doc, _describe(doc, DocumentDigest(None), _ocr_off(doc), old, options)
             continue
         digest = digest_document(doc, root)
         if digest.problem is not None:
@@ -177,17 +260,42 @@ def document_results(
         if unchanged and not force:
             yield doc, None
             continue
-        assert digest.target is not None
+        assert digest.target is not None and digest.content_hash is not None
+        found = reusable(digest.content_hash) if reusable and doc.kind == IMAGE_KIND else None
+        if found is not None and found[0] != doc.rel_path:
+            result = _reused(doc.rel_path, *found)
+            yield doc, _checked(doc, digest, result, old, options)
+            continue
         todo.setdefault(str(digest.target), []).append((doc, digest))
     if not todo or stop.is_set():
         return
+    images = [t for t, entries in todo.items() if entries[0][0].kind == IMAGE_KIND]
+    is_image = set(images)
+    texts = [t for t in todo if t not in is_image]
     workers = max(1, min(MAX_WORKERS, os.cpu_count() or 1, len(todo)))
+    held: dict[str, ExtractionResult] = {}  # text-layer results of PDFs that want OCR
     with ExtractionPool(workers=workers, limits=limits) as pool:
-        for result in pool.extract_many(list(todo)):
+        for result in pool.extract_many(texts, limits=text_only):
+            if result.ocr_wanted and limits.ocr:
+                held[result.path] = result
+                continue
             for doc, digest in todo[result.path]:
                 yield doc, _checked(doc, digest, result, known.get(doc.rel_path), options)
             if stop.is_set():
-                return
+                break
+        scans = [*images, *held] if not stop.is_set() else []
+        if scans and before_ocr is not None:
+            before_ocr(len(scans))
+        for result in pool.extract_many(scans) if scans else ():
+            held.pop(result.path, None)
+            for doc, digest in todo[result.path]:
+                yield doc, _checked(doc, digest, result, known.get(doc.rel_path), options)
+            if stop.is_set():
+                break
+    # Stopped before their OCR: store the text layer now (marked, so a later run OCRs them).
+    for path, result in held.items():
+        for doc, digest in todo[path]:
+            yield doc, _checked(doc, digest, result, known.get(doc.rel_path), options)
 
 
 def _checked(

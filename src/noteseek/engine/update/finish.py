@@ -48,6 +48,9 @@ def finish_update(
         targeted=plan.targeted,
         documents=sum(1 for n in plan.notes if n.is_document),
         documents_extracted=counter["documents_extracted"],
+        ocr_files=counter["ocr_files"],
+        ocr_pages=counter["ocr_pages"],
+        ocr_reused=counter["ocr_reused"],
         missing_libraries=missing_libraries,
     )
     with store.write():

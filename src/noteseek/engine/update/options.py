@@ -42,6 +42,9 @@ class IndexOptions:
     # worker processes under these limits (file size, unpacked size, memory, time per file).
     documents: bool = True
     extraction: ExtractionLimits = field(default_factory=ExtractionLimits)
+    # OCR of images and of PDF pages without a text layer (the `ocr` extra). Off: images are
+    # named (`unsupported`, "OCR is turned off") and such pages listed, until it is on again.
+    ocr: bool = True
 
     def scope(self) -> str:
         """The folders (and whether documents are) indexed, as stored in the index's meta (JSON)."""
@@ -50,6 +53,7 @@ class IndexOptions:
                 "include": list(self.include),
                 "exclude": list(self.exclude),
                 "documents": self.documents,
+                "ocr": self.ocr,
             }
         )
 
@@ -61,9 +65,10 @@ class IndexOptions:
             include = tuple(str(f) for f in data.get("include", ()))
             exclude = tuple(str(f) for f in data.get("exclude", DEFAULT_EXCLUDE))
             documents = bool(data.get("documents", True))
+            ocr = bool(data.get("ocr", True))
         except (ValueError, TypeError, AttributeError):
             return cls()
-        return cls(include=include, exclude=exclude, documents=documents)
+        return cls(include=include, exclude=exclude, documents=documents, ocr=ocr)
 
     def fingerprint(self) -> str:
         """Changes when re-chunking (and re-scrubbing) every note is needed."""
@@ -99,5 +104,8 @@ class IndexStats:
     targeted: bool = False
     documents: int = 0  # of files_seen: documents (PDF, Office, CSV, HTML, canvases, ...)
     documents_extracted: int = 0  # documents read by the extraction workers in this run
+    ocr_files: int = 0  # of those: images and PDFs whose pages were read by OCR
+    ocr_pages: int = 0  # pages (an image is one) read by OCR in this run
+    ocr_reused: int = 0  # images not read again: their content was indexed under another path
     # Python packages a document of this run needed and did not find (`noteseek[documents]`).
     missing_libraries: tuple[str, ...] = ()

@@ -26,7 +26,7 @@ from ...storage import meta
 from ...storage.records import FileState
 from ..vault_targets import covered, normalise_targets, walk_targets
 from ..vault_walk import NoteFile, walk_vault
-from .documents import library_now_installed
+from .documents import library_now_installed, ocr_now_on
 from .options import IndexOptions
 
 if TYPE_CHECKING:
@@ -129,7 +129,9 @@ def plan_update(
         assert named is not None
         # What a whole pass would read again although no event names it is named too: a
         # symlink to a named file, a document to retry (see `_also_named`).
-        named = normalise_targets([*named, *_also_named(named, known, documents=options.documents)])
+        named = normalise_targets(
+            [*named, *_also_named(named, known, documents=options.documents, ocr=options.ocr)]
+        )
         assert named is not None
         listing = walk_targets(
             root,
@@ -174,7 +176,9 @@ def plan_update(
         if n.is_document
         and n.rel_path in known
         and (
-            (known[n.rel_path].kind or "note") != n.kind or library_now_installed(known[n.rel_path])
+            (known[n.rel_path].kind or "note") != n.kind
+            or library_now_installed(known[n.rel_path])
+            or ocr_now_on(known[n.rel_path], options.ocr)
         )
     }
     candidates = [
@@ -209,7 +213,9 @@ def plan_update(
     return plan
 
 
-def _also_named(named: Sequence[str], known: dict[str, FileState], *, documents: bool) -> list[str]:
+def _also_named(
+    named: Sequence[str], known: dict[str, FileState], *, documents: bool, ocr: bool
+) -> list[str]:
     """Known files a whole pass would read again although no watcher names them (one pass over
     the known files, done on every targeted run, so each test is a C call or two):
 
@@ -233,14 +239,14 @@ def _also_named(named: Sequence[str], known: dict[str, FileState], *, documents:
         for path, state in known.items()
         if (state.mtime_ns, state.size) in stats
         or state.content_hash in hashes
-        or (documents and _retry(path, state))
+        or (documents and _retry(path, state, ocr=ocr))
     ]
 
 
-def _retry(path: str, state: FileState) -> bool:
+def _retry(path: str, state: FileState, *, ocr: bool) -> bool:
     """Whether a whole pass would extract this known document again though its stat is unchanged
     (`retry` in plan_update)."""
-    if state.engine is not None and library_now_installed(state):
+    if state.engine is not None and (library_now_installed(state) or ocr_now_on(state, ocr)):
         return True
     lower = path.lower()
     return lower.endswith(DOCUMENT_SUFFIXES) and (state.kind or "note") != document_kind(lower)

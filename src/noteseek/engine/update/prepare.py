@@ -32,6 +32,8 @@ class Prepared:
     embed_texts: list[str]
     is_new: bool
     secrets: int
+    ocr_pages: int = 0  # documents: pages (an image is one) whose text OCR read in this run
+    ocr_reused: bool = False  # an image whose OCR text was taken from its copy under another path
 
 
 def file_names(

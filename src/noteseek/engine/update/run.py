@@ -13,6 +13,7 @@ transaction already committed stays.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -25,11 +26,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...core.file_kinds import IMAGE_KIND
 from ...embedding.embedder import Embedder
-from ...storage.records import FileRecord
+from ...storage import meta
+from ...storage.records import FileRecord, StoredChunk
 from ..vault_walk import NoteFile
 from .delete import delete_gone
-from .documents import document_results
+from .document_chunks import OCR_OFF
+from .documents import Reusable, document_results
 from .embed import backfill_vectors, embed_batch
 from .finish import finish_update
 from .options import EMBED_BATCH_CHUNKS, IndexOptions, IndexStats, Progress
@@ -115,9 +119,11 @@ def run_update(
         )
         counter["unchanged"] = plan.unchanged
         with _stop_on_first_interrupt(stop) as stopping:
+            reusable = _ocr_sources(store, plan)  # before the delete: a moved image's text
             delete_gone(store, plan, counter)
             writer = _Writer(store, embedder, plan, counter, full=full)
-            finished = _write_files(writer, stop=stopping, progress=progress)
+            finished = _write_files(writer, stop=stopping, progress=progress, reusable=reusable)
+            writer.ocr_finished()
             if finished and plan.use_vectors and embedder is not None:
                 finished = backfill_vectors(store, embedder, stop=stopping, counter=counter)
         # A stop that came once every file and vector was written cut nothing short: the run
@@ -152,6 +158,23 @@ class _Writer:
         self.pending: list[Prepared] = []
         self.pending_chunks = 0
         self.missing: set[str] = set()  # packages a document needed and did not find
+        self.ocr_total: int | None = None  # files in the OCR phase, once it started
+        self.ocr_done = 0
+
+    def ocr_started(self, total: int) -> None:
+        """The text is all taken: store it (searchable now), then count the OCR phase."""
+        self.flush()
+        self.ocr_total = total
+        self._ocr_progress(running=True)
+
+    def ocr_finished(self) -> None:
+        if self.ocr_total is not None:
+            self._ocr_progress(running=False)
+
+    def _ocr_progress(self, *, running: bool) -> None:
+        value = {"total": self.ocr_total, "done": self.ocr_done, "running": running}
+        with self.store.write():
+            self.store.set_meta(meta.OCR_PROGRESS, json.dumps(value))
 
     def flush(self) -> None:
         if not self.pending:
@@ -174,6 +197,13 @@ class _Writer:
 
     def take(self, note: NoteFile, result: Prepared | Skip | None) -> None:
         """Store what preparing one file gave."""
+        self._take(note, result)
+        if self.ocr_total is not None and note.is_document:
+            self.ocr_done += 1
+            self.flush()  # an OCR'd file is seconds of work: searchable as soon as it is read
+            self._ocr_progress(running=True)
+
+    def _take(self, note: NoteFile, result: Prepared | Skip | None) -> None:
         plan, counter = self.plan, self.counter
         if result is None:
             with self.store.write():
@@ -220,6 +250,9 @@ class _Writer:
                 plan.problems.append((note.rel_path, result.record.problem))
             if note.is_document:
                 counter["documents_extracted"] += 1
+                counter["ocr_pages"] += result.ocr_pages
+                counter["ocr_files"] += 1 if result.ocr_pages else 0
+                counter["ocr_reused"] += 1 if result.ocr_reused else 0
             counter["secrets"] += result.secrets
             self.pending.append(result)
             self.pending_chunks += len(result.chunks)
@@ -241,11 +274,38 @@ def _prepare_safely(note: NoteFile, plan: UpdatePlan) -> Prepared | Skip | None:
         )
 
 
+def _ocr_sources(store: Storage, plan: UpdatePlan) -> Reusable:
+    """Where an image's OCR text is already stored, by content hash: a copy's, or (read now,
+    before the delete) that of an image gone from its old path, so a moved one is not read."""
+    by_hash: dict[str, str] = {}
+    for path, state in plan.known.items():
+        engine = state.engine or ""
+        if (
+            state.kind == IMAGE_KIND
+            and state.content_hash
+            and state.status != "skipped"
+            and not engine.startswith(("missing:", OCR_OFF))
+        ):
+            by_hash.setdefault(state.content_hash, path)
+    gone = set(plan.gone)
+    saved = {h: (p, store.file_chunks(p)) for h, p in by_hash.items() if p in gone}
+
+    def find(content_hash: str) -> tuple[str, list[StoredChunk]] | None:
+        if content_hash in saved:
+            return saved[content_hash] if saved[content_hash][1] else None
+        path = by_hash.get(content_hash)
+        chunks = store.file_chunks(path) if path is not None else []
+        return (path, chunks) if path is not None and chunks else None
+
+    return find
+
+
 def _write_files(
     writer: _Writer,
     *,
     stop: threading.Event,
     progress: Progress | None,
+    reusable: Reusable | None = None,
 ) -> bool:
     """Prepare every candidate: the notes, then the documents (hashed, then extracted in one
     pool, which is opened only when some document's content changed). False when the stop came
@@ -276,6 +336,8 @@ def _write_files(
             force=plan.force,
             retry=plan.retry,
             stop=stop,
+            reusable=reusable,
+            before_ocr=writer.ocr_started,
         ):
             writer.take(note, result)
             step(note)

@@ -13,6 +13,7 @@
   const list = $("results"), status = $("status");
   const previewTitle = $("preview-title"), previewCrumb = $("preview-crumb");
   const previewText = $("preview-text"), obsidian = $("obsidian-link");
+  const previewImage = $("preview-image");
 
   let hits = [];
   let active = -1;
@@ -244,6 +245,14 @@
       obsidian.hidden = false;
     }
     const url = "/api/notes/" + hit.path.split("/").map(encodeURIComponent).join("/");
+    // An image beside the text OCR read in it, through the same path-checked route.
+    previewImage.hidden = hit.kind !== "image";
+    if (hit.kind === "image") {
+      previewImage.src = url + "?image=true";
+      previewImage.alt = "the image " + hit.path;
+    } else {
+      previewImage.removeAttribute("src");
+    }
     let text = hit.text;
     try {
       text = (await api(url + partQuery(hit))).text;
