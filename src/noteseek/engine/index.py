@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocol import Storage
     from .coverage import Coverage
+    from .links import NoteLinks
     from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .update.options import IndexOptions, IndexStats, Progress
@@ -296,6 +297,14 @@ class Index:
         from ..core.facets import tag_counts
 
         return tag_counts(self._store.note_tags().values())
+
+    def links(self, note: str) -> NoteLinks:
+        """A note's backlinks (each with its linking line) and outlinks, resolved as Obsidian
+        resolves them (`engine/links.py`); `note` is a vault-relative path or a note's name.
+        NoteNotIndexedError when the index does not hold it."""
+        from .links import note_links
+
+        return note_links(self._store, note)
 
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""

@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy as np
     import numpy.typing as npt
 
+    from ..core.links import ParsedLink
+
 __all__ = ["KeywordMatch", "NoteTerms", "Storage", "TermCount"]
 
 # (chunk id, BM25 score with higher = better, file id), best first.
@@ -212,6 +214,27 @@ class Storage(Protocol):
 
     def note_tags(self) -> dict[int, tuple[str, ...]]:
         """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
+        ...
+
+    # -- links (schema m008 for SQLite, 5 for PostgreSQL) ------------------------------------
+
+    def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
+        """(source file id, link as written) of every stored link whose `key` (the folded file
+        name it points at, `core.links.link_key`) is one of `keys`, by source and line.
+        `replace_file` writes a file's `record.links` and `record.aliases`; `delete_file` drops
+        them. Links are not resolved here: which file a link opens depends on every path."""
+        ...
+
+    def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
+        """file id -> the links that file makes, in order (files without links left out)."""
+        ...
+
+    def link_counts(self) -> dict[str, int]:
+        """target key -> how many stored links carry it (the graph's raw in-degree by name)."""
+        ...
+
+    def note_aliases(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the folded aliases (`record.aliases`) of every note that has some."""
         ...
 
     # -- chunks -----------------------------------------------------------------------------

@@ -4,6 +4,10 @@ reads: frozen values, no SQL. What searches read is in `rows.py`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.links import ParsedLink
 
 __all__ = [
     "ChunkRecord",
@@ -51,6 +55,8 @@ class FileRecord:
     # unsupported; the reason is `problem`), and the library that read it, or "missing:<module>".
     outcome: str | None = None
     engine: str | None = None
+    links: tuple[ParsedLink, ...] = ()  # every link the note makes (core.links.parse_links)
+    aliases: tuple[str, ...] = ()  # frontmatter aliases, folded as link keys are
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.language import note_language
+from ...core.links import fold_name, parse_links
 from ...core.query import name_key, tag_key
 from ...secrets.scrubber import Allowlist, ScrubResult, scrub
 from ...storage.records import ChunkRecord, FileRecord, FileState
@@ -119,5 +120,8 @@ def prepare_note(
         lang=note_language(scrubbed.text),
         skipped_sections=len(note_chunks.skipped_sections),
         secrets_scrubbed=sum(scrubbed.counts.values()),
+        # From the scrubbed text: a linking line shown as context holds no secret.
+        links=tuple(parse_links(scrubbed.text)),
+        aliases=tuple(k for k in (fold_name(clean(a).text.strip()) for a in meta.aliases) if k),
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
