@@ -35,13 +35,15 @@ def test_wiki_links_embeds_fragments_and_shown_text() -> None:
         ("Eps", "#^abc123", "wiki"),
     ]
     assert [k.line for k in parse_links(text)] == [1, 1, 1, 2, 3]
-    assert parse_links(text)[0].context == "See [[Alpha]] and [[beta|the Beta]], ![[Gamma#Part two]]"
+    assert (
+        parse_links(text)[0].context == "See [[Alpha]] and [[beta|the Beta]], ![[Gamma#Part two]]"
+    )
 
 
 def test_markdown_links_to_vault_files_only() -> None:
     text = (
         "[one](notes/One.md) [web](https://example.org/x.md) [mail](mailto:a@b.c)\n"
-        "[two](<My Two.md#Sec>) [three](My%20Three.md \"title\") ![img](pics/a.png) [here](#top)"
+        '[two](<My Two.md#Sec>) [three](My%20Three.md "title") ![img](pics/a.png) [here](#top)'
     )
     assert targets(text) == [
         ("notes/One.md", "", "markdown"),

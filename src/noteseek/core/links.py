@@ -34,7 +34,9 @@ CONTEXT_CHARS = 300  # the most of a linking line kept as its context
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 # [shown](target) and ![alt](target "title"); the shown text may hold one level of brackets.
-_MARKDOWN = re.compile(r"(!?)\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*(<[^>\n]+>|[^)\s]+)(?:\s+[\"'][^\n]*?[\"'])?\s*\)")
+_MARKDOWN = re.compile(
+    r"(!?)\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*(<[^>\n]+>|[^)\s]+)(?:\s+[\"'][^\n]*?[\"'])?\s*\)"
+)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -146,7 +148,9 @@ def parse_links(text: str) -> list[ParsedLink]:
         for m in _WIKI.finditer(visible):
             path, fragment = _split_wiki(m.group(2))
             if path:  # `[[#Heading]]` points into the note itself
-                found.append((m.start(), m.end(), path, fragment, "embed" if m.group(1) else "wiki"))
+                found.append(
+                    (m.start(), m.end(), path, fragment, "embed" if m.group(1) else "wiki")
+                )
         # Markdown links outside the wiki links' spans (`[[a]](b)` is not a Markdown link).
         wiki_spans = [(s, e) for s, e, *_ in found]
         for m in _MARKDOWN.finditer(visible):
@@ -204,9 +208,7 @@ def resolve_link(
     for form in forms:
         if form in by_folded:
             return by_folded[form]
-    matching = [
-        p for p in candidates if any(fold_name(p).endswith("/" + form) for form in forms)
-    ]
+    matching = [p for p in candidates if any(fold_name(p).endswith("/" + form) for form in forms)]
     if matching:
         source_folder = fold_name(folder)
 

@@ -8,6 +8,7 @@ note changes what a stored link opens without re-reading the notes that link to 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ..core.links import ParsedLink
     from ..storage.protocol import Storage
 
-__all__ = ["Backlink", "LinkGraph", "NoteLinks", "Outlink", "note_links"]
+__all__ = ["Backlink", "LinkCache", "LinkGraph", "NoteLinks", "Outlink", "note_links"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,22 @@ class LinkGraph:
                 for name in names:
                     self.by_alias[name].append(self.paths[file_id])
 
+        self._resolved: dict[tuple[str, str], str | None] = {}
+
     def resolve(self, link: ParsedLink, source: str) -> str | None:
         """The path a stored link from `source` opens, or None."""
-        aliased = self.by_alias.get(fold_name(link.target.strip()))
-        return resolve_link(link.target, source, self.by_key.get(link.key, []), aliased=aliased)
+        candidates = self.by_key.get(link.key, [])
+        target = link.target
+        if len(candidates) == 1 and "/" not in target and "\\" not in target:
+            return candidates[0]  # a unique file name opens that file from anywhere
+        # What a link opens depends on its target and the source's folder only: many notes of
+        # one folder link the same way (a hub's template stubs), so each pair is resolved once.
+        folder = source.rsplit("/", 1)[0] if "/" in source else ""
+        memo = (target, folder)
+        if memo not in self._resolved:
+            aliased = None if candidates else self.by_alias.get(fold_name(target.strip()))
+            self._resolved[memo] = resolve_link(target, source, candidates, aliased=aliased)
+        return self._resolved[memo]
 
     def find(self, note: str) -> str:
         """The indexed path `note` names: an exact path, else what a `[[note]]` link from the
@@ -135,9 +148,27 @@ class LinkGraph:
         return outs, ins
 
 
-def note_links(store: Storage, note: str) -> NoteLinks:
+class LinkCache:
+    """One `LinkGraph` per index state (`Storage.data_version`): a long-lived process (MCP, web,
+    daemon) reads the paths and aliases once, not on every call."""
+
+    def __init__(self, store: Storage) -> None:
+        self._store = store
+        self._graph: LinkGraph | None = None
+        self._version: Hashable = None
+
+    def get(self) -> LinkGraph:
+        """The graph of the index as it is now (call inside a snapshot)."""
+        version = self._store.data_version()
+        if self._graph is None or version != self._version:
+            self._graph = LinkGraph(self._store)
+            self._version = version
+        return self._graph
+
+
+def note_links(cache: LinkCache, store: Storage, note: str) -> NoteLinks:
     """Backlinks and outlinks of a note named by its path (or by a link to it)."""
     with store.snapshot():
-        graph = LinkGraph(store)
+        graph = cache.get()
         path = graph.find(note)
         return NoteLinks(path, tuple(graph.backlinks(path)), tuple(graph.outlinks(path)))

@@ -16,13 +16,19 @@ if TYPE_CHECKING:
 
 __all__ = ["LinkTable"]
 
+
+def _parsed_link() -> type[ParsedLink]:
+    # Imported on first use: a one-shot search never reads links.
+    from ...core.links import ParsedLink
+
+    return ParsedLink
+
+
 _COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
 
 
 def _link(row: tuple[Any, ...]) -> ParsedLink:
-    from ...core.links import ParsedLink
-
-    return ParsedLink(
+    return _parsed_link()(
         line=int(row[1]),
         target=str(row[2]),
         fragment=str(row[4]),
