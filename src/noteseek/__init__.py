@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from .engine.coverage import Coverage, FileCoverage
     from .engine.index import Index, IndexStatus
+    from .engine.links import Backlink, NoteLinks, Outlink
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
     from .engine.open import LazyIndex, Locator, locate_index, open_index
@@ -91,6 +92,9 @@ _EXPORTS: dict[str, str] = {
     "Index": "engine.index",
     "IndexStatus": "engine.index",
     "NoteText": "engine.note_access",
+    "Backlink": "engine.links",
+    "NoteLinks": "engine.links",
+    "Outlink": "engine.links",
     "LazyIndex": "engine.open",
     "Locator": "engine.open",
     "locate_index": "engine.open",
@@ -120,6 +124,7 @@ __all__ = [
     "MODES",
     "Allowlist",
     "AllowlistError",
+    "Backlink",
     "ChunkOptions",
     "ChunkedNote",
     "Coverage",
@@ -144,9 +149,11 @@ __all__ = [
     "ModelLoadError",
     "NoteAccessError",
     "NoteChunk",
+    "NoteLinks",
     "NoteNotIndexedError",
     "NoteText",
     "NoteseekError",
+    "Outlink",
     "PromptContext",
     "ScanReport",
     "SchemaVersionError",

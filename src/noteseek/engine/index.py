@@ -339,6 +339,11 @@ class Index:
 
     # -- health -----------------------------------------------------------------------------
 
+    def generation(self) -> str:
+        """Changes whenever an update adds, changes or removes a file (any process's): what a
+        reply cursor checks (`core/pages.py`). "0" before the first such update."""
+        return self._store.get_meta(meta.GENERATION) or "0"
+
     def identity(self) -> Hashable:
         """Changes when the index file is replaced or re-indexed with another model: a long-lived
         process holding this Index should then open the file again."""

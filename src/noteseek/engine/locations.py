@@ -66,4 +66,3 @@ def resolve_db(
     raise IndexNotFoundError(
         f"several indexes exist ({names}): pass --vault PATH or --db FILE to choose one"
     )
-

@@ -139,7 +139,9 @@ def build_lane(
     embedded = 0
     while True:
         if stop is not None and stop():
-            return MultilingualStats(embedded, done + embedded, total, False, time.perf_counter() - started)
+            return MultilingualStats(
+                embedded, done + embedded, total, False, time.perf_counter() - started
+            )
         batch = store.multilingual_missing(BATCH)
         if not batch:
             break

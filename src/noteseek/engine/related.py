@@ -32,7 +32,7 @@ __all__ = ["LINK_BONUS", "TAGS_BONUS", "TARGETS_BONUS", "RelatedNotes"]
 LINK_BONUS = 0.10
 TARGETS_BONUS = 0.05
 TAGS_BONUS = 0.05
-_HEAD = 400  # best chunks looked at (a note's neighbours by meaning are among them)
+_HEAD = 200  # best chunks looked at, at least (a note's neighbours by meaning are among them)
 
 
 def _jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
@@ -105,7 +105,7 @@ class RelatedNotes:
             file_id = graph.ids[path]
             outs, ins = graph.neighbours(path)
             linked = {graph.ids[p] for p in outs | ins if p in graph.ids}
-            cosines, best_chunk = self._by_meaning(state, file_id, linked)
+            cosines, best_chunk = self._by_meaning(state, file_id, linked, max(_HEAD, 20 * limit))
             candidates = (set(cosines) | linked) - {file_id}
             own_tags = state.tags.get(file_id, frozenset())
             scored: list[tuple[float, int]] = []
@@ -160,7 +160,7 @@ class RelatedNotes:
             return hits
 
     def _by_meaning(
-        self, state: _State, file_id: int, linked: set[int]
+        self, state: _State, file_id: int, linked: set[int], head: int
     ) -> tuple[dict[int, float], dict[int, int]]:
         """(file id -> best chunk cosine to the note's centroid, file id -> that chunk's id) of
         the notes among the best chunks and of the `linked` ones; empty without vectors."""
@@ -173,7 +173,7 @@ class RelatedNotes:
         if query is None:
             return {}, {}
         # The SIMD int8 pass search uses (~1 ms per 60k rows), not a float matrix product.
-        matches = self._vectors.search(query, _HEAD + len(own))
+        matches = self._vectors.search(query, head + len(own))
         files = state.file_of
         cosines: dict[int, float] = {}
         chunks: dict[int, int] = {}
@@ -183,7 +183,7 @@ class RelatedNotes:
                 continue
             cosines[other] = float(m.cosine)
             chunks[other] = m.chunk_id
-        rest = sorted(linked - set(cosines) - {file_id})[:_HEAD]
+        rest = sorted(linked - set(cosines) - {file_id})[:head]
         if rest:
             ids, rows = state.unit_rows(c for f in rest for c in state.chunks_of.get(f, []))
             if ids:

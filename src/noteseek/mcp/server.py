@@ -4,9 +4,12 @@ Design (the user-facing version is docs/mcp.md):
 
 - The SDK's high-level `MCPServer` (FastMCP before mcp 2): tool schemas come from the signatures,
   and a `ToolError` becomes an `isError` result whose text the agent reads and acts on.
-- Replies are budgeted plain text, without `structuredContent`: Claude Code hands the model only
-  `structuredContent` when both are present (anthropics/claude-code#54450, #79944), so a second,
-  JSON copy would bypass the text budget or replace the readable text.
+- Replies are budgeted plain text. `search` and `get_note` also return `structuredContent` (an
+  output schema: mcp/paging.py): a page within the same budget and a cursor for the next one.
+  Claude Code hands the model only `structuredContent` when both are present
+  (anthropics/claude-code#54450, #79944), so the page is budgeted as the text is.
+- `links` and `related` are always there; `save_note` and `append_to_note` only with
+  `--allow-writes` (mcp/agent_tools.py): without it they are not registered at all.
 - Nothing is opened at start-up. The index, the embedding model and the vector matrix load on the
   first tool call that needs them, so `initialize` is answered at once however large or stale
   the index, and a server started before `noteseek index` ran still starts (its tools say what
@@ -44,13 +47,18 @@ from .. import (
     SearchRequest,
     open_index,
 )
+from ..intake.errors import IntakeError
+from .agent_tools import add_graph_tools, add_write_tools
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status
 from .freshness import Freshness
+from .paging import NotePage, SearchPage, note_result, search_result
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from .. import NoteLinks
+    from ..intake.agent_writes import AppendResult, SavedNote
     from ..watch.refresh import IndexRefresher
 
 __all__ = [
@@ -84,8 +92,11 @@ class VaultService:
         opener: Callable[[Locator], Index] | None = None,
         collection: str | None = None,
         write_db: str | None = None,
+        allow_writes: bool = False,
     ) -> None:
         self._vault = vault
+        self.allow_writes = allow_writes
+        self._write_lock = threading.Lock()
         # Looked up on every call until it opens: the index may be made after the server started.
         self._index = LazyIndex(db=db, vault=vault, opener=opener, collection=collection)
         # A refresh writes where writes go: --write-db, else $NOTESEEK_WRITE_DB, else --db.
@@ -125,6 +136,49 @@ class VaultService:
         with self._lock:
             result = self._index.get().run_search(request)
         return list(result.hits), result.degraded
+
+    def generation(self) -> str:
+        """The index generation a reply cursor is made against (`Index.generation`)."""
+        with self._lock:
+            return self._index.get().generation()
+
+    def links(self, path: str) -> "NoteLinks":
+        """A note's backlinks and outlinks (`Index.links`)."""
+        with self._lock:
+            return self._index.get().links(path)
+
+    def related(self, path: str, *, limit: int) -> list[Hit]:
+        """The notes most like a note (`Index.related`)."""
+        with self._lock:
+            return self._index.get().related(path, limit=limit)
+
+    def _writes(self) -> tuple[Index, str]:
+        """The writing Index and the vault, or why writes are refused."""
+        if not self.allow_writes:
+            raise IntakeError(
+                "writing is off for this server: start it with 'noteseek mcp --allow-writes'"
+            )
+        index = self._writer.get()
+        vault = self._vault or index.vault_root
+        if vault is None:
+            raise IntakeError("the index has no vault yet: run 'noteseek index VAULT' first")
+        return index, vault
+
+    def save_note(self, title: str, text: str, *, tags: list[str]) -> "SavedNote":
+        """Scrub, write, file and index a new note through intake (`intake.save_note`)."""
+        from ..intake.agent_writes import save_note
+
+        with self._write_lock:
+            index, vault = self._writes()
+            return save_note(title, text, tags=tags, vault=vault, index=index)
+
+    def append_to_note(self, path: str, text: str, *, heading: str | None) -> "AppendResult":
+        """Append scrubbed text to a note and index it (`intake.append_to_note`)."""
+        from ..intake.agent_writes import append_to_note
+
+        with self._write_lock:
+            index, vault = self._writes()
+            return append_to_note(path, text, heading=heading, vault=vault, index=index)
 
     def get_note(
         self,
@@ -221,6 +275,8 @@ class VaultService:
         self._freshness.close()
         with self._lock:
             self._index.close()
+        with self._write_lock:
+            self._writer.close()
 
 
 # -- the server -----------------------------------------------------------------------------------
@@ -240,7 +296,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
     """The MCP server with the search, get_note and status tools over `service`."""
     sdk = _load_sdk()
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
     from .. import __version__
@@ -283,7 +339,14 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
-    ) -> str:
+        cursor: Annotated[
+            str | None,
+            Field(description="The cursor a previous reply gave: its next page of hits."),
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchPage]:
+        # Read before searching: an update in between leaves the cursor older than the hits,
+        # so the next page is refused rather than shifted.
+        generation = call("search", service.generation)
         hits, degraded = call(
             "search",
             lambda: service.search(
@@ -304,8 +367,20 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             )
             if values
         )
-        return format_hits(
-            query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
+        request = (query, limit, mode, folders, tags, files, max_tokens)
+        return call(
+            "search",
+            lambda: search_result(
+                query,
+                hits,
+                request=request,
+                generation=generation,
+                cursor=cursor,
+                max_tokens=max_tokens,
+                mode=mode,
+                degraded=degraded,
+                filters=scope,
+            ),
         )
 
     def get_note(
@@ -325,12 +400,23 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         sheet: Annotated[
             str | None, Field(description="A spreadsheet's sheet (by name) to return.")
         ] = None,
-    ) -> str:
+        cursor: Annotated[
+            str | None,
+            Field(description="The cursor a previous reply gave: the next part of the text."),
+        ] = None,
+    ) -> Annotated[CallToolResult, NotePage]:
+        generation = call("get_note", service.generation)
         note = call(
             "get_note",
             lambda: service.get_note(path, section=section, page=page, slide=slide, sheet=sheet),
         )
-        return format_note(note, max_tokens=max_tokens)
+        request = (path, section, page, slide, sheet, max_tokens)
+        return call(
+            "get_note",
+            lambda: note_result(
+                note, request=request, generation=generation, cursor=cursor, max_tokens=max_tokens
+            ),
+        )
 
     def status(
         files: Annotated[
@@ -357,6 +443,8 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         (get_note, GET_NOTE_DOC, "Read a note"),
         (status, STATUS_DOC, "Note index status"),
     ):
+        # search and get_note publish an output schema (their continuing pages); status is text.
+        structured = fn is not status
         server.add_tool(
             fn,
             title=title,
@@ -368,8 +456,11 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 idempotent_hint=True,
                 open_world_hint=False,
             ),
-            structured_output=False,
+            structured_output=structured,
         )
+    add_graph_tools(server, service, call)
+    if service.allow_writes:
+        add_write_tools(server, service, call)
     return server
 
 

@@ -17,11 +17,16 @@ if TYPE_CHECKING:
 __all__ = ["LinkTable"]
 
 
+_PARSED_LINK: list[type[ParsedLink]] = []
+
+
 def _parsed_link() -> type[ParsedLink]:
     # Imported on first use: a one-shot search never reads links.
-    from ...core.links import ParsedLink
+    if not _PARSED_LINK:
+        from ...core.links import ParsedLink
 
-    return ParsedLink
+        _PARSED_LINK.append(ParsedLink)
+    return _PARSED_LINK[0]
 
 
 _COLUMNS = "file_id, line, target, target_key, fragment, kind, context"

@@ -61,4 +61,3 @@ class Integrity(VectorTable):
         if "vectors" in counts and counts["vectors"] != counts["embedded"]:
             problems.append(f"vectors {counts['vectors']} != embedded chunks {counts['embedded']}")
         return problems
-

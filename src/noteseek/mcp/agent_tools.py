@@ -1,0 +1,173 @@
+"""The MCP tools beyond search, get_note and status: `links` and `related` (read-only, always
+listed) and, only with `noteseek mcp --allow-writes`, `save_note` and `append_to_note`.
+
+Without --allow-writes the write tools are never registered: a client does not list them, and a
+call by name is refused by the SDK as an unknown tool. Their replies say where the text went and
+the run id that undoes it.
+"""
+
+# No `from __future__ import annotations`: the SDK evaluates the tool signatures.
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from ..core.budget import estimate_tokens, truncate_at_word
+from .descriptions import APPEND_DOC, LINKS_DOC, RELATED_DOC, SAVE_NOTE_DOC
+from .format import format_hits
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from .. import NoteLinks
+    from .server import VaultService
+
+__all__ = ["add_graph_tools", "add_write_tools", "format_links"]
+
+LINKS_TOKENS = 2000
+RELATED_TOKENS = 1500
+_T = TypeVar("_T")
+Call = Callable[[str, Callable[[], Any]], Any]
+
+
+def format_links(links: "NoteLinks", *, max_tokens: int) -> str:
+    """A note's backlinks and outlinks as text within about `max_tokens`: every outlink first
+    (short), then as many backlinks with their lines as fit, then how many were left out."""
+    unresolved = [o for o in links.outlinks if o.path is None]
+    lines = [f"{links.note}: {len(links.backlinks)} backlinks, {len(links.outlinks)} outlinks "
+             f"({len(unresolved)} unresolved)."]  # fmt: skip
+    if links.outlinks:
+        lines.append("\nOutlinks:")
+        for o in links.outlinks:
+            lines.append(f"- {o.target} → {o.path}" if o.path else f"- {o.target} → (unresolved)")
+    tail: list[str] = []
+    if links.backlinks:
+        tail.append("\nBacklinks (path:line — the linking line):")
+    used = sum(estimate_tokens(line) + 1 for line in lines) + 40
+    shown = 0
+    for b in links.backlinks:
+        line = f"- {b.path}:{b.line} — {truncate_at_word(' '.join(b.text.split()), 200)}"
+        cost = estimate_tokens(line) + 1
+        if used + cost > max_tokens:
+            break
+        tail.append(line)
+        used += cost
+        shown += 1
+    if shown < len(links.backlinks):
+        tail.append(
+            f"… and {len(links.backlinks) - shown} more backlinks (raise max_tokens to see them)."
+        )
+    text = "\n".join(lines + tail)
+    if estimate_tokens(text) > max_tokens:  # very many outlinks: cut the whole reply
+        text = truncate_at_word(text, max_tokens * 4) + "\n[cut: raise max_tokens]"
+    return text
+
+
+def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
+    """Register `links` and `related` (read-only)."""
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+
+    def links(
+        path: Annotated[str, Field(description="Vault-relative path, as search returns it.")],
+        max_tokens: Annotated[
+            int, Field(ge=100, le=30_000, description="Reply budget (about 4 characters a token).")
+        ] = LINKS_TOKENS,
+    ) -> str:
+        found = call("links", lambda: service.links(path))
+        return format_links(found, max_tokens=max_tokens)
+
+    def related(
+        path: Annotated[str, Field(description="Vault-relative path, as search returns it.")],
+        limit: Annotated[int, Field(ge=1, le=50, description="Most notes to return.")] = 10,
+        max_tokens: Annotated[
+            int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
+        ] = RELATED_TOKENS,
+    ) -> str:
+        hits = call("related", lambda: service.related(path, limit=limit))
+        return format_hits(f"notes like {path}", hits, mode="related", max_tokens=max_tokens)
+
+    for fn, doc, title in (
+        (links, LINKS_DOC, "Links of a note"),
+        (related, RELATED_DOC, "Notes like a note"),
+    ):
+        server.add_tool(
+            fn,
+            title=title,
+            description=doc,
+            annotations=ToolAnnotations(
+                title=title,
+                read_only_hint=True,
+                destructive_hint=False,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+            structured_output=False,
+        )
+
+
+def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
+    """Register `save_note` and `append_to_note` (only with --allow-writes)."""
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+
+    def save_note(
+        title: Annotated[str, Field(min_length=1, max_length=300, description="The note's title.")],
+        text: Annotated[str, Field(min_length=1, description="The note's Markdown text.")],
+        tags: Annotated[
+            list[str] | None, Field(description="Tags for its frontmatter (without '#').")
+        ] = None,
+    ) -> str:
+        saved = call("save_note", lambda: service.save_note(title, text, tags=tags or []))
+        where = {
+            "route": f"filed into {saved.domain or 'the vault'}",
+            "review": "queued for review",
+            "set_aside": "set aside (kept, not searchable)",
+        }.get(saved.decision, saved.decision)
+        lines = [
+            f"Saved {saved.path}: {where} ({saved.reason}).",
+            "Indexed: search finds it now." if saved.searchable else "Not indexed (set aside).",
+            f"Undo: noteseek intake --undo {saved.run_id} --vault VAULT (run id {saved.run_id}).",
+        ]
+        if saved.secrets_scrubbed:
+            lines.insert(1, f"{saved.secrets_scrubbed} secret(s) redacted before writing.")
+        return "\n".join(lines)
+
+    def append_to_note(
+        path: Annotated[str, Field(description="Vault-relative path of an existing note.")],
+        text: Annotated[str, Field(min_length=1, description="Markdown text to append.")],
+        heading: Annotated[
+            str | None,
+            Field(description="Append at the end of the section with this heading instead."),
+        ] = None,
+    ) -> str:
+        done = call("append_to_note", lambda: service.append_to_note(path, text, heading=heading))
+        if done.heading is None:
+            where = "at the end"
+        elif done.created_heading:
+            where = f"as a new section '{done.heading}' at the end"
+        else:
+            where = f"at the end of section '{done.heading}'"
+        lines = [f"Appended to {done.path} {where}; indexed."]
+        if done.secrets_scrubbed:
+            lines.append(f"{done.secrets_scrubbed} secret(s) redacted before writing.")
+        lines.append(
+            f"Undo: noteseek intake --undo {done.run_id} --vault VAULT (run id {done.run_id})."
+        )
+        return "\n".join(lines)
+
+    for fn, doc, title in (
+        (save_note, SAVE_NOTE_DOC, "Save a note"),
+        (append_to_note, APPEND_DOC, "Append to a note"),
+    ):
+        server.add_tool(
+            fn,
+            title=title,
+            description=doc,
+            annotations=ToolAnnotations(
+                title=title,
+                read_only_hint=False,
+                destructive_hint=False,
+                idempotent_hint=False,
+                open_world_hint=False,
+            ),
+            structured_output=False,
+        )
