@@ -5,8 +5,10 @@ index the written file at once; `noteseek intake --undo RUN` takes either back.
 - `save_note` scrubs the title, text and tags, writes the note into a staging folder of its own
   (`.noteseek/agent-inbox/RUN/` in the vault: a dot-folder, which no index reads), and runs
   intake on that folder: scored, then routed to a domain folder, queued for review or set aside,
-  exactly as `noteseek intake` files an inbox item. Undo moves it back into the staging folder,
-  out of the vault's searchable part.
+  as `noteseek intake` files an inbox item, except that nothing is set aside: a note below the
+  review threshold is queued for review (`_intake/review/`, searched like the rest), since the
+  user asked for it to be kept. Undo moves it back into the staging folder, out of the vault's
+  searchable part.
 - `append_to_note` adds scrubbed text at the end of a note, or at the end of one section when a
   heading is named (a new section at the end when the note has no such heading). Only a Markdown
   note inside the vault: no absolute path, no `..`, no symlink on the way, no dot-folder, no
@@ -17,6 +19,7 @@ index the written file at once; `noteseek intake --undo RUN` takes either back.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -139,6 +142,9 @@ def save_note(
     staging = root / STAGING / uuid.uuid4().hex[:12]
     staging.mkdir(parents=True)
     _atomic_write(staging / _slug(clean_title.text), data)
+    # The floor is the review queue: a note saved at the user's request must stay searchable, so
+    # what intake would set aside is queued for review instead (still scored, still undoable).
+    config = dataclasses.replace(config or IntakeConfig(), review_threshold=0.0)
     report = run_intake(
         staging, vault=root, index=index, config=config, refresh=False, targeted=True
     )
