@@ -7,25 +7,97 @@ the run id that undoes it.
 """
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures.
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from ..core.budget import estimate_tokens, truncate_at_word
+from ..intake.errors import IntakeError
 from .descriptions import APPEND_DOC, LINKS_DOC, RELATED_DOC, SAVE_NOTE_DOC
 from .format import format_hits
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from .. import NoteLinks
+    from .. import Hit, Index, LazyIndex, NoteLinks
+    from ..intake.agent_writes import AppendResult, SavedNote
     from .server import VaultService
 
-__all__ = ["add_graph_tools", "add_write_tools", "format_links"]
+__all__ = ["AgentActions", "add_graph_tools", "add_write_tools", "format_links"]
 
 LINKS_TOKENS = 2000
 RELATED_TOKENS = 1500
 _T = TypeVar("_T")
 Call = Callable[[str, Callable[[], Any]], Any]
+
+
+class AgentActions:
+    """What the agent tools do, over the server's reading index (under its lock) and, for the
+    writes, its writing index (under a lock of their own)."""
+
+    def __init__(
+        self,
+        index: "LazyIndex",
+        writer: "LazyIndex",
+        *,
+        lock: threading.Lock,
+        vault: str | None,
+        allow_writes: bool,
+    ) -> None:
+        self._index = index
+        self._writer = writer
+        self._lock = lock
+        self._write_lock = threading.Lock()
+        self._vault = vault
+        self.allow_writes = allow_writes
+
+    def generation(self) -> str:
+        """The index generation a reply cursor is made against (`Index.generation`)."""
+        with self._lock:
+            return self._index.get().generation()
+
+    def links(self, path: str) -> "NoteLinks":
+        """A note's backlinks and outlinks (`Index.links`)."""
+        with self._lock:
+            return self._index.get().links(path)
+
+    def related(self, path: str, *, limit: int) -> "list[Hit]":
+        """The notes most like a note (`Index.related`)."""
+        with self._lock:
+            return self._index.get().related(path, limit=limit)
+
+    def _writes(self) -> "tuple[Index, str]":
+        """The writing Index and the vault, or why writes are refused."""
+        if not self.allow_writes:
+            raise IntakeError(
+                "writing is off for this server: start it with 'noteseek mcp --allow-writes'"
+            )
+        index = self._writer.get()
+        vault = self._vault or index.vault_root
+        if vault is None:
+            raise IntakeError("the index has no vault yet: run 'noteseek index VAULT' first")
+        return index, vault
+
+    def save_note(self, title: str, text: str, *, tags: list[str]) -> "SavedNote":
+        """Scrub, write, file and index a new note through intake (`intake.save_note`)."""
+        from ..intake.agent_writes import save_note
+
+        with self._write_lock:
+            index, vault = self._writes()
+            return save_note(title, text, tags=tags, vault=vault, index=index)
+
+    def append_to_note(self, path: str, text: str, *, heading: str | None) -> "AppendResult":
+        """Append scrubbed text to a note and index it (`intake.append_to_note`)."""
+        from ..intake.agent_writes import append_to_note
+
+        with self._write_lock:
+            index, vault = self._writes()
+            return append_to_note(path, text, heading=heading, vault=vault, index=index)
+
+    def close(self) -> None:
+        """Close the writing index if a write opened it."""
+        with self._write_lock:
+            self._writer.close()
 
 
 def format_links(links: "NoteLinks", *, max_tokens: int) -> str:
@@ -72,7 +144,7 @@ def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
             int, Field(ge=100, le=30_000, description="Reply budget (about 4 characters a token).")
         ] = LINKS_TOKENS,
     ) -> str:
-        found = call("links", lambda: service.links(path))
+        found = call("links", lambda: service.agent.links(path))
         return format_links(found, max_tokens=max_tokens)
 
     def related(
@@ -82,7 +154,7 @@ def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = RELATED_TOKENS,
     ) -> str:
-        hits = call("related", lambda: service.related(path, limit=limit))
+        hits = call("related", lambda: service.agent.related(path, limit=limit))
         return format_hits(f"notes like {path}", hits, mode="related", max_tokens=max_tokens)
 
     for fn, doc, title in (
@@ -105,7 +177,10 @@ def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
 
 
 def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
-    """Register `save_note` and `append_to_note` (only with --allow-writes)."""
+    """Register `save_note` and `append_to_note` when the server allows writes, else nothing:
+    a client then neither lists them nor can call them."""
+    if not service.agent.allow_writes:
+        return
     from mcp.types import ToolAnnotations
     from pydantic import Field
 
@@ -116,7 +191,7 @@ def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
             list[str] | None, Field(description="Tags for its frontmatter (without '#').")
         ] = None,
     ) -> str:
-        saved = call("save_note", lambda: service.save_note(title, text, tags=tags or []))
+        saved = call("save_note", lambda: service.agent.save_note(title, text, tags=tags or []))
         where = {
             "route": f"filed into {saved.domain or 'the vault'}",
             "review": "queued for review",
@@ -139,7 +214,9 @@ def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
             Field(description="Append at the end of the section with this heading instead."),
         ] = None,
     ) -> str:
-        done = call("append_to_note", lambda: service.append_to_note(path, text, heading=heading))
+        done = call(
+            "append_to_note", lambda: service.agent.append_to_note(path, text, heading=heading)
+        )
         if done.heading is None:
             where = "at the end"
         elif done.created_heading:

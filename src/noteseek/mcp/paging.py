@@ -14,6 +14,7 @@ budgeted: it never carries more than `max_tokens` of hit text.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core.budget import estimate_tokens, truncate_at_word
@@ -25,7 +26,21 @@ if TYPE_CHECKING:
 
     from .. import Hit, NoteText
 
-__all__ = ["NotePage", "SearchPage", "note_result", "search_result"]
+__all__ = ["CURSOR_ARG", "NotePage", "PageAsk", "SearchPage", "note_result", "search_result"]
+
+CURSOR_ARG = "The cursor a previous reply gave, for its next page (with the same other arguments)."
+
+
+@dataclass(frozen=True)
+class PageAsk:
+    """Which page a call asks for: its arguments (what a cursor must repeat), the index
+    generation read before the call, the cursor given (None: the first page) and the budget."""
+
+    request: tuple[object, ...]
+    generation: str
+    cursor: str | None
+    max_tokens: int
+
 
 # What a page's own fields cost besides the hits' text (keys, path, scores).
 _PAGE_OVERHEAD = 30
@@ -66,19 +81,11 @@ def _hit_cost(hit: dict[str, Any]) -> int:
 
 
 def search_result(
-    query: str,
-    hits: list[Hit],
-    *,
-    request: tuple[object, ...],
-    generation: str,
-    cursor: str | None,
-    max_tokens: int,
-    mode: str,
-    degraded: str | None,
-    filters: str,
+    query: str, hits: list[Hit], ask: PageAsk, *, mode: str, degraded: str | None, filters: str
 ) -> CallToolResult:
     """The text of today's reply (of this page's hits when continuing) and the page."""
-    digest = request_digest("search", *request)
+    generation, cursor, max_tokens = ask.generation, ask.cursor, ask.max_tokens
+    digest = request_digest("search", *ask.request, max_tokens)
     start = 0
     if cursor:
         start = Cursor.decode(cursor, generation=generation, request=digest).offset
@@ -103,16 +110,10 @@ def search_result(
     return _text_result(text, structured)
 
 
-def note_result(
-    note: NoteText,
-    *,
-    request: tuple[object, ...],
-    generation: str,
-    cursor: str | None,
-    max_tokens: int,
-) -> CallToolResult:
+def note_result(note: NoteText, ask: PageAsk) -> CallToolResult:
     """The text of today's reply (this piece when continuing) and the note's page."""
-    digest = request_digest("get_note", *request)
+    generation, cursor, max_tokens = ask.generation, ask.cursor, ask.max_tokens
+    digest = request_digest("get_note", *ask.request, max_tokens)
     start = 0
     if cursor:
         start = Cursor.decode(cursor, generation=generation, request=digest).offset

@@ -4,12 +4,9 @@ Design (the user-facing version is docs/mcp.md):
 
 - The SDK's high-level `MCPServer` (FastMCP before mcp 2): tool schemas come from the signatures,
   and a `ToolError` becomes an `isError` result whose text the agent reads and acts on.
-- Replies are budgeted plain text. `search` and `get_note` also return `structuredContent` (an
-  output schema: mcp/paging.py): a page within the same budget and a cursor for the next one.
-  Claude Code hands the model only `structuredContent` when both are present
-  (anthropics/claude-code#54450, #79944), so the page is budgeted as the text is.
-- `links` and `related` are always there; `save_note` and `append_to_note` only with
-  `--allow-writes` (mcp/agent_tools.py): without it they are not registered at all.
+- Replies are budgeted plain text; `search` and `get_note` add a `structuredContent` page in the
+  same budget, with a cursor (mcp/paging.py: Claude Code shows only that when both are there).
+- links, related, and with `--allow-writes` only, the write tools: mcp/agent_tools.py.
 - Nothing is opened at start-up. The index, the embedding model and the vector matrix load on the
   first tool call that needs them, so `initialize` is answered at once however large or stale
   the index, and a server started before `noteseek index` ran still starts (its tools say what
@@ -30,6 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import click
@@ -47,18 +45,15 @@ from .. import (
     SearchRequest,
     open_index,
 )
-from ..intake.errors import IntakeError
-from .agent_tools import add_graph_tools, add_write_tools
+from .agent_tools import AgentActions, add_graph_tools, add_write_tools
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status
 from .freshness import Freshness
-from .paging import NotePage, SearchPage, note_result, search_result
+from .paging import CURSOR_ARG, NotePage, PageAsk, SearchPage, note_result, search_result
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from .. import NoteLinks
-    from ..intake.agent_writes import AppendResult, SavedNote
     from ..watch.refresh import IndexRefresher
 
 __all__ = [
@@ -95,8 +90,6 @@ class VaultService:
         allow_writes: bool = False,
     ) -> None:
         self._vault = vault
-        self.allow_writes = allow_writes
-        self._write_lock = threading.Lock()
         # Looked up on every call until it opens: the index may be made after the server started.
         self._index = LazyIndex(db=db, vault=vault, opener=opener, collection=collection)
         # A refresh writes where writes go: --write-db, else $NOTESEEK_WRITE_DB, else --db.
@@ -108,6 +101,10 @@ class VaultService:
         self._refresh_thread: threading.Thread | None = None
         self._db = db
         self._freshness = Freshness(vault=vault, open_writer=self._open_writer)
+        # links, related and (with --allow-writes) the writes: mcp/agent_tools.py
+        self.agent = AgentActions(
+            self._index, self._writer, lock=self._lock, vault=vault, allow_writes=allow_writes
+        )
 
     @property
     def opened(self) -> bool:
@@ -136,49 +133,6 @@ class VaultService:
         with self._lock:
             result = self._index.get().run_search(request)
         return list(result.hits), result.degraded
-
-    def generation(self) -> str:
-        """The index generation a reply cursor is made against (`Index.generation`)."""
-        with self._lock:
-            return self._index.get().generation()
-
-    def links(self, path: str) -> "NoteLinks":
-        """A note's backlinks and outlinks (`Index.links`)."""
-        with self._lock:
-            return self._index.get().links(path)
-
-    def related(self, path: str, *, limit: int) -> list[Hit]:
-        """The notes most like a note (`Index.related`)."""
-        with self._lock:
-            return self._index.get().related(path, limit=limit)
-
-    def _writes(self) -> tuple[Index, str]:
-        """The writing Index and the vault, or why writes are refused."""
-        if not self.allow_writes:
-            raise IntakeError(
-                "writing is off for this server: start it with 'noteseek mcp --allow-writes'"
-            )
-        index = self._writer.get()
-        vault = self._vault or index.vault_root
-        if vault is None:
-            raise IntakeError("the index has no vault yet: run 'noteseek index VAULT' first")
-        return index, vault
-
-    def save_note(self, title: str, text: str, *, tags: list[str]) -> "SavedNote":
-        """Scrub, write, file and index a new note through intake (`intake.save_note`)."""
-        from ..intake.agent_writes import save_note
-
-        with self._write_lock:
-            index, vault = self._writes()
-            return save_note(title, text, tags=tags, vault=vault, index=index)
-
-    def append_to_note(self, path: str, text: str, *, heading: str | None) -> "AppendResult":
-        """Append scrubbed text to a note and index it (`intake.append_to_note`)."""
-        from ..intake.agent_writes import append_to_note
-
-        with self._write_lock:
-            index, vault = self._writes()
-            return append_to_note(path, text, heading=heading, vault=vault, index=index)
 
     def get_note(
         self,
@@ -275,8 +229,7 @@ class VaultService:
         self._freshness.close()
         with self._lock:
             self._index.close()
-        with self._write_lock:
-            self._writer.close()
+        self.agent.close()
 
 
 # -- the server -----------------------------------------------------------------------------------
@@ -339,14 +292,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
-        cursor: Annotated[
-            str | None,
-            Field(description="The cursor a previous reply gave: its next page of hits."),
-        ] = None,
+        cursor: Annotated[str | None, Field(description=CURSOR_ARG)] = None,
     ) -> Annotated[CallToolResult, SearchPage]:
-        # Read before searching: an update in between leaves the cursor older than the hits,
-        # so the next page is refused rather than shifted.
-        generation = call("search", service.generation)
+        # Read first: an update in between leaves the cursor older than the hits (then refused).
+        generation = call("search", service.agent.generation)
         hits, degraded = call(
             "search",
             lambda: service.search(
@@ -367,21 +316,9 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             )
             if values
         )
-        request = (query, limit, mode, folders, tags, files, max_tokens)
-        return call(
-            "search",
-            lambda: search_result(
-                query,
-                hits,
-                request=request,
-                generation=generation,
-                cursor=cursor,
-                max_tokens=max_tokens,
-                mode=mode,
-                degraded=degraded,
-                filters=scope,
-            ),
-        )
+        ask = PageAsk((query, limit, mode, folders, tags, files), generation, cursor, max_tokens)
+        reply = partial(search_result, query, hits, ask, mode=mode, degraded=degraded)
+        return call("search", lambda: reply(filters=scope))
 
     def get_note(
         path: Annotated[str, Field(description="Vault-relative path, as search returns it.")],
@@ -400,23 +337,15 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         sheet: Annotated[
             str | None, Field(description="A spreadsheet's sheet (by name) to return.")
         ] = None,
-        cursor: Annotated[
-            str | None,
-            Field(description="The cursor a previous reply gave: the next part of the text."),
-        ] = None,
+        cursor: Annotated[str | None, Field(description=CURSOR_ARG)] = None,
     ) -> Annotated[CallToolResult, NotePage]:
-        generation = call("get_note", service.generation)
+        generation = call("get_note", service.agent.generation)
         note = call(
             "get_note",
             lambda: service.get_note(path, section=section, page=page, slide=slide, sheet=sheet),
         )
-        request = (path, section, page, slide, sheet, max_tokens)
-        return call(
-            "get_note",
-            lambda: note_result(
-                note, request=request, generation=generation, cursor=cursor, max_tokens=max_tokens
-            ),
-        )
+        ask = PageAsk((path, section, page, slide, sheet), generation, cursor, max_tokens)
+        return call("get_note", lambda: note_result(note, ask))
 
     def status(
         files: Annotated[
@@ -443,8 +372,6 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         (get_note, GET_NOTE_DOC, "Read a note"),
         (status, STATUS_DOC, "Note index status"),
     ):
-        # search and get_note publish an output schema (their continuing pages); status is text.
-        structured = fn is not status
         server.add_tool(
             fn,
             title=title,
@@ -456,11 +383,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 idempotent_hint=True,
                 open_world_hint=False,
             ),
-            structured_output=structured,
+            structured_output=fn is not status,  # search, get_note: pages (mcp/paging.py)
         )
     add_graph_tools(server, service, call)
-    if service.allow_writes:
-        add_write_tools(server, service, call)
+    add_write_tools(server, service, call)  # registers nothing without --allow-writes
     return server
 
 

@@ -219,18 +219,11 @@ class Storage(Protocol):
     # -- links (schema m008 for SQLite, 5 for PostgreSQL) ------------------------------------
 
     def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
-        """(source file id, link as written) of every stored link whose `key` (the folded file
-        name it points at, `core.links.link_key`) is one of `keys`, by source and line.
-        `replace_file` writes a file's `record.links` and `record.aliases`; `delete_file` drops
-        them. Links are not resolved here: which file a link opens depends on every path."""
+        """(source file id, link as `replace_file` stored it) of every link whose key is in `keys`."""
         ...
 
     def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
         """file id -> the links that file makes, in order (files without links left out)."""
-        ...
-
-    def link_counts(self) -> dict[str, int]:
-        """target key -> how many stored links carry it (the graph's raw in-degree by name)."""
         ...
 
     def note_aliases(self) -> dict[int, tuple[str, ...]]:

@@ -101,15 +101,6 @@ class LinkTable(PgConnection):
             out.setdefault(int(r[0]), []).append(_link(r))
         return out
 
-    def link_counts(self) -> dict[str, int]:
-        """target key -> how many links carry it, over the selected collections."""
-        rows = self.rows(
-            "SELECT target_key, count(*) FROM links WHERE collection_id = ANY(%s) "
-            "GROUP BY target_key",
-            (self.collections.ids,),
-        )
-        return {str(r[0]): int(r[1]) for r in rows}
-
     def note_aliases(self) -> dict[int, tuple[str, ...]]:
         """file id -> the folded aliases of every note that has some."""
         out: dict[int, list[str]] = {}

@@ -91,11 +91,6 @@ class LinkTable(SqliteConnection):
             out.setdefault(int(r[0]), []).append(_link(r))
         return out
 
-    def link_counts(self) -> dict[str, int]:
-        """target key -> how many links carry it (every link of every note)."""
-        rows = self.db.execute("SELECT target_key, count(*) FROM links GROUP BY target_key")
-        return {str(r[0]): int(r[1]) for r in rows}
-
     def note_aliases(self) -> dict[int, tuple[str, ...]]:
         """file id -> the folded aliases of every note that has some."""
         out: dict[int, list[str]] = {}
