@@ -57,6 +57,8 @@ def mcp_cmd(
         db=db, vault=vault, collection=collection, write_db=write_db, allow_writes=allow_writes
     )
     server = build_server(service)
+    if allow_writes:
+        service.agent.warm_writes()
     if watch:
         service.start_watch()  # its catch-up pass is the refresh
     elif refresh:

@@ -35,11 +35,12 @@ from ..engine.note_access import check_note_path, normalise_note_path
 from ..errors import NoteAccessError, UnsafeNotePathError
 from ..secrets.scrubber import scrub
 from .config import IntakeConfig
+from .domains import VaultModel
 from .errors import IntakeError
 from .log import DecisionLog
-from .run import new_run_id, run_intake
+from .run import default_domains, new_run_id, run_intake
 
-__all__ = ["AppendResult", "SavedNote", "append_to_note", "save_note"]
+__all__ = ["AppendResult", "SavedNote", "append_to_note", "save_note", "vault_model"]
 
 STAGING = ".noteseek/agent-inbox"
 MAX_WRITE_CHARS = 200_000  # one call's text: a note, not a dump
@@ -115,8 +116,11 @@ def save_note(
     index: Index,
     tags: list[str] | None = None,
     config: IntakeConfig | None = None,
+    model: VaultModel | None = None,
 ) -> SavedNote:
-    """Scrub, write and file one new note through intake; index it at once."""
+    """Scrub, write and file one new note through intake; index it at once. `model`: the vault's
+    domain model from `vault_model` (a long-lived caller keeps one: it takes seconds to build on
+    a large vault, and a few notes more do not change what the domains are about)."""
     _check_text(title, "the title")
     _check_text(text, "the text")
     allow = index.options.allow
@@ -146,7 +150,7 @@ def save_note(
     # what intake would set aside is queued for review instead (still scored, still undoable).
     config = dataclasses.replace(config or IntakeConfig(), review_threshold=0.0)
     report = run_intake(
-        staging, vault=root, index=index, config=config, refresh=False, targeted=True
+        staging, vault=root, index=index, config=config, refresh=False, targeted=True, model=model
     )
     if not report.items or report.items[0].destination is None:
         problem = report.skipped[0].reason if report.skipped else "intake did not file it"
@@ -162,6 +166,20 @@ def save_note(
         run_id=report.run_id,
         searchable=a.decision != "set_aside",
         secrets_scrubbed=scrubbed,
+    )
+
+
+def vault_model(
+    vault: str | Path, *, index: Index, config: IntakeConfig | None = None
+) -> VaultModel:
+    """The domain model `save_note` scores against, as `run_intake` builds it for the staging
+    folder (the same domains and ignored folders)."""
+    config = config or IntakeConfig()
+    root = Path(vault).expanduser()
+    managed = (config.review_folder, config.set_aside_folder, "_intake", STAGING)
+    domains = config.domains or default_domains(root, skip=(STAGING,))
+    return VaultModel.from_index(
+        index, domains=domains, ignore=managed, neighbours=config.neighbours
     )
 
 

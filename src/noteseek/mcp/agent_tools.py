@@ -8,6 +8,7 @@ the run id that undoes it.
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures.
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -21,11 +22,13 @@ if TYPE_CHECKING:
 
     from .. import Hit, Index, LazyIndex, NoteLinks
     from ..intake.agent_writes import AppendResult, SavedNote
+    from ..intake.domains import VaultModel
     from .server import VaultService
 
 __all__ = ["AgentActions", "add_graph_tools", "add_write_tools", "format_links"]
 
 LINKS_TOKENS = 2000
+MODEL_SECONDS = 600  # how long save_note scores against one domain model before a new one
 RELATED_TOKENS = 1500
 _T = TypeVar("_T")
 Call = Callable[[str, Callable[[], Any]], Any]
@@ -50,6 +53,7 @@ class AgentActions:
         self._write_lock = threading.Lock()
         self._vault = vault
         self.allow_writes = allow_writes
+        self._model: "tuple[float, VaultModel] | None" = None
 
     def generation(self) -> str:
         """The index generation a reply cursor is made against (`Index.generation`)."""
@@ -80,11 +84,14 @@ class AgentActions:
 
     def save_note(self, title: str, text: str, *, tags: list[str]) -> "SavedNote":
         """Scrub, write, file and index a new note through intake (`intake.save_note`)."""
-        from ..intake.agent_writes import save_note
+        from ..intake.agent_writes import save_note, vault_model
 
         with self._write_lock:
             index, vault = self._writes()
-            return save_note(title, text, tags=tags, vault=vault, index=index)
+            # The domain model takes seconds on a large vault: built once, again after a while.
+            if self._model is None or time.monotonic() - self._model[0] > MODEL_SECONDS:
+                self._model = (time.monotonic(), vault_model(vault, index=index))
+            return save_note(title, text, tags=tags, vault=vault, index=index, model=self._model[1])
 
     def append_to_note(self, path: str, text: str, *, heading: str | None) -> "AppendResult":
         """Append scrubbed text to a note and index it (`intake.append_to_note`)."""
@@ -93,6 +100,23 @@ class AgentActions:
         with self._write_lock:
             index, vault = self._writes()
             return append_to_note(path, text, heading=heading, vault=vault, index=index)
+
+    def warm_writes(self) -> None:
+        """Open the writing index and build the domain model in a background thread, so the
+        first save_note does not wait for them (best effort: a failure shows on that call)."""
+
+        def warm() -> None:
+            from ..intake.agent_writes import vault_model
+
+            try:
+                with self._write_lock:
+                    index, vault = self._writes()
+                    index.warm_up()
+                    self._model = (time.monotonic(), vault_model(vault, index=index))
+            except Exception:  # the tool call reports it; a warm-up must not kill the server
+                return
+
+        threading.Thread(target=warm, name="noteseek-warm-writes", daemon=True).start()
 
     def close(self) -> None:
         """Close the writing index if a write opened it."""
