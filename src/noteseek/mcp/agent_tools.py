@@ -53,7 +53,7 @@ class AgentActions:
         self._write_lock = threading.Lock()
         self._vault = vault
         self.allow_writes = allow_writes
-        self._model: "tuple[float, VaultModel] | None" = None
+        self._model: tuple[float, VaultModel] | None = None
 
     def generation(self) -> str:
         """The index generation a reply cursor is made against (`Index.generation`)."""
