@@ -7,7 +7,8 @@ Usage::
 One process, one `Index`: a first call loads the vectors, the link graph and the tags (reported
 as `cold_ms`); then `--rounds` passes over `--notes` notes drawn with a fixed seed (the same
 notes every run), each timed alone (`time.perf_counter`, limit 10). Prints p50, p95 and max of
-the warm calls, the process CPU time per call, and the smallest number of other notes a call
+the warm calls, the process CPU time per call, the 1-minute load average before and after (the
+wall clock on a shared machine waits for a core), and the smallest number of other notes a call
 returned (a call that returned the note itself would be counted as a failure).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -42,6 +44,7 @@ def main() -> int:
         times: list[float] = []
         fewest = args.limit
         itself = 0
+        load_before = os.getloadavg()[0]
         cpu0 = time.process_time()
         for _ in range(args.rounds):
             for path in sample:
@@ -64,6 +67,8 @@ def main() -> int:
         "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
         "max_ms": round(times[-1], 2),
         "cpu_ms_per_call": round(cpu_ms, 2),
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "cpus": os.cpu_count(),
         "fewest_other_notes": fewest,
         "calls_returning_the_note_itself": itself,
     }
