@@ -85,6 +85,8 @@ COMMANDS = (
     "install-hooks",
     "uninstall-hooks",
     "watch",
+    "links",
+    "related",
 )
 
 
