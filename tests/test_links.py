@@ -169,3 +169,29 @@ def test_links_follow_edits_deletions_renames_and_new_notes(
         idx.update(vault)
         assert idx.links("a/Two.md").outlinks[0].path is None
         assert [b.path for b in idx.links("c.md").backlinks] == ["b/Four.md"]
+
+
+def test_related_notes_by_meaning_links_and_tags(backend: Backend, make_vault: WriteNotes) -> None:
+    vault = make_vault(
+        {
+            "a.md": "---\ntags: [garden]\n---\n# Tomatoes\n\nTomatoes need sun, water and rich soil.\n",
+            "b.md": "---\ntags: [garden]\n---\n# Peppers\n\nPeppers need sun, water and warm soil.\n",
+            "c.md": "# Kernel\n\nThe scheduler assigns threads to cores by priority.\n",
+            "d.md": "# Links only\n\nSee [[a]] for the details about soil.\n",
+            "e.md": "# Unrelated\n\nInvoices are due at the end of the month.\n",
+        }
+    )
+    with Index(backend.locator, embedder=FakeEmbedder()) as idx:
+        idx.update(vault)
+        hits = idx.related("a.md", limit=3)
+        paths = [h.path for h in hits]
+        assert "a.md" not in paths
+        assert len(paths) == 3 and len(set(paths)) == 3
+        assert paths[0] == "b.md"  # shares words and the tag
+        assert "d.md" in paths  # links to it
+        assert all(h.score >= (h.cosine or 0.0) for h in hits)
+        assert [h.path for h in idx.related("a", limit=1)] == ["b.md"]  # by name too
+        with pytest.raises(NoteNotIndexedError):
+            idx.related("nowhere.md")
+        with pytest.raises(ValueError):
+            idx.related("a.md", limit=0)

@@ -326,7 +326,9 @@ class Index:
         if self._related is None:
             from .related import RelatedNotes
 
-            self._related = RelatedNotes(self._store, self._searcher.vectors, self._link_cache())
+            self._related = RelatedNotes(
+                self._store, self._searcher.vectors, self._link_cache(), self._embedder
+            )
         return self._related.related(note, limit=limit)
 
     def note_text(self, path: str) -> str:

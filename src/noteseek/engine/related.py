@@ -18,10 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embedding.quantize import dequantize, quantize_query
+from ..errors import ModelLoadError
 from .hits import Hit
 from .links import LinkCache, LinkGraph
 
 if TYPE_CHECKING:
+    from ..embedding.embedder import Embedder
     from ..storage.protocol import Storage
     from .vectors import VectorIndex
 
@@ -32,6 +34,7 @@ __all__ = ["LINK_BONUS", "TAGS_BONUS", "TARGETS_BONUS", "RelatedNotes"]
 LINK_BONUS = 0.10
 TARGETS_BONUS = 0.05
 TAGS_BONUS = 0.05
+_MAX_EMBEDDED = 64  # chunks of the note embedded again where the vectors stay on the server
 _HEAD = 200  # best chunks looked at, at least (a note's neighbours by meaning are among them)
 
 
@@ -81,8 +84,11 @@ class _State:
 class RelatedNotes:
     """`Index.related`: the notes most like one note, best first."""
 
-    def __init__(self, store: Storage, vectors: VectorIndex, links: LinkCache) -> None:
+    def __init__(
+        self, store: Storage, vectors: VectorIndex, links: LinkCache, embedder: Embedder | None
+    ) -> None:
         self._store = store
+        self._embedder = embedder
         self._vectors = vectors
         self._links = links
         self._state: _State | None = None
@@ -105,7 +111,9 @@ class RelatedNotes:
             file_id = graph.ids[path]
             outs, ins = graph.neighbours(path)
             linked = {graph.ids[p] for p in outs | ins if p in graph.ids}
-            cosines, best_chunk = self._by_meaning(state, file_id, linked, max(_HEAD, 20 * limit))
+            cosines, best_chunk = self._by_meaning(
+                state, path, file_id, linked, max(_HEAD, 20 * limit)
+            )
             candidates = (set(cosines) | linked) - {file_id}
             own_tags = state.tags.get(file_id, frozenset())
             scored: list[tuple[float, int]] = []
@@ -159,12 +167,26 @@ class RelatedNotes:
                 )
             return hits
 
+    def _own_rows(self, state: _State, path: str, file_id: int) -> npt.NDArray[np.float32]:
+        """The note's unit chunk vectors: from the vectors in memory, else (a backend whose
+        vectors stay on the server) its chunks embedded again by the index's model."""
+        _, own = state.unit_rows(state.chunks_of.get(file_id, []))
+        if len(own) or state.rows is not None or self._embedder is None:
+            return own
+        if not self._store.vectors_available or not self._store.has_vector_table():
+            return own
+        texts = self._store.chunk_texts(path)[:_MAX_EMBEDDED]
+        try:
+            return self._embedder.embed(texts) if texts else own
+        except ModelLoadError:
+            return own
+
     def _by_meaning(
-        self, state: _State, file_id: int, linked: set[int], head: int
+        self, state: _State, path: str, file_id: int, linked: set[int], head: int
     ) -> tuple[dict[int, float], dict[int, int]]:
         """(file id -> best chunk cosine to the note's centroid, file id -> that chunk's id) of
         the notes among the best chunks and of the `linked` ones; empty without vectors."""
-        _, own = state.unit_rows(state.chunks_of.get(file_id, []))
+        own = self._own_rows(state, path, file_id)
         if not len(own):
             return {}, {}
         centroid = own.mean(axis=0)
@@ -174,7 +196,7 @@ class RelatedNotes:
             return {}, {}
         # The SIMD int8 pass search uses (~1 ms per 60k rows), not a float matrix product.
         matches = self._vectors.search(query, head + len(own))
-        files = state.file_of
+        files = state.file_of or self._store.file_ids([m.chunk_id for m in matches])
         cosines: dict[int, float] = {}
         chunks: dict[int, int] = {}
         for m in matches:
