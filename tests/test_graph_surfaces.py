@@ -31,7 +31,7 @@ def noteseek(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_links_and_related_commands(sample: tuple[Path, Path]) -> None:
-    vault, db = sample
+    _vault, db = sample
     done = noteseek("links", "howto/git-rebase-recipes.md", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -43,7 +43,9 @@ def test_links_and_related_commands(sample: tuple[Path, Path]) -> None:
     assert {"target": "ssh-config-tips", "path": "howto/ssh-config-tips.md"} in doc["outlinks"]
     plain = noteseek("links", "git-rebase-recipes", "--db", str(db))  # by name
     assert plain.returncode == 0 and "journal/2024-01-08.md:11" in plain.stdout
-    related = noteseek("related", "howto/git-rebase-recipes.md", "--db", str(db), "-n", "5", "--json")
+    related = noteseek(
+        "related", "howto/git-rebase-recipes.md", "--db", str(db), "-n", "5", "--json"
+    )
     assert related.returncode == 0, related.stderr
     hits = json.loads(related.stdout)["hits"]
     paths = [h["path"] for h in hits]
@@ -58,13 +60,17 @@ def test_links_and_related_commands(sample: tuple[Path, Path]) -> None:
 def test_links_and_related_over_http(sample: tuple[Path, Path]) -> None:
     from noteseek.web.app import create_app
 
-    vault, db = sample
-    cli = json.loads(noteseek("links", "howto/git-rebase-recipes.md", "--db", str(db), "--json").stdout)
+    _vault, db = sample
+    cli = json.loads(
+        noteseek("links", "howto/git-rebase-recipes.md", "--db", str(db), "--json").stdout
+    )
     pool = make_pool(db)
     try:
         with serve(create_app(pool, hosts=LOOPBACK_HOSTS)) as base:
             links = httpx.get(f"{base}/api/links/howto/git-rebase-recipes.md", timeout=30)
-            related = httpx.get(f"{base}/api/related/howto/git-rebase-recipes.md?limit=4", timeout=30)
+            related = httpx.get(
+                f"{base}/api/related/howto/git-rebase-recipes.md?limit=4", timeout=30
+            )
             unknown = httpx.get(f"{base}/api/links/../etc/passwd", timeout=30)
             nothing = httpx.get(f"{base}/api/related/nope.md", timeout=30)
             schema = httpx.get(f"{base}/openapi.json", timeout=30).json()
