@@ -164,9 +164,7 @@ def _build_lane(idx: Any, quiet: bool) -> None:
     except ModelLoadError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo(
-            "multilingual lane stopped early; run the same command again to resume", err=True
-        )
+        click.echo("multilingual lane stopped early; run the same command again to resume", err=True)
         raise SystemExit(130) from None
     click.echo(
         f"multilingual lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "

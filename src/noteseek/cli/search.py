@@ -102,7 +102,9 @@ def search_cmd(
             for name, value in (("bm25", hit.bm25_rank), ("vec", hit.vec_rank))
             if value
         )
-        click.echo(click.style(f"{rank:>2}. {hit.heading}", bold=True) + f"  ({ranks})")
+        click.echo(
+            click.style(f"{rank:>2}. {hit.heading}", bold=True) + f"  ({ranks})"
+        )
         if hit.explanation is not None:
             click.echo(f"    {_explain(hit)}")
         click.echo(f"    {_snippet(hit.text)}")

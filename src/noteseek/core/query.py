@@ -115,6 +115,7 @@ def folder_key(folder: str) -> str:
     return "/".join(parts)
 
 
+
 def file_keys(path: str) -> tuple[str, ...]:
     """The vault-relative paths a `files` filter entry stands for: the path as hits spell it
     ('/'-separated, no './' or outer slashes), and with `.md` added when it has none, since

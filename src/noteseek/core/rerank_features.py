@@ -49,9 +49,7 @@ def term_weights(counts: Sequence[int], total_chunks: int) -> list[float]:
     ]
 
 
-def _share(
-    weights: Sequence[float], forms: Sequence[tuple[str, ...]], field: frozenset[str]
-) -> float:
+def _share(weights: Sequence[float], forms: Sequence[tuple[str, ...]], field: frozenset[str]) -> float:
     if not field:
         return 0.0
     total = hit = 0.0

@@ -35,12 +35,7 @@ class LinearModel:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of this model."""
-        return {
-            "kind": "linear",
-            "features": list(self.features),
-            "weights": list(self.weights),
-            "bias": self.bias,
-        }
+        return {"kind": "linear", "features": list(self.features), "weights": list(self.weights), "bias": self.bias}
 
     def score(self, row: Sequence[float]) -> float:
         """The score of one feature row (higher ranks first)."""

@@ -327,6 +327,7 @@ class _Handler(socketserver.StreamRequestHandler):
             except OSError:
                 return
 
+
     def _hook(self, daemon: Daemon, line: bytes) -> None:
         """One request from the import-light hook client (wire format in daemon/client.py)."""
         try:

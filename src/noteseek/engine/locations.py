@@ -66,3 +66,4 @@ def resolve_db(
     raise IndexNotFoundError(
         f"several indexes exist ({names}): pass --vault PATH or --db FILE to choose one"
     )
+

@@ -139,9 +139,7 @@ def build_lane(
     embedded = 0
     while True:
         if stop is not None and stop():
-            return MultilingualStats(
-                embedded, done + embedded, total, False, time.perf_counter() - started
-            )
+            return MultilingualStats(embedded, done + embedded, total, False, time.perf_counter() - started)
         batch = store.multilingual_missing(BATCH)
         if not batch:
             break

@@ -237,16 +237,8 @@ class Searcher:
                 for rows in (keyword, semantic)
             )
             fused = self.reranker.rerank(
-                query,
-                fused,
-                s.rerank_depth,
-                list_heads,
-                chunk_heads,
-                file_of,
-                set(exact),
-                cuts=(cuts[0], cuts[1]),
-                head_size=s.candidates,
-                apply=s.rerank,
+                query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
+                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank,
             )
         ranked = _promote(fused, exact, s.fusion)[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
@@ -327,7 +319,9 @@ class Searcher:
                 )
                 out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
         else:
-            fused = convex_fusion([kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads)
+            fused = convex_fusion(
+                [kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads
+            )
             for scored in fused:
                 b, v = scored.normalised
                 explanation = Explanation(

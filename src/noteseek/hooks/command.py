@@ -73,9 +73,7 @@ def _parse(argv: Sequence[str]) -> _Options:
     """`EVENT [--db PATH] [--max-tokens N]`; hand-parsed to keep argparse and click out of the hook."""
     args = list(argv)
     if not args or args[0] not in EVENTS:
-        raise ValueError(
-            f"usage: noteseek hook {{{'|'.join(EVENTS)}}} [--db PATH] [--max-tokens N]"
-        )
+        raise ValueError(f"usage: noteseek hook {{{'|'.join(EVENTS)}}} [--db PATH] [--max-tokens N]")
     event, rest = args[0], args[1:]
     db: str | None = None
     max_tokens = DEFAULT_CONTEXT_TOKENS

@@ -46,7 +46,6 @@ __all__ = [
     "user_settings_path",
 ]
 
-
 def user_settings_path() -> Path:
     """The user's settings file: `$CLAUDE_CONFIG_DIR/settings.json`, else ~/.claude/settings.json."""
     base = os.environ.get(ENV_CLAUDE_CONFIG_DIR)

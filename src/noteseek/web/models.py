@@ -56,9 +56,7 @@ class LeftOutModel(BaseModel):
     """A file that left text out of search on purpose."""
 
     path: str
-    skipped_sections: int = Field(
-        description="Link-list sections (Related, See also, ...) skipped."
-    )
+    skipped_sections: int = Field(description="Link-list sections (Related, See also, ...) skipped.")
     secrets_scrubbed: int = Field(description="Values the scrubber replaced.")
 
 

@@ -36,7 +36,8 @@ class FileReads(FileWrites):
         )
         show = self.collections.show
         return {
-            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7]) for r in rows
+            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7])
+            for r in rows
         }
 
     def file_paths(self) -> dict[int, str]:
@@ -184,7 +185,9 @@ class FileReads(FileWrites):
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.
             pairs = [where for where in map(self.collections.split, files) if where is not None]
-            clauses.append("(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))")
+            clauses.append(
+                "(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))"
+            )
             params += [[p[0] for p in pairs], [p[1] for p in pairs]]
         rows = self.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
         return {int(r[0]) for r in rows}
@@ -225,7 +228,8 @@ class FileReads(FileWrites):
         )
         show = self.collections.show
         return {
-            int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5], *r[6:]) for r in rows
+            int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5], *r[6:])
+            for r in rows
         }
 
     def chunk_texts(self, path: str) -> list[str]:

@@ -194,9 +194,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
             "SELECT path, status, problem, mtime_ns, size, chunk_count, indexed_at FROM files "
             "ORDER BY path"
         )
-        return [
-            FileEntry(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6])) for r in rows
-        ]
+        return [FileEntry(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6])) for r in rows]
 
     def indexed_file(self, path: str) -> IndexedFile | None:
         """The row of one file by its exact vault-relative path (for note access)."""

@@ -61,3 +61,4 @@ class Integrity(VectorTable):
         if "vectors" in counts and counts["vectors"] != counts["embedded"]:
             problems.append(f"vectors {counts['vectors']} != embedded chunks {counts['embedded']}")
         return problems
+

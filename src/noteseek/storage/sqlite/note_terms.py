@@ -57,9 +57,7 @@ class NoteTermsTable(SqliteConnection):
                 forms.extend(f for f in token if f not in forms)
             count = 0
             for form in forms:
-                row = self.db.execute(
-                    f"SELECT doc FROM {_VOCAB} WHERE term = ?", (form,)
-                ).fetchone()
+                row = self.db.execute(f"SELECT doc FROM {_VOCAB} WHERE term = ?", (form,)).fetchone()
                 if row:
                     count = max(count, int(row[0]))
             out.append((tuple(forms), count))

@@ -127,9 +127,7 @@ class TextIndex(SqliteConnection):
             (int(total * COMMON_TERM_FLOOR),),
         )
         terms = {str(term): int(doc) for term, doc in rows}
-        self.set_meta(
-            meta.COMMON_TERMS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True)
-        )
+        self.set_meta(meta.COMMON_TERMS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True))
         self.db.execute("DELETE FROM meta WHERE key = ?", (meta.COMMON_TERMS_STALE,))
 
     def _chunks_changed(self) -> None:
@@ -139,8 +137,7 @@ class TextIndex(SqliteConnection):
         # recompute it. So the first chunk write moves the list aside: the indexer recomputes a
         # missing list at the end of every run, and search keeps using the moved list meanwhile.
         self.db.execute(
-            "UPDATE OR REPLACE meta SET key = ? WHERE key = ?",
-            (meta.COMMON_TERMS_STALE, meta.COMMON_TERMS),
+            "UPDATE OR REPLACE meta SET key = ? WHERE key = ?", (meta.COMMON_TERMS_STALE, meta.COMMON_TERMS)
         )
 
     # -- maintenance ------------------------------------------------------------------------
