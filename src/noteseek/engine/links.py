@@ -106,8 +106,9 @@ class LinkGraph:
         if found is None:
             similar = self.store.similar_paths(cleaned.rsplit("/", 1)[-1], 3)
             hint = f" (did you mean {', '.join(similar)}?)" if similar else ""
+            shown = note if len(note) <= 200 else note[:200] + "…"
             raise NoteNotIndexedError(
-                f"{note!r} is not an indexed note{hint}; give a vault-relative path as search "
+                f"{shown!r} is not an indexed note{hint}; give a vault-relative path as search "
                 "returns it, or run 'noteseek index VAULT' if it is new"
             )
         return found

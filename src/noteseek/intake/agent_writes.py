@@ -152,6 +152,8 @@ def save_note(
     report = run_intake(
         staging, vault=root, index=index, config=config, refresh=False, targeted=True, model=model
     )
+    with contextlib.suppress(OSError):
+        staging.rmdir()  # empty once filed; an undo makes it again to put the note back
     if not report.items or report.items[0].destination is None:
         problem = report.skipped[0].reason if report.skipped else "intake did not file it"
         raise IntakeError(f"the note was not saved: {problem}")
