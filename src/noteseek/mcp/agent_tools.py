@@ -102,13 +102,16 @@ class AgentActions:
             return append_to_note(path, text, heading=heading, vault=vault, index=index)
 
     def warm_writes(self) -> None:
-        """Open the writing index and build the domain model in a background thread, so the
+        """In a background thread: load the reading index's vectors and model (the search after
+        a write then answers at once), open the writing index and build the domain model, so the
         first save_note does not wait for them (best effort: a failure shows on that call)."""
 
         def warm() -> None:
             from ..intake.agent_writes import vault_model
 
             try:
+                with self._lock:
+                    self._index.get().warm_up()
                 with self._write_lock:
                     index, vault = self._writes()
                     index.warm_up()
