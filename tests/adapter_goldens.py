@@ -52,8 +52,12 @@ SEARCHES: dict[str, list[str]] = {
     "search-tag": ["--tag", "security", "token"],
     "search-tag-folder-json": ["--json", "--tag", "#Security", "--folder", "projects", "rotation"],
     "search-file": [
-        "--file", "meetings/2024-03-14 postmortem gateway cert expiry",
-        "--file", "./journal/2024-03-14.md", "--file", "howto/renew-internal-tls-certs.md",
+        "--file",
+        "meetings/2024-03-14 postmortem gateway cert expiry",
+        "--file",
+        "./journal/2024-03-14.md",
+        "--file",
+        "howto/renew-internal-tls-certs.md",
         "certificate expiry",
     ],
     "search-bm25": ["--mode", "bm25", "VACUUM FULL"],
@@ -88,6 +92,8 @@ COMMANDS = (
     "install-hooks",
     "uninstall-hooks",
     "watch",
+    "links",
+    "related",
 )
 
 
@@ -452,7 +458,10 @@ class Run:
                     {
                         "op": "search",
                         "query": "token",
-                        "files": ["projects/auth-service-token-rotation", "howto/deploy-credentials.md"],
+                        "files": [
+                            "projects/auth-service-token-rotation",
+                            "howto/deploy-credentials.md",
+                        ],
                     },
                 ),
                 (

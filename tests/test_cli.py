@@ -170,6 +170,8 @@ COMMANDS = (
     "intake",
     "web",
     "watch",
+    "links",
+    "related",
 )
 
 

@@ -76,8 +76,13 @@ def rows(index: Index) -> dict[str, Any]:
     tags = db.execute(
         "SELECT f.path, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id ORDER BY 1, 2"
     ).fetchall()
+    links = db.execute(
+        "SELECT f.path, k.line, k.target, k.target_key, k.fragment, k.kind, k.context "
+        "FROM links k JOIN files f ON f.id = k.file_id ORDER BY 1, 2, 3, 4"
+    ).fetchall()
+    # last_run holds times, generation a random token (what reply cursors check).
     meta = db.execute(
-        "SELECT key, value FROM meta WHERE key NOT IN ('last_run') ORDER BY key"
+        "SELECT key, value FROM meta WHERE key NOT IN ('last_run', 'generation') ORDER BY key"
     ).fetchall()
     fts = db.execute("SELECT count(*) FROM chunks_fts_docsize").fetchall()
     return {
@@ -85,6 +90,7 @@ def rows(index: Index) -> dict[str, Any]:
         "chunks": chunks,
         "names": names,
         "tags": tags,
+        "links": links,
         "meta": meta,
         "fts": fts,
     }

@@ -262,6 +262,8 @@ def test_openapi_schema_documents_every_endpoint(served: Any) -> None:
         "/api/status",
         "/api/folders",
         "/api/tags",
+        "/api/links/{path}",
+        "/api/related/{path}",
     }
     params = {p["name"] for p in schema["paths"]["/api/search"]["get"]["parameters"]}
     assert params == {

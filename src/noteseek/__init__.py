@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from .engine.image_access import ImageFile as ImageFile
     from .engine.index import Index as Index
     from .engine.index import IndexStatus as IndexStatus
+    from .engine.links import Backlink as Backlink
+    from .engine.links import NoteLinks as NoteLinks
+    from .engine.links import Outlink as Outlink
     from .engine.locations import data_dir as data_dir
     from .engine.locations import default_db_path as default_db_path
     from .engine.note_access import NoteText as NoteText
@@ -102,6 +105,9 @@ _EXPORTS: dict[str, str] = {
     "FileCoverage": "engine.coverage",
     "Index": "engine.index",
     "IndexStatus": "engine.index",
+    "Backlink": "engine.links",
+    "NoteLinks": "engine.links",
+    "Outlink": "engine.links",
     "data_dir": "engine.locations",
     "default_db_path": "engine.locations",
     "NoteText": "engine.note_access",

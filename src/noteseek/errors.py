@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "CursorError",
     "DatabaseConnectionError",
     "IndexLockedError",
     "IndexNotFoundError",
@@ -104,6 +105,11 @@ class IndexReadOnlyError(NoteseekError):
 
 class VectorSupportError(NoteseekError):
     """The index holds vectors but sqlite-vec cannot be loaded, so it must not be written."""
+
+
+class CursorError(NoteseekError):
+    """A cursor cannot continue: malformed, from a call with other arguments, or from before
+    the index changed. The message says to repeat the call without it."""
 
 
 class NoteAccessError(NoteseekError):

@@ -40,11 +40,15 @@ class _LazyGroup(click.Group):
         "scan": "noteseek.cli.scan:scan_cmd",
         "serve": "noteseek.cli.serve:serve_cmd",
         "watch": "noteseek.cli.watch:watch_cmd",
+        "links": "noteseek.cli.links:links_cmd",
+        "related": "noteseek.cli.links:related_cmd",
         "install-hooks": "noteseek.cli.hooks:install_cmd",
         "uninstall-hooks": "noteseek.cli.hooks:uninstall_cmd",
     }
     # Commands of the core install: a failed import there is a broken install, not a missing extra.
-    core: ClassVar[frozenset[str]] = frozenset({"index", "search", "context", "hook", "status"})
+    core: ClassVar[frozenset[str]] = frozenset(
+        {"index", "search", "context", "hook", "status", "links", "related"}
+    )
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])

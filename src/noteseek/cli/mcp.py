@@ -36,6 +36,11 @@ __all__ = ["mcp_cmd"]
     is_flag=True,
     help="With --no-watch: update the index once in the background while serving.",
 )
+@click.option(
+    "--allow-writes",
+    is_flag=True,
+    help="Also serve save_note and append_to_note (scrubbed, through intake, undoable).",
+)
 def mcp_cmd(
     db: str | None,
     collection: str | None,
@@ -45,10 +50,15 @@ def mcp_cmd(
     port: int,
     watch: bool,
     refresh: bool,
+    allow_writes: bool,
 ) -> None:
-    """Serve search, get_note and status to MCP clients (Claude Code, Claude Desktop, ...)."""
-    service = VaultService(db=db, vault=vault, collection=collection, write_db=write_db)
+    """Serve search, get_note, status, links and related to MCP clients (Claude Code, ...)."""
+    service = VaultService(
+        db=db, vault=vault, collection=collection, write_db=write_db, allow_writes=allow_writes
+    )
     server = build_server(service)
+    if allow_writes:
+        service.agent.warm_writes()
     if watch:
         service.start_watch()  # its catch-up pass is the refresh
     elif refresh:

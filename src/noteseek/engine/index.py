@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from ..storage.protocol import Storage
     from .coverage import Coverage
     from .image_access import ImageFile
+    from .links import LinkCache, NoteLinks
     from .multilingual import MultilingualStats
     from .note_access import NoteText
+    from .related import RelatedNotes
     from .update.options import IndexOptions, IndexStats, Progress
     from .vector_export import ChunkVectors
 
@@ -77,6 +79,8 @@ class Index:
             embedder = self._embedder_for(model)
         self._embedder = embedder
         self._searcher = Searcher(self._store, embedder, settings)
+        self._related: RelatedNotes | None = None
+        self._links: LinkCache | None = None
 
     @property
     def options(self) -> IndexOptions:
@@ -352,6 +356,36 @@ class Index:
             ]
         return tuple(unknown)
 
+    def links(self, note: str) -> NoteLinks:
+        """A note's backlinks (each with its linking line) and outlinks, resolved as Obsidian
+        resolves them (`engine/links.py`); `note` is a vault-relative path or a note's name.
+        NoteNotIndexedError when the index does not hold it."""
+        from .links import note_links
+
+        return note_links(self._link_cache(), self._store, note)
+
+    def _link_cache(self) -> LinkCache:
+        if self._links is None:
+            from .links import LinkCache
+
+            self._links = LinkCache(self._store)
+        return self._links
+
+    def related(self, note: str, *, limit: int = 10) -> list[Hit]:
+        """The notes most like `note` (a path or a note's name), never itself, best first: the
+        cosine of its chunks' centroid to each note's closest chunk, plus a link between them,
+        shared link targets and shared tags (`engine/related.py`). NoteNotIndexedError when the
+        index does not hold it."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        if self._related is None:
+            from .related import RelatedNotes
+
+            self._related = RelatedNotes(
+                self._store, self._searcher.vectors, self._link_cache(), self._embedder
+            )
+        return self._related.related(note, limit=limit)
+
     def note_text(self, path: str) -> str:
         """The stored (scrubbed) text of a note's chunks, in order; '' for an unknown path."""
         return "\n".join(self._store.chunk_texts(path))
@@ -361,6 +395,11 @@ class Index:
         return self._searcher.vectors.chunk_vectors()
 
     # -- health -----------------------------------------------------------------------------
+
+    def generation(self) -> str:
+        """Changes whenever an update adds, changes or removes a file (any process's): what a
+        reply cursor checks (`core/pages.py`). "0" before the first such update."""
+        return self._store.get_meta(meta.GENERATION) or "0"
 
     def identity(self) -> Hashable:
         """Changes when the index file is replaced or re-indexed with another model: a long-lived

@@ -130,11 +130,15 @@ def run_intake(
     config: IntakeConfig | None = None,
     dry_run: bool = False,
     refresh: bool = True,
+    targeted: bool = False,
+    model: VaultModel | None = None,
 ) -> IntakeReport:
     """Score the inbox's items and route, queue or set aside each one (nothing moves if `dry_run`).
 
-    The index is brought up to date first (built if empty), and again after the moves so filed
-    notes are searchable at once.
+    The index is brought up to date first (built if empty; `refresh=False`: only then), and
+    again after the moves so filed notes are searchable at once (`targeted`: an update of the
+    moved files alone, for a caller that keeps the rest current, such as `save_note`). `model`:
+    a `VaultModel` the caller built before (its domains and ignores), instead of a new one.
     """
     config = config or IntakeConfig()
     inbox_path, vault_path = Path(inbox).expanduser(), Path(vault).expanduser()
@@ -151,9 +155,10 @@ def run_intake(
     if built or refresh:
         index.update(vault_path)
     domains = config.domains or default_domains(vault_path, skip=(inbox_rel or "",))
-    model = VaultModel.from_index(
-        index, domains=domains, ignore=ignore, neighbours=config.neighbours
-    )
+    if model is None:
+        model = VaultModel.from_index(
+            index, domains=domains, ignore=ignore, neighbours=config.neighbours
+        )
     results: list[Assessment] = []
     skipped: list[ItemProblem] = []
     items: list[InboxItem] = []
@@ -198,7 +203,13 @@ def run_intake(
     done: list[ItemResult] = []
     for item, a in zip(items, results):
         done.append(ItemResult(a, _file_item(item, a, run_id, vault_path, config, log)))
-    indexed = index.update(vault_path) if done else None
+    moved = [r.destination for r in done if r.destination]
+    if not done:
+        indexed = None
+    elif targeted:
+        indexed = index.update(vault_path, paths=moved)
+    else:
+        indexed = index.update(vault_path)
     return IntakeReport(
         run_id,
         False,

@@ -32,22 +32,51 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _undo_append(
+    record: dict[str, Any], restored: list[tuple[str, str]], problems: list[tuple[str, str]]
+) -> None:
+    """Take an appended block out of its note again, if it is still there as written."""
+    dst = Path(record["dst"])
+    try:
+        data = dst.read_bytes()
+    except OSError:
+        problems.append((str(dst), "no longer there (moved or deleted since); left as is"))
+        return
+    back = remove_block(data, str(record["inserted"]), int(record["offset"]))
+    if back is None:
+        if record.get("phase") == "start" and hashlib.sha256(data).hexdigest() != record["sha256"]:
+            return  # the write never happened: nothing to take out
+        problems.append((str(dst), "edited where the text was appended; left as is"))
+        return
+    temp = dst.parent / f".noteseek-undo-{os.getpid()}.tmp"
+    temp.write_bytes(back)
+    os.chmod(temp, os.stat(dst).st_mode & 0o7777)
+    os.replace(temp, dst)
+    restored.append((str(dst), str(dst)))
+
+
 def undo_run(run_id: str, *, vault: str | Path, config: IntakeConfig | None = None) -> UndoReport:
-    """Move every file of run `run_id` back to where it was, newest move first."""
+    """Move every file of run `run_id` back to where it was, newest move first; take out the
+    text an agent's `append_to_note` run added."""
     config = config or IntakeConfig()
     vault_path = Path(vault).expanduser()
     log_path = vault_path / config.log_file
     moves: dict[str, dict[str, Any]] = {}  # by source: the last record (done beats start)
+    appends: dict[tuple[str, int], dict[str, Any]] = {}  # an agent's appends (agent_writes.py)
     runs: set[str] = set()
     for record in read_log(log_path):
         runs.add(str(record.get("run")))
         if record.get("run") == run_id and record.get("event") == "move":
             moves[str(record["src"])] = record
+        if record.get("run") == run_id and record.get("event") == "append":
+            appends[(str(record["dst"]), int(record["offset"]))] = record
     if run_id not in runs:
         recent = ", ".join(sorted(runs)[-5:]) or "none"
         raise IntakeLogError(f"no run {run_id!r} in {log_path} (latest runs: {recent})")
     restored: list[tuple[str, str]] = []
     problems: list[tuple[str, str]] = []
+    for record in reversed(list(appends.values())):
+        _undo_append(record, restored, problems)
     for record in reversed(list(moves.values())):
         src, dst = Path(record["src"]), Path(record["dst"])
         if not dst.exists():

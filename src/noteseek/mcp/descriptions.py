@@ -7,8 +7,12 @@ reviewed on its own (the `mcp-tools` golden records it as the client sees it).
 from __future__ import annotations
 
 __all__ = [
+    "APPEND_DOC",
     "GET_NOTE_DOC",
     "INSTRUCTIONS",
+    "LINKS_DOC",
+    "RELATED_DOC",
+    "SAVE_NOTE_DOC",
     "SEARCH_DOC",
     "SINCE_DOC",
     "SORT_DOC",
@@ -57,4 +61,30 @@ SORT_DOC = "relevance (default) or date (newest first)."
 TIME_PARSE_DOC = (
     "Read a time phrase in the query ('last week', 'gestern', 'from March 2026') as a date "
     "filter (default); false searches it as words."
+)
+LINKS_DOC = (
+    "The links of one note of the indexed vault, by its vault-relative path as search returns it "
+    "(or its name as a [[link]] writes it): its backlinks, i.e. every other note that links to it "
+    "or embeds it ([[name]], [[name#heading]], ![[name]], [text](name.md)), each with the line "
+    "that links; and its outlinks, each with the note it opens, or unresolved. Use it to follow "
+    "the user's own connections from a note search found."
+)
+RELATED_DOC = (
+    "The notes most like one note (by meaning, plus the links between them and shared tags), "
+    "never the note itself, best first, each with its closest section. Use it to widen from one "
+    "good note to its neighbours without guessing more search words."
+)
+SAVE_NOTE_DOC = (
+    "Save a new note into the user's vault through intake: secrets in the text are redacted "
+    "before anything is written, the note is scored and filed into the best-matching folder, "
+    "queued for review, or set aside, and indexed at once (search finds it). Returns where it "
+    "went, why, and the run id that undoes it (`noteseek intake --undo RUN`). Write only what the "
+    "user asked to keep."
+)
+APPEND_DOC = (
+    "Append text to an existing Markdown note of the vault (vault-relative path as search returns "
+    "it), at its end or at the end of the section with the given heading (a new section when the "
+    "note has none). Secrets are redacted first; paths outside the vault, through symlinks, into "
+    "hidden folders, and documents are refused. Indexed at once; returns the run id that undoes "
+    "it (`noteseek intake --undo RUN`)."
 )

@@ -4,9 +4,9 @@ Design (the user-facing version is docs/mcp.md):
 
 - The SDK's high-level `MCPServer` (FastMCP before mcp 2): tool schemas come from the signatures,
   and a `ToolError` becomes an `isError` result whose text the agent reads and acts on.
-- Replies are budgeted plain text, without `structuredContent`: Claude Code hands the model only
-  `structuredContent` when both are present (anthropics/claude-code#54450, #79944), so a second,
-  JSON copy would bypass the text budget or replace the readable text.
+- Replies are budgeted plain text; `search` and `get_note` add a `structuredContent` page in the
+  same budget, with a cursor (mcp/paging.py: Claude Code shows only that when both are there).
+- links, related, and with `--allow-writes` only, the write tools: mcp/agent_tools.py.
 - Nothing is opened at start-up. The index, the embedding model and the vector matrix load on the
   first tool call that needs them, so `initialize` is answered at once however large or stale
   the index, and a server started before `noteseek index` ran still starts (its tools say what
@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import click
@@ -49,9 +50,11 @@ from ..core.budget import CHARS_PER_TOKEN
 from ..core.display import bounded
 from ..extras import require
 from . import descriptions as docs
+from .agent_tools import AgentActions, add_graph_tools, add_write_tools
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status, search_scope
 from .freshness import Freshness
+from .paging import CURSOR_ARG, NotePage, PageAsk, SearchPage, note_result, search_result
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -93,6 +96,7 @@ class VaultService:
         opener: Callable[[Locator], Index] | None = None,
         collection: str | None = None,
         write_db: str | None = None,
+        allow_writes: bool = False,
     ) -> None:
         self._vault = vault
         # Looked up on every call until it opens: the index may be made after the server started.
@@ -106,6 +110,10 @@ class VaultService:
         self._refresh_thread: threading.Thread | None = None
         self._db = db
         self._freshness = Freshness(vault=vault, open_writer=self._open_writer)
+        # links, related and (with --allow-writes) the writes: mcp/agent_tools.py
+        self.agent = AgentActions(
+            self._index, self._writer, lock=self._lock, vault=vault, allow_writes=allow_writes
+        )
 
     @property
     def opened(self) -> bool:
@@ -237,6 +245,7 @@ class VaultService:
         self._freshness.close()
         with self._lock:
             self._index.close()
+        self.agent.close()
 
 
 # -- the server -----------------------------------------------------------------------------------
@@ -250,7 +259,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
     """The MCP server with the search, get_note and status tools over `service`."""
     sdk = _load_sdk()
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
     from .. import __version__
@@ -299,7 +308,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
-    ) -> str:
+        cursor: Annotated[str | None, Field(description=CURSOR_ARG)] = None,
+    ) -> Annotated[CallToolResult, SearchPage]:
+        # Read first: an update in between leaves the cursor older than the hits (then refused).
+        generation = call("search", service.agent.generation)
         result = call(
             "search",
             lambda: service.search(
@@ -327,9 +339,14 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         )
         scope += search_scope([], [], [], result.time_range)
         hits, degraded = list(result.hits), result.degraded
-        return format_hits(
-            query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
+        ask = PageAsk(
+            (query, limit, mode, folders, tags, files, since, until, sort, time_parse),
+            generation,
+            cursor,
+            max_tokens,
         )
+        reply = partial(search_result, query, hits, ask, mode=mode, degraded=degraded)
+        return call("search", lambda: reply(filters=scope))
 
     def get_note(
         path: Annotated[str, Field(description="Vault-relative path, as search returns it.")],
@@ -348,13 +365,16 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         sheet: Annotated[
             str | None, Field(description="A spreadsheet's sheet (by name) to return.")
         ] = None,
-    ) -> str:
+        cursor: Annotated[str | None, Field(description=CURSOR_ARG)] = None,
+    ) -> Annotated[CallToolResult, NotePage]:
+        generation = call("get_note", service.agent.generation)
         note = call(
             "get_note",
             lambda: service.get_note(path, section=section, page=page, slide=slide, sheet=sheet),
             max_tokens=max_tokens,
         )
-        return format_note(note, max_tokens=max_tokens)
+        ask = PageAsk((path, section, page, slide, sheet), generation, cursor, max_tokens)
+        return call("get_note", lambda: note_result(note, ask))
 
     def status(
         files: Annotated[
@@ -392,8 +412,10 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 idempotent_hint=True,
                 open_world_hint=False,
             ),
-            structured_output=False,
+            structured_output=fn is not status,  # search, get_note: pages (mcp/paging.py)
         )
+    add_graph_tools(server, service, call)
+    add_write_tools(server, service, call)  # registers nothing without --allow-writes
     return server
 
 

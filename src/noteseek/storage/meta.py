@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "COMMON_TERMS",
     "COMMON_TERMS_STALE",
+    "GENERATION",
     "GERMAN_NOTES",
     "LAST_RUN",
     "MODEL_FINGERPRINT",
@@ -29,6 +30,9 @@ VAULT_ROOT = "vault_root"  # the vault folder the last update indexed
 PIPELINE = "pipeline"  # IndexOptions.fingerprint() of the last finished run
 SCOPE = "scope"  # the folders of the last finished run (JSON: include, exclude)
 LAST_RUN = "last_run"  # what the last update did (JSON: IndexStats without the problem list)
+# A random token, new whenever an update added, changed or removed a file: a reply cursor from
+# before it no longer continues (core/pages.py).
+GENERATION = "generation"
 # "1" from the start of an update run, "0" once one finishes uninterrupted: a run that was cut short
 # (or killed) may have left changed notes unread, so the next targeted run does a whole pass; so
 # does one on an index whose last run predates this key.

@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
     import numpy as np
     import numpy.typing as npt
 
+    from ..core.links import ParsedLink
+
 __all__ = ["KeywordMatch", "NoteTerms", "Storage", "TermCount"]
 
 # (chunk id, BM25 score with higher = better, file id), best first.
@@ -222,6 +224,20 @@ class Storage(Protocol):
 
     def note_tags(self) -> dict[int, tuple[str, ...]]:
         """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
+        ...
+
+    # -- links (schema m008 for SQLite, 5 for PostgreSQL) ------------------------------------
+
+    def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
+        """(source file id, link as `replace_file` stored it) of every link whose key is in `keys`."""
+        ...
+
+    def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
+        """file id -> the links that file makes, in order (files without links left out)."""
+        ...
+
+    def note_aliases(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the folded aliases (`record.aliases`) of every note that has some."""
         ...
 
     # -- chunks -----------------------------------------------------------------------------

@@ -4,6 +4,10 @@ reads: frozen values, no SQL. What searches read is in `rows.py`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.links import ParsedLink
 
 __all__ = [
     "ChunkRecord",
@@ -55,6 +59,8 @@ class FileRecord:
     # (frontmatter, filename, document, mtime).
     date: str | None = None
     date_source: str | None = None
+    links: tuple[ParsedLink, ...] = ()  # every link the note makes (core.links.parse_links)
+    aliases: tuple[str, ...] = ()  # frontmatter aliases, folded as link keys are
 
 
 @dataclass(frozen=True)

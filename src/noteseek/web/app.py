@@ -39,6 +39,7 @@ from noteseek import (
 )
 from noteseek import __version__ as version
 
+from .graph_routes import add_graph_routes
 from .models import (
     ContextReply,
     ErrorReply,
@@ -118,6 +119,7 @@ def create_app(
     app.state.pool = pool  # for introspection only; requests reach it through the closures
     _add_error_handlers(app)
     _add_routes(app, pool)
+    add_graph_routes(app, pool, ERRORS)
     page = (STATIC / "index.html").read_bytes()
 
     @app.get("/", include_in_schema=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -56,6 +57,8 @@ def finish_update(
     with store.write():
         if _deleted_a_large_share(store.chunks_deleted - deleted_before, stats.chunks):
             store.optimize_text_index()
+        if stats.added or stats.changed or stats.removed:
+            store.set_meta(meta.GENERATION, secrets.token_hex(8))
         if stats.added or stats.changed or stats.removed or store.common_terms_outdated():
             store.refresh_common_terms()
             store.refresh_languages()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.language import note_language
+from ...core.links import fold_name, parse_links
 from ...core.note_dates import note_date
 from ...core.query import name_key, tag_key
 from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, ScrubResult, scrub
@@ -155,5 +156,8 @@ def prepare_note(
         secrets_scrubbed=sum(scrubbed.counts.values()),
         date=dated.value,
         date_source=dated.source,
+        # From the scrubbed text: a linking line shown as context holds no secret.
+        links=tuple(parse_links(scrubbed.text)),
+        aliases=tuple(k for k in (fold_name(clean(a).text.strip()) for a in meta.aliases) if k),
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))

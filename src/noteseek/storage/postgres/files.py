@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .links import LinkTable
 from .multilingual_table import MultilingualTable
 from .note_terms import NoteTermsTable
 from .terms import ChunkTerms, chunk_terms
@@ -29,7 +30,7 @@ __all__ = ["FileWrites"]
 _SMALLINT = 32767  # postings' term frequencies are smallint: a chunk is far shorter than this
 
 
-class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
+class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTable):
     """replace_file, delete_file and touch_file of one collection (inside `write()`)."""
 
     def _file_id(self, path: str) -> int | None:
@@ -124,6 +125,7 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)
         self._replace_keys("note_tags", "tag", file_id, record.tags)
+        self._write_links(file_id, record.links, record.aliases)
         if chunks:
             sections = (chunk.section for chunk in chunks)
             self._write_note_terms(

@@ -182,12 +182,39 @@ ALTER TABLE files ADD COLUMN date_source text;  -- frontmatter | filename | docu
 CREATE INDEX files_by_date ON files(collection_id, note_date);
 """
 
+# SQLite's m009: the links every note makes, as written, and each note's aliases (links.py);
+# backlinks are a lookup by target_key, resolved against the paths when read (engine/links.py).
+# Filled as notes are re-processed (the pipeline bump that comes with it). IF NOT EXISTS, so the
+# migration stands on its own whatever number it gets.
+M006_LINKS = """
+CREATE TABLE IF NOT EXISTS links(
+    id bigserial PRIMARY KEY,
+    collection_id int NOT NULL,
+    file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    line int NOT NULL,            -- 1-based line of the link in the note
+    target text NOT NULL,         -- the link path as written, without #... or |shown
+    target_key text NOT NULL,     -- core.links.link_key(target): folded file name
+    fragment text NOT NULL,       -- '' or '#Heading' or '#^block'
+    kind text NOT NULL,           -- wiki | embed | markdown
+    context text NOT NULL         -- the linking line (scrubbed), trimmed
+);
+CREATE INDEX IF NOT EXISTS links_by_key ON links(collection_id, target_key);
+CREATE INDEX IF NOT EXISTS links_by_file ON links(file_id);
+CREATE TABLE IF NOT EXISTS note_aliases(
+    collection_id int NOT NULL,
+    alias text NOT NULL,
+    file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS note_aliases_by_file ON note_aliases(file_id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", M001_INITIAL),
     Migration(2, "left_out", M002_LEFT_OUT),
     Migration(3, "documents", M003_DOCUMENTS),
     Migration(4, "note_terms", M004_NOTE_TERMS),
     Migration(5, "note_dates", M005_NOTE_DATES),
+    Migration(6, "links", M006_LINKS),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import meta
 from ..rows import ChunkRow
+from .links import LinkTable
 from .multilingual_table import MultilingualTable
 from .note_terms import NoteTermsTable
 from .text_index import TextIndex
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
 __all__ = ["FileRows"]
 
 
-class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
+class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTable):
     """Writes of a file's rows (one transaction per file), file-level reads and chunk lookups."""
 
     def file_states(self) -> dict[str, FileState]:
@@ -67,6 +68,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM note_terms WHERE file_id = ?", (file_id,))
+            self._delete_links(int(file_id))
             self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunks(self, file_id: int) -> None:
@@ -132,6 +134,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
         for tag in sorted(set(record.tags)):
             self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
+        self._write_links(int(file_id), record.links, record.aliases)
         if chunks:
             sections = (chunk.section for chunk in chunks)
             self._write_note_terms(

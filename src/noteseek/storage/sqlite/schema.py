@@ -260,6 +260,36 @@ def m008_note_dates(db: Connection) -> None:
     )
 
 
+def m009_links(db: Connection) -> None:
+    """The links every note makes, as written (target path, `#heading`/`^block` part, wiki, embed
+    or Markdown link, the linking line), and each note's aliases: backlinks are a lookup by
+    `target_key` (the folded file name a link points at), resolved against the paths when read
+    (engine/links.py). Filled as notes are (re-)processed; the pipeline version bump that comes
+    with this migration re-processes every note on the next update (vectors are reused by
+    content hash). IF NOT EXISTS, so the migration stands on its own whatever number it gets."""
+    db.execute(
+        """
+        CREATE TABLE IF NOT EXISTS links(
+            file_id INTEGER NOT NULL REFERENCES files(id),  -- the linking note
+            line INTEGER NOT NULL,           -- 1-based line of the link in the note
+            target TEXT NOT NULL,            -- the link path as written, without #... or |shown
+            target_key TEXT NOT NULL,        -- core.links.link_key(target): folded file name
+            fragment TEXT NOT NULL,          -- '' or '#Heading' or '#^block'
+            kind TEXT NOT NULL,              -- wiki | embed | markdown
+            context TEXT NOT NULL            -- the linking line (scrubbed), trimmed
+        );
+        CREATE INDEX IF NOT EXISTS links_by_key ON links(target_key);
+        CREATE INDEX IF NOT EXISTS links_by_file ON links(file_id);
+        CREATE TABLE IF NOT EXISTS note_aliases(
+            alias TEXT NOT NULL,             -- a frontmatter alias, folded like target_key
+            file_id INTEGER NOT NULL REFERENCES files(id)
+        );
+        CREATE INDEX IF NOT EXISTS note_aliases_by_alias ON note_aliases(alias);
+        CREATE INDEX IF NOT EXISTS note_aliases_by_file ON note_aliases(file_id);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
@@ -269,5 +299,6 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m006_documents,
     m007_note_terms,
     m008_note_dates,
+    m009_links,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,113 @@
+"""The links each note makes and the aliases it is known by (schema migration 5), on PostgreSQL:
+the same facts the SQLite backend's `links.py` gives, written in the file's transaction and read
+by link key over the selected collections. Stored as written and resolved when read
+(engine/links.py), so a link to a note added later resolves without touching its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .connection import PgConnection
+
+if TYPE_CHECKING:
+    from ...core.links import ParsedLink
+
+__all__ = ["LinkTable"]
+
+
+_PARSED_LINK: list[type[ParsedLink]] = []
+
+
+def _parsed_link() -> type[ParsedLink]:
+    # Imported on first use: a one-shot search never reads links.
+    if not _PARSED_LINK:
+        from ...core.links import ParsedLink
+
+        _PARSED_LINK.append(ParsedLink)
+    return _PARSED_LINK[0]
+
+
+_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
+
+
+def _link(row: tuple[Any, ...]) -> ParsedLink:
+    return _parsed_link()(
+        line=int(row[1]),
+        target=str(row[2]),
+        fragment=str(row[4]),
+        kind=str(row[5]),
+        context=str(row[6]),
+        key=str(row[3]),
+    )
+
+
+class LinkTable(PgConnection):
+    """Reads and writes of `links` and `note_aliases`."""
+
+    def _write_links(
+        self, file_id: int, links: Sequence[ParsedLink], aliases: Sequence[str]
+    ) -> None:
+        """The note's links and aliases, replacing its old ones (inside `write()`)."""
+        self.run("DELETE FROM links WHERE file_id = %s", (file_id,))
+        self.run("DELETE FROM note_aliases WHERE file_id = %s", (file_id,))
+        cid = self.collections.only
+        if links:
+            self.run(
+                "INSERT INTO links(collection_id, file_id, line, target, target_key, fragment, "
+                "kind, context) SELECT %s, %s, * FROM unnest(%s::int[], %s::text[], %s::text[], "
+                "%s::text[], %s::text[], %s::text[])",
+                (
+                    cid,
+                    file_id,
+                    [k.line for k in links],
+                    [k.target for k in links],
+                    [k.key for k in links],
+                    [k.fragment for k in links],
+                    [k.kind for k in links],
+                    [k.context for k in links],
+                ),
+            )
+        if aliases:
+            self.run(
+                "INSERT INTO note_aliases(collection_id, alias, file_id) "
+                "SELECT %s, a, %s FROM unnest(%s::text[]) AS a",
+                (cid, file_id, sorted(set(aliases))),
+            )
+
+    def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
+        """(source file id, link) of every stored link whose key is one of `keys`."""
+        if not keys:
+            return []
+        rows = self.rows(
+            f"SELECT {_COLUMNS} FROM links WHERE collection_id = ANY(%s) AND "
+            "target_key = ANY(%s) ORDER BY file_id, line, id",
+            (self.collections.ids, list(keys)),
+        )
+        return [(int(r[0]), _link(r)) for r in rows]
+
+    def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
+        """file id -> the links it makes, in order (files without links left out)."""
+        ids = sorted(set(file_ids))
+        out: dict[int, list[ParsedLink]] = {}
+        if not ids:
+            return out
+        rows = self.rows(
+            f"SELECT {_COLUMNS} FROM links WHERE file_id = ANY(%s) ORDER BY file_id, id",
+            (ids,),
+        )
+        for r in rows:
+            out.setdefault(int(r[0]), []).append(_link(r))
+        return out
+
+    def note_aliases(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the folded aliases of every note that has some."""
+        out: dict[int, list[str]] = {}
+        for file_id, alias in self.rows(
+            "SELECT file_id, alias FROM note_aliases WHERE collection_id = ANY(%s) "
+            "ORDER BY file_id, alias",
+            (self.collections.ids,),
+        ):
+            out.setdefault(int(file_id), []).append(str(alias))
+        return {k: tuple(v) for k, v in out.items()}

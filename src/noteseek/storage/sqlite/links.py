@@ -1,0 +1,101 @@
+"""The links each note makes and the aliases it is known by (schema m008): written with the
+note's rows, read back by link key so a note's backlinks are one indexed lookup.
+
+Links are stored as written (target path, `#…` part, kind, the linking line), not resolved:
+which file a link opens depends on every path in the vault, so it is resolved when read
+(engine/links.py), and a link to a note added later resolves without touching its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .connection import SqliteConnection
+
+if TYPE_CHECKING:
+    from ...core.links import ParsedLink
+
+__all__ = ["LinkTable"]
+
+
+_PARSED_LINK: list[type[ParsedLink]] = []
+
+
+def _parsed_link() -> type[ParsedLink]:
+    # Imported on first use: a one-shot search never reads links.
+    if not _PARSED_LINK:
+        from ...core.links import ParsedLink
+
+        _PARSED_LINK.append(ParsedLink)
+    return _PARSED_LINK[0]
+
+
+_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
+
+
+def _link(row: tuple[object, ...]) -> ParsedLink:
+    return _parsed_link()(
+        line=int(row[1]),  # type: ignore[call-overload]
+        target=str(row[2]),
+        fragment=str(row[4]),
+        kind=str(row[5]),
+        context=str(row[6]),
+        key=str(row[3]),
+    )
+
+
+class LinkTable(SqliteConnection):
+    """Reads and writes of `links` and `note_aliases`."""
+
+    def _write_links(
+        self, file_id: int, links: Sequence[ParsedLink], aliases: Sequence[str]
+    ) -> None:
+        self._delete_links(file_id)
+        self.db.executemany(
+            f"INSERT INTO links({_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
+            [(file_id, k.line, k.target, k.key, k.fragment, k.kind, k.context) for k in links],
+        )
+        self.db.executemany(
+            "INSERT INTO note_aliases(alias, file_id) VALUES (?, ?)",
+            [(a, file_id) for a in sorted(set(aliases))],
+        )
+
+    def _delete_links(self, file_id: int) -> None:
+        self.db.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM note_aliases WHERE file_id = ?", (file_id,))
+
+    def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
+        """(source file id, link) of every stored link whose key is one of `keys`."""
+        if not keys:
+            return []
+        marks = ",".join("?" * len(keys))
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM links WHERE target_key IN ({marks}) ORDER BY file_id, line",
+            tuple(keys),
+        )
+        return [(int(r[0]), _link(r)) for r in rows]
+
+    def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
+        """file id -> the links it makes, in order (files without links left out)."""
+        ids = sorted(set(file_ids))
+        out: dict[int, list[ParsedLink]] = {}
+        if not ids:
+            return out
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM links WHERE file_id IN ({marks}) ORDER BY file_id, rowid",
+            tuple(ids),
+        )
+        for r in rows:
+            out.setdefault(int(r[0]), []).append(_link(r))
+        return out
+
+    def note_aliases(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the folded aliases of every note that has some."""
+        out: dict[int, list[str]] = {}
+        for file_id, alias in self.db.execute(
+            "SELECT file_id, alias FROM note_aliases ORDER BY file_id, alias"
+        ):
+            out.setdefault(int(file_id), []).append(str(alias))
+        return {k: tuple(v) for k, v in out.items()}
