@@ -76,6 +76,9 @@ def run_server(
             limit_concurrency=None,
             timeout_keep_alive=connection_limits.idle_seconds,
             h11_max_incomplete_event_size=connection_limits.max_head_bytes,
+            # asyncio accepts up to `backlog` sockets per wake-up before any evicted one closes;
+            # 2,048 of them at once exhausted a 1,024-descriptor limit under a flood.
+            backlog=256,
         )
         uvicorn.Server(config).run()
     finally:
