@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         VectorSupportError,
         WatchError,
     )
-    from .secrets.scrubber import Allowlist, AllowlistError, ScrubResult, scrub
+    from .secrets.scrubber import Allowlist, AllowlistError, KnownSecrets, ScrubResult, scrub
 
 # Public name -> the submodule that defines it.
 _EXPORTS: dict[str, str] = {
@@ -107,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "load_allowlist": "engine.secret_scan",
     "Allowlist": "secrets.scrubber",
     "AllowlistError": "secrets.scrubber",
+    "KnownSecrets": "secrets.scrubber",
     "ScrubResult": "secrets.scrubber",
     "scrub": "secrets.scrubber",
     "MODES": "engine.search",
@@ -137,6 +138,7 @@ __all__ = [
     "IndexReadOnlyError",
     "IndexStats",
     "IndexStatus",
+    "KnownSecrets",
     "LazyIndex",
     "Locator",
     "Mode",
