@@ -296,8 +296,9 @@ CONTEXTUAL: list[tuple[str, str, str]] = [
     (f"Das Passwort für das WLAN lautet {PASSWORD}.", PASSWORD, "password-prose"),
     ("Kennwort ist Sommer2024", "Sommer2024", "password-prose"),
     ('my password is "swordfish"', "swordfish", "password-prose"),
-    ("Die PIN ist 4711.", "4711", "pin-code"),
-    ("SIM PIN 8832\n", "8832", "pin-code"),
+    # Six and eight digits: the database tests grep the bytes, where four digits occur in hashes.
+    ("Die PIN ist 471193.", "471193", "pin-code"),
+    ("SIM PIN 88320417\n", "88320417", "pin-code"),
     ("PUK: 12345678", "12345678", "pin-code"),
     (f"mysql -u root -p{PASSWORD} shop", PASSWORD, "command-line-password"),
     (f"curl -u admin:{PASSWORD} https://nas.local/api", PASSWORD, "command-line-password"),

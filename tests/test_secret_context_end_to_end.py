@@ -64,7 +64,9 @@ def hostile_vault(seed: int = 20261201) -> Hostile:
     )}  # fmt: skip
     v["phrase"] = "blue canoe river " + str(rng.randint(10, 99))
     v["weak"] = "Kiwi" + str(rng.randint(1000, 9999))
-    pins = [str(rng.randint(1000, 9999)) for _ in range(3)]
+    # Six digits (the rule takes 4-8): the test greps the database bytes, where any four digits
+    # turn up by chance in the hex of content hashes.
+    pins = [str(rng.randint(100000, 999999)) for _ in range(3)]
     gh = "gh" + "p_" + rand(36)
     ant = "sk-" + "ant-" + rand(40, ALNUM + "-_")
     wrapped = "gh" + "o_" + rand(36)

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from .errors import WatchError as WatchError
     from .secrets.scrubber import Allowlist as Allowlist
     from .secrets.scrubber import AllowlistError as AllowlistError
+    from .secrets.scrubber import KnownSecrets as KnownSecrets
     from .secrets.scrubber import ScrubResult as ScrubResult
     from .secrets.scrubber import scrub as scrub
 
@@ -148,6 +149,7 @@ _EXPORTS: dict[str, str] = {
     "WatchError": "errors",
     "Allowlist": "secrets.scrubber",
     "AllowlistError": "secrets.scrubber",
+    "KnownSecrets": "secrets.scrubber",
     "ScrubResult": "secrets.scrubber",
     "scrub": "secrets.scrubber",
 }

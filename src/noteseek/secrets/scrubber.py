@@ -40,16 +40,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .allowlist import Allowlist, AllowlistError, secret_fingerprint
-from .entropy import BARE_DETECTORS, BARE_REVISION, find_bare_secrets
+from .entropy import BARE_DETECTORS, BARE_REVISION
+from .matching import Claims, aligned_lower, detect
 from .normalise import NORMALISE_REVISION, join_points, text_view
 from .rules import PATTERNS, RULES_REVISION, SecretPattern
-from .tables import TABLE_DETECTOR, TABLE_KEYWORDS, TABLES_REVISION, find_table_secrets
+from .tables import TABLE_DETECTOR, TABLES_REVISION
 
 __all__ = [
     "PATTERN_NAMES",
@@ -64,7 +64,6 @@ __all__ = [
     "secret_fingerprint",
 ]
 
-_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _MARKER_LOWER_RE = re.compile(r"\[redacted:[a-z0-9-]+\]")
 # Each pass turns at least one character of non-marker text into a marker, so the
 # loop always ends; in practice a second pass finds nothing.  The cap only bounds
@@ -212,8 +211,8 @@ def _pass(text: str, allow: Allowlist | None, values: dict[str, str]) -> list[_S
         return []
     view = text_view(text)
     seen = view.text
-    lowered = _aligned_lower(seen)
-    spans = _detect(seen, lowered, allow)
+    lowered = aligned_lower(seen)
+    spans = detect(seen, lowered, allow)
     new: dict[str, str] = {}
     for start, end, name in spans:
         new.setdefault(lowered[start:end], name)
@@ -236,7 +235,7 @@ def _across_breaks(
     points = join_points(text)
     if not points:
         return []
-    taken = _Claims()
+    taken = Claims()
     for start, end, _name in sorted(spans):
         taken.add(start, end)
     found: list[tuple[int, int, str, str]] = []
@@ -252,7 +251,7 @@ def _across_breaks(
         before = max(0, point.tail - _CONTEXT)
         window = text[before : point.brk] + text[point.head : after]
         cut = point.brk - before
-        for start, end, name in _detect(window, _aligned_lower(window), allow):
+        for start, end, name in detect(window, aligned_lower(window), allow):
             if start < cut < end:
                 span = (before + start, point.head + (end - cut))
                 found.append((*span, name, window[start:end].lower()))
@@ -264,7 +263,7 @@ def _elsewhere(lowered: str, values: Mapping[str, str], spans: list[_Span]) -> l
     """Every other occurrence of a found or known value (step 6 of the module docstring)."""
     if not values:
         return []
-    taken = _Claims()
+    taken = Claims()
     for start, end, _name in _merge(spans):
         taken.add(start, end)
     if "[redacted:" in lowered:
@@ -307,152 +306,6 @@ def _merge(spans: list[_Span]) -> list[_Span]:
             continue
         out.append((start, end, name))
     return out
-
-
-def _detect(text: str, lowered: str, allow: Allowlist | None) -> list[_Span]:
-    """The rules, the table detector and the keyword-free detectors over one (view) text."""
-    # One substring test per distinct keyword; most keywords are absent from most
-    # texts, so nearly every rule is then skipped by a set operation.
-    present = {keyword for keyword in _ALL_KEYWORDS if keyword in lowered}
-    for gate, gated in _GATED_KEYWORDS:
-        if any(g in lowered for g in gate):
-            present.update(keyword for keyword in gated if keyword in lowered)
-    # Rule indices in priority order, only for rules with at least one keyword present.
-    active = sorted({index for keyword in present for index in _RULES_BY_KEYWORD[keyword]})
-    claims = _Claims()
-    markers: _Claims | None = None
-    if "[REDACTED:" in text:
-        markers = _Claims()
-        # Earlier redactions are claimed up front so no rule can match inside them, and no
-        # match may start inside one: a marker's name ("password-assignment") is not a key, or
-        # each pass would redact the value after the previous pass's marker (found by fuzzing).
-        for marker in _MARKER_RE.finditer(text):
-            claims.add(*marker.span())
-            markers.add(*marker.span())
-    positions_cache: dict[str, list[int]] = {}
-    found: list[_Span] = []
-    allowed: list[tuple[int, int]] = []
-    for index in active:
-        pattern = PATTERNS[index]
-        haystack = lowered if pattern.ignore_case else text
-        if pattern.anchored:
-            keywords = [k for k in pattern.keywords if k in present]
-            positions = _keyword_positions(lowered, keywords, positions_cache)
-            matches: Iterable[re.Match[str]] = _anchored_matches(pattern, haystack, positions)
-        else:
-            matches = pattern.regex.finditer(haystack)
-        for match in matches:
-            span = _secret_span(match, pattern.secret_groups)
-            if span is None or claims.overlaps(*span):
-                continue
-            if markers is not None and markers.overlaps(match.start(), match.start() + 1):
-                continue
-            start, end = span
-            if pattern.validator is not None and not pattern.validator(text, match, start, end):
-                continue
-            if allow is not None and allow.allows(text[start:end]):
-                allowed.append((start, end))
-                continue  # a known false positive; not claimed (see module docstring)
-            claims.add(start, end)
-            found.append((start, end, pattern.name))
-    # Tables: the header or the first cell is the context ("| Password | x |").
-    for start, end, name in find_table_secrets(text, lowered, present):
-        if claims.overlaps(start, end):
-            continue
-        if allow is not None and allow.allows(text[start:end]):
-            allowed.append((start, end))
-            continue
-        claims.add(start, end)
-        found.append((start, end, name))
-    # Keyword-free detectors last: a bare token in prose or a table cell has no keyword.
-    for start, end, name in find_bare_secrets(text):
-        if claims.overlaps(start, end) or any(a <= start and end <= b for a, b in allowed):
-            continue  # part of an allowed value (a JWT's signature) stays with it
-        if allow is not None and allow.allows(text[start:end]):
-            continue
-        claims.add(start, end)
-        found.append((start, end, name))
-    found.sort()
-    return found
-
-
-def _aligned_lower(text: str) -> str:
-    """Lowercase ``text`` keeping every character at its offset."""
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    # A few characters lowercase to two (U+0130 -> "i" + combining dot); keep those
-    # unchanged so spans found in the lowered copy index the original text.
-    return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
-
-
-def _keyword_positions(lowered: str, keywords: list[str], cache: dict[str, list[int]]) -> list[int]:
-    """Sorted offsets where any keyword starts; shared keywords are searched once per pass."""
-    lists: list[list[int]] = []
-    for keyword in keywords:
-        hits = cache.get(keyword)
-        if hits is None:
-            hits = []
-            i = lowered.find(keyword)
-            while i >= 0:
-                hits.append(i)
-                i = lowered.find(keyword, i + 1)
-            cache[keyword] = hits
-        lists.append(hits)
-    if len(lists) == 1:
-        return lists[0]
-    return sorted({pos for hits in lists for pos in hits})
-
-
-def _anchored_matches(
-    pattern: SecretPattern, haystack: str, positions: list[int]
-) -> Iterator[re.Match[str]]:
-    """Try the rule's regex at each keyword offset, like ``finditer`` but only where it can start."""
-    end = -1
-    for pos in positions:
-        if pos < end:
-            continue  # inside the previous match, as finditer would skip it
-        match = pattern.regex.match(haystack, pos)
-        if match is not None:
-            end = match.end()
-            yield match
-
-
-def _secret_span(match: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int] | None:
-    """Span of the first listed group that took part in the match, or None if empty."""
-    for group in groups:
-        start, end = match.span(group)
-        if start >= 0:
-            return (start, end) if end > start else None
-    return None
-
-
-class _Claims:
-    """Sorted, non-overlapping spans already taken in this pass (local to one call)."""
-
-    __slots__ = ("_ends", "_starts")
-
-    def __init__(self) -> None:
-        self._starts: list[int] = []
-        self._ends: list[int] = []
-
-    def overlaps(self, start: int, end: int) -> bool:
-        """True if ``[start, end)`` intersects a claimed span."""
-        i = bisect_right(self._starts, start)
-        if i and self._ends[i - 1] > start:
-            return True
-        return i < len(self._starts) and self._starts[i] < end
-
-    def covers(self, start: int, end: int) -> bool:
-        """True if one claimed span holds all of ``[start, end)``."""
-        i = bisect_right(self._starts, start) - 1
-        return i >= 0 and self._ends[i] >= end
-
-    def add(self, start: int, end: int) -> None:
-        """Claim ``[start, end)``; callers check ``overlaps`` first."""
-        i = bisect_right(self._starts, start)
-        self._starts.insert(i, start)
-        self._ends.insert(i, end)
 
 
 def _redact(text: str, spans: list[_Span]) -> str:
@@ -501,23 +354,7 @@ def _fingerprint(patterns: tuple[SecretPattern, ...]) -> str:
 PATTERN_NAMES: tuple[str, ...] = tuple(
     dict.fromkeys([*(p.name for p in PATTERNS), TABLE_DETECTOR, *BARE_DETECTORS])
 )
-_ALL_KEYWORDS: tuple[str, ...] = tuple(
-    dict.fromkeys(k for p in PATTERNS if not p.gate for k in p.keywords)
-)
-# Keywords of gated rules that no ungated rule shares, searched only where the gate occurs.
-_GATED_KEYWORDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = tuple(
-    (p.gate, tuple(k for k in p.keywords if k not in _ALL_KEYWORDS)) for p in PATTERNS if p.gate
-)
-_RULES_BY_KEYWORD: Mapping[str, tuple[int, ...]] = MappingProxyType(
-    {
-        k: tuple(i for i, p in enumerate(PATTERNS) if k in p.keywords)
-        for p in PATTERNS
-        for k in p.keywords
-    }
-)
 RULES_FINGERPRINT: str = _fingerprint(PATTERNS)
 
 if len({p.name for p in PATTERNS}) != len(PATTERNS):  # pragma: no cover - table invariant
     raise RuntimeError("secret pattern names must be unique")
-if not set(TABLE_KEYWORDS) <= set(_ALL_KEYWORDS):  # pragma: no cover - the tables reuse `present`
-    raise RuntimeError("every table keyword must be an ungated rule keyword")

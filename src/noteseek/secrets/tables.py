@@ -98,6 +98,8 @@ def _delimited_secrets(text: str, lowered: str) -> list[_Span]:
             if sep not in line:
                 continue
             header = line.rstrip("\r").split(sep)
+            if len(header) < 2 or not all(cell.strip() for cell in header):
+                continue  # "  password," in a code listing is an argument list, not a header
             columns = [(i, k) for i, cell in enumerate(header) if (k := _key_text(cell))]
             if not columns:
                 continue
@@ -107,6 +109,8 @@ def _delimited_secrets(text: str, lowered: str) -> list[_Span]:
                 end = len(text) if end < 0 else end
                 row = text[at:end].rstrip("\r")
                 if '"' in row or "'" in row or row.count(sep) != len(header) - 1:
+                    break
+                if sum(1 for cell in row.split(sep) if cell.strip()) < 2:
                     break
                 offsets = [at]
                 for i, ch in enumerate(row):
