@@ -31,7 +31,7 @@ def record(path: str, *, title: str = "", tags: tuple[str, ...] = (), names=(), 
 
 
 def chunks(*texts: str, section: str = "Intro") -> list[ChunkRecord]:
-    return [ChunkRecord(i, section, t, "", hash(t) & 0x7FFFFFFFFFFF) for i, t in enumerate(texts)]
+    return [ChunkRecord(i, section, t, hash(t) & 0x7FFFFFFFFFFF) for i, t in enumerate(texts)]
 
 
 def vectors(n: int, seed: int = 0) -> np.ndarray:
@@ -372,14 +372,14 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             kind="pdf", outcome="ok", engine="pypdfium2 5.15.2",
         )  # fmt: skip
         page_chunks = [
-            ChunkRecord(0, "Report", "budget overview", "", 11, page=1, page_label="i"),
-            ChunkRecord(1, "Report", "view of the budget lines", "", 12, page=2, overlap=4),
+            ChunkRecord(0, "Report", "budget overview", 11, page=1, page_label="i"),
+            ChunkRecord(1, "Report", "view of the budget lines", 12, page=2, overlap=4),
         ]
         sheet = FileRecord(
             "docs/sheet.xlsx", 6, 60, "h-x", "Sheet", "ok", None,
             kind="xlsx", outcome="ok", engine="python-calamine 0.3",
         )  # fmt: skip
-        rows = [ChunkRecord(0, "Sheet", "alpha beta budget", "", 13, sheet="q1", row_first=2, row_last=9)]
+        rows = [ChunkRecord(0, "Sheet", "alpha beta budget", 13, sheet="q1", row_first=2, row_last=9)]
         missing = FileRecord(
             "docs/old.xls", 7, 70, None, None, "skipped", "needs the documents extra",
             kind="xls", outcome="unsupported", engine="missing:python_calamine",
@@ -391,7 +391,7 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             store.replace_file(
                 FileRecord("slides/deck.pptx", 8, 80, "h-p", "Deck", "ok", None, kind="pptx",
                            outcome="ok", engine="python-pptx 1.0"),
-                [ChunkRecord(0, "Deck", "the budget slide", "", 14, slide=3)],
+                [ChunkRecord(0, "Deck", "the budget slide", 14, slide=3)],
                 None,
             )  # fmt: skip
         states = store.file_states()
@@ -463,14 +463,14 @@ def test_ranking_facts_note_terms_and_query_term_counts(backend: Backend) -> Non
                     tags_field="dev git",
                 ),
                 [
-                    ChunkRecord(0, "Undo rebase", "text one", "", 5),
-                    ChunkRecord(1, "Other", "text rebasing", "", 6),
+                    ChunkRecord(0, "Undo rebase", "text one", 5),
+                    ChunkRecord(1, "Other", "text rebasing", 6),
                 ],
                 None,
             )
             store.replace_file(
                 FileRecord("b.md", 1, 20, "h-b", "B", "ok", None, lang="de"),
-                [ChunkRecord(0, "Häuser", "die Häuser", "", 7)],
+                [ChunkRecord(0, "Häuser", "die Häuser", 7)],
                 None,
             )
         ids = {v: k for k, v in store.file_paths().items()}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
+from ...core.field_caps import FieldCaps
 from ...core.language import note_language
 from ...core.query import name_key, tag_key
 from ...secrets.scrubber import Allowlist, ScrubResult, scrub
@@ -75,29 +76,35 @@ def prepare_note(
     stem = note.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     note_chunks = chunk_note(scrubbed.text, file_stem=clean(stem).text, options=options.chunking)
     # Chunk text and sections are cut from already-scrubbed text; title and context come from
-    # parsed YAML (escapes resolved), so they pass the scrubber once more.
-    title = clean(note_chunks.title).text
+    # parsed YAML (escapes resolved), so they pass the scrubber once more. Each is scrubbed and
+    # capped once per note, not once per chunk (core/field_caps.py: a note-wide field is paid
+    # for by every chunk).
+    caps = FieldCaps()
+    meta = note_chunks.meta
+    title = caps.name("title", clean(note_chunks.title).text)
+    aliases = caps.items("aliases", [clean(a).text for a in meta.aliases])
+    tags = caps.items("tags", [clean(t).text for t in meta.tags])
+    context = ""
+    if note_chunks.chunks:
+        context = caps.field("heading context", clean(note_chunks.chunks[0].heading_context).text)
     chunks: list[ChunkRecord] = []
     texts: list[str] = []
     for chunk in note_chunks.chunks:
-        embed_text = embedding_text(title, chunk.section, chunk.text)
+        section = caps.section(chunk.section)
+        embed_text = embedding_text(title, section, chunk.text)
         texts.append(embed_text)
         chunks.append(
             ChunkRecord(
                 seq=chunk.seq,
-                section=chunk.section,
+                section=section,
                 text=chunk.text,
-                heading_context=clean(chunk.heading_context).text,
                 content_hash=content_hash(embed_text),
             )
         )
-    warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
-    meta = note_chunks.meta
-    names = [
-        title,
-        *(clean(a).text for a in meta.aliases),
-        *file_names(note.rel_path, options.allow),
-    ]
+    names = [title, *aliases, *file_names(note.rel_path, options.allow)]
+    title_field = caps.field("title field", " ".join(names))
+    tags_field = caps.field("tags field", clean(" ".join([meta.type or "", *tags]).strip()).text)
+    warnings = [w for w in (decoded.warning, note_chunks.warning, caps.warning()) if w]
     if scrubbed.counts:
         found = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
         log.info(
@@ -112,10 +119,11 @@ def prepare_note(
         title=title,
         status="warning" if warnings else "ok",
         problem="; ".join(warnings) or None,
-        title_field=" ".join(names),
-        tags_field=clean(" ".join([meta.type or "", *meta.tags]).strip()).text,
+        title_field=title_field,
+        tags_field=tags_field,
+        heading_context=context,
         names=tuple(k for k in (name_key(n) for n in names) if k),
-        tags=tuple(k for k in (tag_key(clean(t).text) for t in meta.tags) if k),
+        tags=tuple(k for k in (tag_key(t) for t in tags) if k),
         lang=note_language(scrubbed.text),
         skipped_sections=len(note_chunks.skipped_sections),
         secrets_scrubbed=sum(scrubbed.counts.values()),

@@ -220,7 +220,7 @@ class FileReads(FileWrites):
         if not ids:
             return {}
         rows = self.rows(
-            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, c.heading_context, "
+            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, f.heading_context, "
             "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last "
             "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
             "AND c.collection_id = ANY(%s)",

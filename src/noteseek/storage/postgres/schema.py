@@ -173,11 +173,28 @@ CREATE TABLE chunks_e5(
 );
 """
 
+# SQLite's m008: a note's title field, tags field and heading context once, on its file row, not
+# copied into every chunk (core/field_caps.py caps them too). The BM25 postings keep the fields'
+# term frequencies per chunk (computed from the file's fields when the chunk is written), so
+# nothing is re-tokenized; the values are copied from each file's first chunk (every chunk of a
+# file carries the same ones).
+M005_NOTE_FIELDS_ONCE = """
+ALTER TABLE files ADD COLUMN title_field text NOT NULL DEFAULT '';
+ALTER TABLE files ADD COLUMN tags_field text NOT NULL DEFAULT '';
+ALTER TABLE files ADD COLUMN heading_context text NOT NULL DEFAULT '';
+UPDATE files f SET title_field = c.title, tags_field = c.tags, heading_context = c.heading_context
+FROM (SELECT DISTINCT ON (file_id) file_id, title, tags, heading_context FROM chunks
+      ORDER BY file_id, seq) c
+WHERE c.file_id = f.id;
+ALTER TABLE chunks DROP COLUMN title, DROP COLUMN tags, DROP COLUMN heading_context;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", M001_INITIAL),
     Migration(2, "left_out", M002_LEFT_OUT),
     Migration(3, "documents", M003_DOCUMENTS),
     Migration(4, "note_terms", M004_NOTE_TERMS),
+    Migration(5, "note_fields_once", M005_NOTE_FIELDS_ONCE),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -85,18 +85,23 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         """Replace a file's rows with new ones (call inside `write()`); vectors are int8 rows."""
         file_id = self.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
         if file_id is not None:
+            # Before the file row changes: the FTS5 'delete' of each chunk reads the title and
+            # tags fields it was indexed with from that row (schema m008).
             self._delete_chunks(int(file_id))
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine, "
+            "title_field, tags_field, heading_context) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
             "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
             "skipped_sections=excluded.skipped_sections, "
             "secrets_scrubbed=excluded.secrets_scrubbed, "
-            "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine",
+            "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine, "
+            "title_field=excluded.title_field, tags_field=excluded.tags_field, "
+            "heading_context=excluded.heading_context",
             (
                 file_id,
                 record.path,
@@ -113,6 +118,9 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
                 record.kind,
                 record.outcome,
                 record.engine,
+                record.title_field,
+                record.tags_field,
+                record.heading_context,
             ),
         )
         if file_id is None:
@@ -135,17 +143,14 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             self._chunks_changed()
         for i, chunk in enumerate(chunks):
             self.db.execute(
-                "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
+                "INSERT INTO chunks(file_id, seq, section, chunk_text, "
                 "mtime_ns, content_hash, embedded_at, lang, page, page_label, slide, sheet, "
-                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
                     chunk.section,
                     chunk.text,
-                    chunk.heading_context,
-                    record.title_field,
-                    record.tags_field,
                     record.mtime_ns,
                     chunk.content_hash,
                     now if store_vectors else None,
@@ -290,7 +295,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context, c.page, "
+            f"SELECT c.id, f.path, c.section, c.chunk_text, f.heading_context, c.page, "
             f"c.page_label, c.slide, c.sheet, c.row_first, c.row_last FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             list(ids),
