@@ -66,6 +66,45 @@ def paths_of(store, ids) -> list[str]:  # type: ignore[no-untyped-def]
     return [rows[i].path for i in ids]
 
 
+def test_filter_lists_of_any_length_answer_in_one_statement(backend: Backend) -> None:
+    """1,500 folders, tags or files: the same answer as one, where a clause per value overflowed
+    SQLite's expression depth (~1,000) and took PostgreSQL minutes to plan. Tags are AND-ed, a
+    tag also matches its nested tags, folders and files are OR-ed; wildcards are literal."""
+    store = backend.open()
+    try:
+        fill(store)
+        with store.write():
+            store.replace_file(
+                record("a_b/x%y/deep.md", tags=("dev/git/hooks", "home")),
+                chunks("a deep note with odd folder names"),
+                vectors(1, 4),
+            )
+        by_path = {v: k for k, v in store.file_paths().items()}
+        match = store.files_matching
+        many = [f"nowhere/{i}" for i in range(1_500)]
+        assert match(folders=[*many, "howto"], tags=None, files=None) == {
+            by_path["howto/git.md"],
+            by_path["howto/tokens.md"],
+        }
+        assert match(folders=many, tags=None, files=None) == set()
+        assert match(folders=None, tags=[*many, "dev"], files=None) == set()  # every tag needed
+        assert match(folders=None, tags=["dev", "dev", "dev/git"], files=None) == {
+            by_path["howto/git.md"],
+            by_path["a_b/x%y/deep.md"],
+        }
+        assert match(folders=None, tags=["dev/git", "home"], files=None) == {
+            by_path["a_b/x%y/deep.md"]
+        }
+        assert match(folders=None, tags=["dev/gi"], files=None) == set()  # a prefix, not a tag
+        assert match(folders=None, tags=None, files=[*many, "notes/cooking.md"]) == {
+            by_path["notes/cooking.md"]
+        }
+        assert match(folders=["a_b/x%y"], tags=None, files=None) == {by_path["a_b/x%y/deep.md"]}
+        assert match(folders=["a%b", "a_b/x_y", "a"], tags=None, files=None) == set()
+    finally:
+        store.close()
+
+
 def test_files_round_trip(backend: Backend) -> None:
     store = backend.open()
     try:

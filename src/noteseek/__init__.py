@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
     from .engine.open import LazyIndex, Locator, locate_index, open_index
-    from .engine.request import SearchRequest, SearchResult
+    from .engine.request import SEARCH_LIMITS, SearchLimits, SearchRequest, SearchResult
     from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
     from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
     from .engine.update.options import IndexOptions, IndexStats
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         NoteNotIndexedError,
         NoteseekError,
         SchemaVersionError,
+        SearchRequestError,
         VaultGoneError,
         VaultNotFoundError,
         VectorSupportError,
@@ -81,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "ModelLoadError": "errors",
     "NoteseekError": "errors",
     "SchemaVersionError": "errors",
+    "SearchRequestError": "errors",
     "VaultGoneError": "errors",
     "VaultNotFoundError": "errors",
     "VectorSupportError": "errors",
@@ -95,6 +97,8 @@ _EXPORTS: dict[str, str] = {
     "Locator": "engine.open",
     "locate_index": "engine.open",
     "open_index": "engine.open",
+    "SEARCH_LIMITS": "engine.request",
+    "SearchLimits": "engine.request",
     "SearchRequest": "engine.request",
     "SearchResult": "engine.request",
     "IndexOptions": "engine.update.options",
@@ -118,6 +122,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "MODES",
+    "SEARCH_LIMITS",
     "Allowlist",
     "AllowlistError",
     "ChunkOptions",
@@ -151,7 +156,9 @@ __all__ = [
     "ScanReport",
     "SchemaVersionError",
     "ScrubResult",
+    "SearchLimits",
     "SearchRequest",
+    "SearchRequestError",
     "SearchResult",
     "SearchSettings",
     "VaultGoneError",

@@ -6,11 +6,22 @@ import json
 
 import click
 
-from .. import MODES, Hit, SearchRequest, open_index
+from .. import MODES, SEARCH_LIMITS, Hit, SearchRequest, SearchRequestError, open_index
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .options import collection_option, db_option
 
 __all__ = ["context_cmd", "search_cmd"]
+
+
+# SearchRequest's option -> how this command spells it, for a refused request's message.
+_OPTIONS = {
+    "query": "QUERY",
+    "limit": "'-n' / '--limit'",
+    "max_tokens": "'--max-tokens'",
+    "folders": "'--folder'",
+    "tags": "'--tag'",
+    "files": "'--file'",
+}
 
 
 def _snippet(text: str, width: int = 220) -> str:
@@ -43,7 +54,7 @@ def _explain(hit: Hit) -> str:
 @db_option()
 @collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Search the index of this vault.")
-@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, SEARCH_LIMITS.limit))
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, None), help="Token budget for all hit texts.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every hit field.")
@@ -74,16 +85,19 @@ def search_cmd(
     files: tuple[str, ...],
 ) -> None:
     """Search the index for QUERY (put a query that starts with '-' after '--')."""
-    request = SearchRequest(
-        query,
-        limit=limit,
-        mode=mode,  # type: ignore[arg-type]  # click.Choice(MODES) checked it
-        max_tokens=max_tokens,
-        explain=explain,
-        folders=folders or None,
-        tags=tags or None,
-        files=files or None,
-    )
+    try:
+        request = SearchRequest(
+            query,
+            limit=limit,
+            mode=mode,  # type: ignore[arg-type]  # click.Choice(MODES) checked it
+            max_tokens=max_tokens,
+            explain=explain,
+            folders=folders,
+            tags=tags,
+            files=files,
+        )
+    except SearchRequestError as exc:
+        raise click.BadParameter(str(exc), param_hint=_OPTIONS.get(exc.option)) from None
     with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
     hits, degraded = result.hits, result.degraded

@@ -219,9 +219,9 @@ class Index:
             mode=mode,
             max_tokens=max_tokens,
             explain=explain,
-            folders=None if folders is None else tuple(folders),
-            tags=None if tags is None else tuple(tags),
-            files=None if files is None else tuple(files),
+            folders=folders,
+            tags=tags,
+            files=files,
             max_term_share=max_term_share,
             multilingual=multilingual,
         )

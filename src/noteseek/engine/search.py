@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ..core.budget import fit_to_budget
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
+from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
 from .hits import Explanation, Hit
@@ -151,16 +152,16 @@ class Searcher:
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
         # An empty sequence is no filter, like None (an adapter's unset repeatable option).
-        folder_keys = [folder_key(f) for f in request.folders] if request.folders else None
         tag_keys = [k for k in (tag_key(t) for t in request.tags or ()) if k] or None
-        file_names = sorted({k for f in request.files or () for k in file_keys(f)})
-        if request.files and not file_names:
+        if request.files and not any(file_keys(f) for f in request.files):
             return []  # only the vault root or empty names: no file
         with self.store.snapshot():
+            folders = self._spelled(request.folders, folder_keys, "folders")
+            file_names = self._spelled(request.files, file_keys, "files")
             allowed = None
-            if folder_keys is not None or tag_keys or file_names:
+            if folders is not None or tag_keys or file_names:
                 allowed = self.store.files_matching(
-                    folders=folder_keys, tags=tag_keys, files=file_names or None
+                    folders=folders, tags=tag_keys, files=file_names or None
                 )
                 if not allowed:
                     return []
@@ -174,6 +175,34 @@ class Searcher:
                 term_share=request.max_term_share,
                 multilingual=request.multilingual and self.settings.multilingual,
             )
+
+    def _spelled(
+        self,
+        entries: Sequence[str] | None,
+        keys: Callable[[str], tuple[str, ...]],
+        kind: Literal["folders", "files"],
+    ) -> list[str] | None:
+        """The keys of folder or file filter entries (None: no filter). An entry spelled with a
+        '\\' names the folder or file as written when the index has one (a '\\' is part of a
+        name on Linux and macOS), else reads the '\\' as '/' (a Windows spelling)."""
+        if not entries:
+            return None
+        out: list[str] = []
+        for entry in entries:
+            spellings = keys(entry)
+            if kind == "folders" and len(spellings) == 2:
+                literal, windows = [spellings[0]], [spellings[1]]
+            else:  # files: each spelling with and without '.md'
+                half = [k for k in spellings if "\\" in k]
+                literal, windows = half, [k for k in spellings if k not in half]
+            if literal and windows:
+                if kind == "folders":
+                    found = self.store.files_matching(folders=literal, tags=None, files=None)
+                else:
+                    found = self.store.files_matching(folders=None, tags=None, files=literal)
+                spellings = tuple(literal if found else windows)
+            out += spellings
+        return sorted(set(out))
 
     def _search(
         self,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 import click
 
 from .. import (
+    SEARCH_LIMITS,
     Coverage,
     Hit,
     Index,
@@ -69,7 +70,7 @@ LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 SEARCH_TOKENS = 1500
 NOTE_TOKENS = 4000
-MAX_LIMIT = 50
+MAX_LIMIT = SEARCH_LIMITS.limit  # the one table every adapter uses (engine/request.py)
 _T = TypeVar("_T")
 
 
@@ -114,14 +115,7 @@ class VaultService:
         files: list[str] | None = None,
     ) -> tuple[list[Hit], str | None]:
         """Hits (unbudgeted) and why vectors were not used, if they were not."""
-        request = SearchRequest(
-            query,
-            limit=limit,
-            mode=mode,
-            folders=tuple(folders) or None,
-            tags=tuple(tags) or None,
-            files=tuple(files or ()) or None,
-        )
+        request = SearchRequest(query, limit=limit, mode=mode, folders=folders, tags=tags, files=files)
         with self._lock:
             result = self._index.get().run_search(request)
         return list(result.hits), result.degraded

@@ -157,30 +157,41 @@ class FileReads(FileWrites):
         """Ids of files under any of `folders` (prefixes as shown, '' = all) carrying every tag
         in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`.
         None or empty: that filter is off (as on SQLite)."""
+        # Each list is one array parameter, so the statement does not grow with it (a nested
+        # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000).
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.collections.ids]
         if folders and "" not in folders:
-            options: list[str] = []
+            # Per collection named (none: every selected one), the LIKE patterns of its folders:
+            # one clause per collection, not per folder.
+            patterns: dict[int | None, list[str]] = {}  # None: any selected collection
             for folder in folders:
                 where = self.collections.split_folder(folder)
                 if where is None:
                     continue  # names no collection of ours: matches nothing
                 cid, inner = where
-                test = "TRUE" if inner == "" else "path LIKE %s"
-                if cid is not None:
-                    options.append(f"(collection_id = %s AND {test})")
-                    params.append(cid)
-                else:
-                    options.append(f"({test})")
-                if inner:
-                    params.append(_like_prefix(inner))
+                patterns.setdefault(cid, []).append(_like_prefix(inner) if inner else "%")
+            options: list[str] = []
+            for cid, likes in patterns.items():
+                test = "path LIKE ANY(%s::text[])"  # '%': a whole collection
+                options.append(test if cid is None else f"(collection_id = %s AND {test})")
+                params.extend([likes] if cid is None else [cid, likes])
             clauses.append("(" + (" OR ".join(options) or "FALSE") + ")")
-        for tag in tags or ():
+        wanted = sorted(set(tags or ()))
+        if wanted:
+            # A tag matches itself and its nested tags: join the filter tags with every stored
+            # tag's ancestors ('a/b/c' -> 'a', 'a/b', 'a/b/c'), a hash join whatever the
+            # collation, and keep the notes that matched every filter tag.
             clauses.append(
-                "id IN (SELECT file_id FROM note_tags WHERE collection_id = ANY(%s) AND "
-                "(tag = %s OR tag LIKE %s))"
+                "id IN (SELECT t.file_id FROM note_tags t "
+                "CROSS JOIN LATERAL (SELECT array_to_string(p.parts[1:n], '/') AS tag "
+                "FROM (SELECT string_to_array(t.tag, '/') AS parts) p, "
+                "generate_series(1, cardinality(p.parts)) AS n) a "
+                "JOIN unnest(%s::text[]) AS q(tag) ON q.tag = a.tag "
+                "WHERE t.collection_id = ANY(%s) "
+                "GROUP BY t.file_id HAVING count(DISTINCT q.tag) = %s)"
             )
-            params += [self.collections.ids, tag, _like_prefix(tag)]
+            params += [wanted, self.collections.ids, len(wanted)]
         if files:
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.

@@ -253,20 +253,32 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable):
         """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
         that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags) and whose
         path is one of `files` (exact paths). None or empty: that filter is off."""
+        # Each list is one JSON parameter, so the statement is the same size for 1 value or
+        # 1,500 (a clause per value overflowed SQLite's expression depth at ~1,000). Prefixes
+        # are ranges of the path and tag indexes: under BINARY collation the strings starting
+        # with 'x/' are exactly those from 'x/' up to 'x0' ('0' follows '/').
         clauses: list[str] = []
         params: list[object] = []
         if folders and "" not in folders:  # the vault root contains everything
-            clauses.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")")
-            for folder in folders:
-                params += [len(folder) + 1, folder + "/"]
-        for tag in tags or ():
             clauses.append(
-                "id IN (SELECT file_id FROM note_tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
+                "id IN (SELECT f.id FROM json_each(?) q JOIN files f "
+                "ON f.path >= q.value || '/' AND f.path < q.value || '0')"
             )
-            params += [tag, len(tag) + 1, tag + "/"]
+            params.append(json.dumps(sorted(set(folders))))
+        wanted = sorted(set(tags or ()))
+        if wanted:
+            # A note must carry every tag: count the distinct filter tags each note matches.
+            clauses.append(
+                "id IN (SELECT file_id FROM ("
+                "SELECT t.file_id, q.value AS wanted FROM json_each(?) q "
+                "JOIN note_tags t ON t.tag = q.value "
+                "UNION ALL SELECT t.file_id, q.value FROM json_each(?) q "
+                "JOIN note_tags t ON t.tag >= q.value || '/' AND t.tag < q.value || '0'"
+                ") GROUP BY file_id HAVING count(DISTINCT wanted) = ?)"
+            )
+            params += [json.dumps(wanted), json.dumps(wanted), len(wanted)]
         if files:
-            # One JSON parameter, not one '?' per path: any number of files (SQLite allows 32,766
-            # parameters), and the IN list still looks each path up in the unique path index.
+            # The IN list still looks each path up in the unique path index.
             clauses.append("path IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(list(files)))
         where = " AND ".join(clauses) or "1"
