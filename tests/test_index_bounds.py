@@ -14,7 +14,21 @@ import pytest
 
 from noteseek.core.field_caps import FIELD_CHARS, LIST_ITEMS, NAME_CHARS, FieldCaps, cap_text
 
-WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"]
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+]
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
