@@ -301,3 +301,21 @@ def test_a_symlink_swapped_in_for_an_indexed_note_is_refused_as_a_symlink(served
     reply = client.get("/api/notes/work/escape.md")
     assert reply.status_code == 404 and "symlink" in reply.json()["error"]
     assert "never served" not in reply.text
+
+
+def test_a_request_the_library_refuses_is_a_422_naming_the_parameter(
+    served: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the library's own limits (here a tighter table than the schema declares) the
+    SearchRequestError becomes the same JSON 422 as a schema violation, never a 500."""
+    from noteseek.engine import request
+
+    monkeypatch.setattr(request, "SEARCH_LIMITS", request.SearchLimits(folders=1))
+    client, _, _ = served
+    reply = get(client, "/api/search", q="rebase", folder=["work", "home"])
+    assert reply.status_code == 422
+    body = reply.json()
+    assert body["error"].startswith("bad parameter: folder: at most 1 folders per search")
+    assert body["detail"] == [
+        {"loc": ["query", "folder"], "msg": body["error"][len("bad parameter: folder: ") :]}
+    ]

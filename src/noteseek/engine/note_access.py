@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..core.chunker import SECTION_SEPARATOR, scan_headings
+from ..core.field_caps import NAME_CHARS, cap_text
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
 from ..errors import (
     NoteAccessError,
@@ -236,7 +237,9 @@ def _find_section(text: str, section: str, *, title: str | None) -> tuple[str, s
     found = _sections(body, heading)
     lines = body.split("\n")
     for part in found:
-        if any(_key(name) == wanted for name in part.names):
+        # A heading past NAME_CHARS is indexed (and shown by search) cut: both spellings answer.
+        names = (*part.names, *(cap_text(n, NAME_CHARS) for n in part.names if len(n) > NAME_CHARS))
+        if any(_key(name) == wanted for name in names):
             return part.names[0], "\n".join(lines[part.start : part.end]).strip("\n")
     available = tuple(s.names[0] for s in found)
     raise SectionNotFoundError(
