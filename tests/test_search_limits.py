@@ -48,6 +48,8 @@ def test_the_request_normalises_filters() -> None:
         ({"files": [f"{i}.md" for i in range(10_001)]}, "files", "at most 10,000 files"),
         ({"folders": ["x" * 4_097]}, "folders", "4,097 characters"),
         ({"tags": [3]}, "tags", "must be strings"),
+        ({"files": 3}, "files", "must be a list of strings"),
+        ({"folders": {"a": 1}}, "folders", "must be a list of strings"),
         ({"limit": 0}, "limit", "between 1 and 1,000"),
         ({"limit": 1_001}, "limit", "between 1 and 1,000"),
         ({"limit": True}, "limit", "whole number"),

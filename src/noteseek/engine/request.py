@@ -111,6 +111,8 @@ def _filter(name: str, values: Iterable[str] | None, limits: SearchLimits) -> tu
         return None
     if isinstance(values, str):  # one value where a list was meant: never its characters
         values = (values,)
+    if not isinstance(values, Iterable) or isinstance(values, dict):
+        raise SearchRequestError(f"{name} must be a list of strings", option=name)
     kept: dict[str, None] = {}
     for value in values:
         if not isinstance(value, str):
