@@ -158,40 +158,54 @@ class FileReads(FileWrites):
         in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`.
         None or empty: that filter is off (as on SQLite)."""
         # Each list is one array parameter, so the statement does not grow with it (a nested
-        # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000).
+        # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000), and each value
+        # is one index lookup (bench/filter_lists.py).
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.collections.ids]
         if folders and "" not in folders:
-            # Per collection named (none: every selected one), the LIKE patterns of its folders:
-            # one clause per collection, not per folder.
-            patterns: dict[int | None, list[str]] = {}  # None: any selected collection
+            # (collection, prefix) pairs; a prefix's paths are a range of files_by_path_c: from
+            # 'x/' up to 'x0' ('0' follows '/' byte-wise). A whole collection is its id alone.
+            cids: list[int] = []
+            prefixes: list[str] = []
+            whole: list[int] = []
             for folder in folders:
                 where = self.collections.split_folder(folder)
                 if where is None:
                     continue  # names no collection of ours: matches nothing
                 cid, inner = where
-                patterns.setdefault(cid, []).append(_like_prefix(inner) if inner else "%")
-            options: list[str] = []
-            for cid, likes in patterns.items():
-                test = "path LIKE ANY(%s::text[])"  # '%': a whole collection
-                options.append(test if cid is None else f"(collection_id = %s AND {test})")
-                params.extend([likes] if cid is None else [cid, likes])
-            clauses.append("(" + (" OR ".join(options) or "FALSE") + ")")
+                for one in self.collections.ids if cid is None else [cid]:
+                    if inner:
+                        cids.append(one)
+                        prefixes.append(inner)
+                    else:
+                        whole.append(one)
+            # LATERAL ... OFFSET 0: one index range per prefix. Joined plainly, the planner
+            # hashes on collection_id and tests every file against every prefix (4.4 s for
+            # 1,500 folders over 5,000 files, against 46 ms).
+            clauses.append(
+                "(collection_id = ANY(%s) OR id IN (SELECT f.id FROM "
+                "unnest(%s::int[], %s::text[]) AS q(cid, prefix) CROSS JOIN LATERAL ("
+                "SELECT id FROM files f WHERE f.collection_id = q.cid "
+                "AND (f.path COLLATE \"C\") >= q.prefix || '/' "
+                "AND (f.path COLLATE \"C\") < q.prefix || '0' OFFSET 0) f))"
+            )
+            params += [whole, cids, prefixes]
         wanted = sorted(set(tags or ()))
         if wanted:
-            # A tag matches itself and its nested tags: join the filter tags with every stored
-            # tag's ancestors ('a/b/c' -> 'a', 'a/b', 'a/b/c'), a hash join whatever the
-            # collation, and keep the notes that matched every filter tag.
+            # A tag matches itself (note_tags' key, a hash join) and its nested tags (a range of
+            # note_tags_by_tag_c per tag, fenced as for folders); a note must match every tag.
             clauses.append(
-                "id IN (SELECT t.file_id FROM note_tags t "
-                "CROSS JOIN LATERAL (SELECT array_to_string(p.parts[1:n], '/') AS tag "
-                "FROM (SELECT string_to_array(t.tag, '/') AS parts) p, "
-                "generate_series(1, cardinality(p.parts)) AS n) a "
-                "JOIN unnest(%s::text[]) AS q(tag) ON q.tag = a.tag "
-                "WHERE t.collection_id = ANY(%s) "
-                "GROUP BY t.file_id HAVING count(DISTINCT q.tag) = %s)"
+                "id IN (SELECT file_id FROM ("
+                "SELECT t.file_id, q.tag FROM unnest(%s::text[]) AS q(tag) JOIN note_tags t "
+                "ON t.collection_id = ANY(%s) AND t.tag = q.tag "
+                "UNION ALL SELECT t.file_id, q.tag FROM unnest(%s::text[]) AS q(tag) "
+                "CROSS JOIN LATERAL (SELECT file_id FROM note_tags t "
+                "WHERE t.collection_id = ANY(%s) AND (t.tag COLLATE \"C\") >= q.tag || '/' "
+                "AND (t.tag COLLATE \"C\") < q.tag || '0' OFFSET 0) t"
+                ") m GROUP BY file_id HAVING count(DISTINCT tag) = %s)"
             )
-            params += [wanted, self.collections.ids, len(wanted)]
+            ids = self.collections.ids
+            params += [wanted, ids, wanted, ids, len(wanted)]
         if files:
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.

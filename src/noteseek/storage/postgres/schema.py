@@ -177,7 +177,8 @@ CREATE TABLE chunks_e5(
 # copied into every chunk (core/field_caps.py caps them too). The BM25 postings keep the fields'
 # term frequencies per chunk (computed from the file's fields when the chunk is written), so
 # nothing is re-tokenized; the values are copied from each file's first chunk (every chunk of a
-# file carries the same ones).
+# file carries the same ones). Also the two indexes that let a filter list of any length be one
+# statement (as on SQLite, where the path and tag indexes are byte-ordered already).
 M005_NOTE_FIELDS_ONCE = """
 ALTER TABLE files ADD COLUMN title_field text NOT NULL DEFAULT '';
 ALTER TABLE files ADD COLUMN tags_field text NOT NULL DEFAULT '';
@@ -187,6 +188,11 @@ FROM (SELECT DISTINCT ON (file_id) file_id, title, tags, heading_context FROM ch
       ORDER BY file_id, seq) c
 WHERE c.file_id = f.id;
 ALTER TABLE chunks DROP COLUMN title, DROP COLUMN tags, DROP COLUMN heading_context;
+-- Filters (reads.py files_matching): a folder or a tag is a prefix, so its matches are a range of
+-- these byte-ordered ("C") indexes, looked up once per filter value whatever the database's
+-- collation (under en_US 'a/' .. 'a0' is not the set of strings that start with 'a/').
+CREATE INDEX files_by_path_c ON files(collection_id, (path COLLATE "C"));
+CREATE INDEX note_tags_by_tag_c ON note_tags(collection_id, (tag COLLATE "C"));
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
