@@ -123,7 +123,7 @@ def read_chunks(noteseek_db: str | os.PathLike[str]) -> list[Chunk]:
         # White-box (a benchmark may): the alternatives are built from noteseek's own chunk rows.
         rows = idx._store.db.execute(
             "SELECT c.id, f.path, COALESCE(f.title, ''), c.section, c.chunk_text, "
-            "c.heading_context FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
+            "f.heading_context FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
         )
         return [Chunk(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows]
 

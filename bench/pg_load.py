@@ -108,14 +108,14 @@ def load_collection(
         files = list(
             db.execute(
                 "SELECT id, path, mtime_ns, size, content_hash, title, status, problem, "
-                "chunk_count, indexed_at FROM files"
+                "chunk_count, indexed_at, title_field, tags_field, heading_context FROM files"
             )
         )
         _copy(
             conn,
             "files",
             "id, collection_id, path, mtime_ns, size, content_hash, title, status, problem, "
-            "chunk_count, indexed_at",
+            "chunk_count, indexed_at, title_field, tags_field, heading_context",
             ((base + r[0], cid, *r[1:]) for r in files),
         )
         for table, column in (("note_names", "name"), ("note_tags", "tag")):
@@ -134,10 +134,11 @@ def load_collection(
         tsv_rows = []
         tokens = 0
         for row in db.execute(
-            "SELECT id, file_id, seq, section, chunk_text, heading_context, title, tags, lang, "
-            "mtime_ns, content_hash, embedded_at FROM chunks ORDER BY id"
+            "SELECT c.id, c.file_id, c.seq, c.section, c.chunk_text, f.title_field, "
+            "f.tags_field, c.lang, c.mtime_ns, c.content_hash, c.embedded_at FROM chunks c "
+            "JOIN files f ON f.id = c.file_id ORDER BY c.id"
         ):
-            (chunk_id, file_id, seq, section, text, context, title, tags, lang, mtime, h, emb) = row
+            (chunk_id, file_id, seq, section, text, title, tags, lang, mtime, h, emb) = row
             terms = chunk_terms(
                 tokenizer, text=text, section=section, title=title, tags=tags, lang=lang
             )
@@ -148,7 +149,7 @@ def load_collection(
                 literal = "[" + ",".join(str(v) for v in memoryview(vec).cast("b")) + "]"
             pid = base + chunk_id
             chunk_rows.append(
-                (pid, cid, base + file_id, seq, section, text, context, title, tags, lang, mtime,
+                (pid, cid, base + file_id, seq, section, text, lang, mtime,
                  h, terms.doc_len, literal, emb)
             )  # fmt: skip
             postings.extend((cid, t, pid, terms.doc_len, *tf) for t, tf in terms.tf.items())
@@ -158,7 +159,7 @@ def load_collection(
         _copy(
             conn,
             "chunks",
-            "id, collection_id, file_id, seq, section, chunk_text, heading_context, title, tags, "
+            "id, collection_id, file_id, seq, section, chunk_text, "
             "lang, mtime_ns, content_hash, doc_len, embedding, embedded_at",
             iter(chunk_rows),
         )

@@ -44,7 +44,7 @@ def record(path: str) -> FileRecord:
 
 
 def chunk(seq: int, text: str) -> ChunkRecord:
-    return ChunkRecord(seq, "Setup", text, "", hash(text) & 0x7FFFFFFFFFFF)
+    return ChunkRecord(seq, "Setup", text, hash(text) & 0x7FFFFFFFFFFF)
 
 
 def holders(data: Path, marker: bytes, names: dict[str, str]) -> list[str]:

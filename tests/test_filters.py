@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.core.query import file_keys, folder_key, tag_key
+from noteseek.core.query import file_keys, folder_key, folder_keys, tag_key
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
 
@@ -107,7 +107,9 @@ def test_keys() -> None:
     assert tag_key(" #Projekt/Äpfel ") == "projekt/äpfel"
     assert folder_key("./a\\b//c/") == "a/b/c"
     assert folder_key("/") == ""
-    assert file_keys("./a\\b//c.md/") == ("a/b/c.md",)
+    assert file_keys("./a\\b//c.md/") == ("a\\b/c.md", "a/b/c.md")  # the backslash as written, then as '/'
+    assert folder_keys(" a\\b/") == (" a\\b", " a/b")  # spaces are part of a name
+    assert folder_keys("x/y") == ("x/y",)
     assert file_keys("howto/rebase") == ("howto/rebase", "howto/rebase.md")
     assert file_keys("report.pdf") == ("report.pdf", "report.pdf.md")
     assert file_keys("./") == file_keys("") == ()

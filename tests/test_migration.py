@@ -225,5 +225,40 @@ def test_an_interrupted_first_run_after_migration_still_reprocesses_every_note(
         idx.update(vault, progress=crash)
     with Index(db, embedder=FakeEmbedder()) as idx:
         idx.update(vault)
-        untitled = idx._store.scalar("SELECT count(*) FROM chunks WHERE title = ''")
+        untitled = idx._store.scalar(
+            "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.title_field = ''"
+        )
         assert untitled == 0
+
+
+def test_schema_7_chunk_fields_move_to_the_file_row_with_the_fts_index_intact(
+    tmp_path: Path, make_vault: WriteNotes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m008: title and tags fields and the heading context leave the chunks for the file row;
+    FTS5 keeps answering from them before any update, and stays exact through one."""
+    vault = make_vault(dict(NOTES))
+    db = tmp_path / "v1.db"
+    build_v1(db, vault)
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:7])
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 7)
+    store = Store(db)
+    with store.write():
+        # Every chunk of a file carries the same fields, as schema 7's indexer wrote them.
+        store.db.execute(
+            "UPDATE chunks SET title = 'zebracorn ' || (SELECT path FROM files WHERE id = file_id), "
+            "tags = 'quokkatag', heading_context = 'Context of ' || file_id"
+        )
+    store.close()
+    monkeypatch.undo()
+    with Index(db, embedder=FakeEmbedder()) as idx:
+        assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx.check() == []
+        columns = {r[1] for r in idx._store.db.execute("PRAGMA table_info(chunks)")}
+        assert not {"title", "tags", "heading_context"} & columns
+        hits = idx.search("zebracorn", mode="bm25", limit=10)
+        assert len(hits) == 3 and len(idx.search("quokkatag", mode="bm25", limit=10)) == 3
+        assert {h.heading_context.split()[0] for h in hits} == {"Context"}
+        idx.update(vault)  # every chunk is deleted with the fields it was indexed with
+        assert idx.check() == []
+        assert idx.search("zebracorn", mode="bm25") == []
+        assert paths(idx, "Token Renewal", "bm25")[0] == "security/oauth.md"

@@ -292,3 +292,23 @@ def test_an_empty_index_says_to_index_first(tmp_path: Path, fake_embedder: FakeE
     with Index(tmp_path / "empty.db", embedder=fake_embedder) as idx:
         with pytest.raises(NoteNotIndexedError, match="noteseek index"):
             read_indexed_note(idx._store, "a.md")
+
+
+def test_a_section_search_shows_cut_reads_back(tmp_path: Path) -> None:
+    """A heading longer than the index keeps (core/field_caps.py) is found by the name search
+    shows for it, as well as by its full text."""
+    from noteseek import Index
+    from noteseek.core.field_caps import NAME_CHARS
+
+    from .conftest import FakeEmbedder
+
+    heading = " ".join(f"word{i}" for i in range(200))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "n.md").write_text(f"# N\n\n## {heading}\n\nThe capybara section text here.\n")
+    with Index(tmp_path / "i.db", embedder=FakeEmbedder()) as idx:
+        idx.update(vault)
+        shown = idx.search("capybara", mode="bm25")[0].section
+        assert len(shown) <= NAME_CHARS < len(heading) and heading.startswith(shown)
+        assert "capybara" in idx.read_note("n.md", section=shown).text
+        assert "capybara" in idx.read_note("n.md", section=heading).text

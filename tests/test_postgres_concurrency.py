@@ -71,7 +71,7 @@ def test_indexers_of_different_collections_do_not_wait_for_each_other(pg_schema:
         with home.write():  # another collection: its own lock, free
             home.replace_file(
                 FileRecord("b.md", 1, 1, "h", "B", "ok", None),
-                [ChunkRecord(0, "S", "some words here", "", 7)],
+                [ChunkRecord(0, "S", "some words here", 7)],
                 None,
             )
         assert time.monotonic() - started < 3  # not the 10 s lock wait

@@ -31,7 +31,7 @@ def record(path: str, *, title: str = "", tags: tuple[str, ...] = (), names=(), 
 
 
 def chunks(*texts: str, section: str = "Intro") -> list[ChunkRecord]:
-    return [ChunkRecord(i, section, t, "", hash(t) & 0x7FFFFFFFFFFF) for i, t in enumerate(texts)]
+    return [ChunkRecord(i, section, t, hash(t) & 0x7FFFFFFFFFFF) for i, t in enumerate(texts)]
 
 
 def vectors(n: int, seed: int = 0) -> np.ndarray:
@@ -64,6 +64,45 @@ def fill(store) -> None:  # type: ignore[no-untyped-def]
 def paths_of(store, ids) -> list[str]:  # type: ignore[no-untyped-def]
     rows = store.chunk_rows(list(ids))
     return [rows[i].path for i in ids]
+
+
+def test_filter_lists_of_any_length_answer_in_one_statement(backend: Backend) -> None:
+    """1,500 folders, tags or files: the same answer as one, where a clause per value overflowed
+    SQLite's expression depth (~1,000) and took PostgreSQL minutes to plan. Tags are AND-ed, a
+    tag also matches its nested tags, folders and files are OR-ed; wildcards are literal."""
+    store = backend.open()
+    try:
+        fill(store)
+        with store.write():
+            store.replace_file(
+                record("a_b/x%y/deep.md", tags=("dev/git/hooks", "home")),
+                chunks("a deep note with odd folder names"),
+                vectors(1, 4),
+            )
+        by_path = {v: k for k, v in store.file_paths().items()}
+        match = store.files_matching
+        many = [f"nowhere/{i}" for i in range(1_500)]
+        assert match(folders=[*many, "howto"], tags=None, files=None) == {
+            by_path["howto/git.md"],
+            by_path["howto/tokens.md"],
+        }
+        assert match(folders=many, tags=None, files=None) == set()
+        assert match(folders=None, tags=[*many, "dev"], files=None) == set()  # every tag needed
+        assert match(folders=None, tags=["dev", "dev", "dev/git"], files=None) == {
+            by_path["howto/git.md"],
+            by_path["a_b/x%y/deep.md"],
+        }
+        assert match(folders=None, tags=["dev/git", "home"], files=None) == {
+            by_path["a_b/x%y/deep.md"]
+        }
+        assert match(folders=None, tags=["dev/gi"], files=None) == set()  # a prefix, not a tag
+        assert match(folders=None, tags=None, files=[*many, "notes/cooking.md"]) == {
+            by_path["notes/cooking.md"]
+        }
+        assert match(folders=["a_b/x%y"], tags=None, files=None) == {by_path["a_b/x%y/deep.md"]}
+        assert match(folders=["a%b", "a_b/x_y", "a"], tags=None, files=None) == set()
+    finally:
+        store.close()
 
 
 def test_files_round_trip(backend: Backend) -> None:
@@ -389,18 +428,14 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             kind="pdf", outcome="ok", engine="pypdfium2 5.15.2",
         )  # fmt: skip
         page_chunks = [
-            ChunkRecord(0, "Report", "budget overview", "", 11, page=1, page_label="i"),
-            ChunkRecord(1, "Report", "view of the budget lines", "", 12, page=2, overlap=4),
+            ChunkRecord(0, "Report", "budget overview", 11, page=1, page_label="i"),
+            ChunkRecord(1, "Report", "view of the budget lines", 12, page=2, overlap=4),
         ]
         sheet = FileRecord(
             "docs/sheet.xlsx", 6, 60, "h-x", "Sheet", "ok", None,
             kind="xlsx", outcome="ok", engine="python-calamine 0.3",
         )  # fmt: skip
-        rows = [
-            ChunkRecord(
-                0, "Sheet", "alpha beta budget", "", 13, sheet="q1", row_first=2, row_last=9
-            )
-        ]
+        rows = [ChunkRecord(0, "Sheet", "alpha beta budget", 13, sheet="q1", row_first=2, row_last=9)]
         missing = FileRecord(
             "docs/old.xls", 7, 70, None, None, "skipped", "needs the documents extra",
             kind="xls", outcome="unsupported", engine="missing:python_calamine",
@@ -412,7 +447,7 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             store.replace_file(
                 FileRecord("slides/deck.pptx", 8, 80, "h-p", "Deck", "ok", None, kind="pptx",
                            outcome="ok", engine="python-pptx 1.0"),
-                [ChunkRecord(0, "Deck", "the budget slide", "", 14, slide=3)],
+                [ChunkRecord(0, "Deck", "the budget slide", 14, slide=3)],
                 None,
             )  # fmt: skip
         states = store.file_states()
@@ -487,14 +522,14 @@ def test_ranking_facts_note_terms_and_query_term_counts(backend: Backend) -> Non
                     tags_field="dev git",
                 ),
                 [
-                    ChunkRecord(0, "Undo rebase", "text one", "", 5),
-                    ChunkRecord(1, "Other", "text rebasing", "", 6),
+                    ChunkRecord(0, "Undo rebase", "text one", 5),
+                    ChunkRecord(1, "Other", "text rebasing", 6),
                 ],
                 None,
             )
             store.replace_file(
                 FileRecord("b.md", 1, 20, "h-b", "B", "ok", None, lang="de"),
-                [ChunkRecord(0, "Häuser", "die Häuser", "", 7)],
+                [ChunkRecord(0, "Häuser", "die Häuser", 7)],
                 None,
             )
         ids = {v: k for k, v in store.file_paths().items()}

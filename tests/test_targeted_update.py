@@ -64,7 +64,7 @@ def rows(index: Index) -> dict[str, Any]:
         "skipped_sections, secrets_scrubbed, kind, outcome, engine FROM files ORDER BY path"
     ).fetchall()
     chunks = db.execute(
-        "SELECT f.path, c.seq, c.section, c.chunk_text, c.heading_context, c.title, c.tags, "
+        "SELECT f.path, c.seq, c.section, c.chunk_text, f.heading_context, f.title_field, f.tags_field, "
         "c.mtime_ns, c.content_hash, c.lang, c.page, c.page_label, c.slide, c.sheet, "
         "c.row_first, c.row_last, c.overlap, c.embedded_at IS NOT NULL, v.embedding "
         "FROM chunks c JOIN files f ON f.id = c.file_id "

@@ -16,6 +16,7 @@ pytest.importorskip("fastapi", reason="the web tests need the web extra: pip ins
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from noteseek import SEARCH_LIMITS
 from noteseek.cli.main import cli
 from noteseek.web.app import create_app
 from noteseek.web.pool import IndexPool
@@ -193,9 +194,12 @@ def test_unsafe_or_unindexed_note_paths_are_404_json(served: Any, raw: str) -> N
         ({"q": "x", "mode": "fuzzy"}, "mode"),
         ({"q": "x", "max_tokens": -1}, "max_tokens"),
         ({"q": "x", "explain": "maybe"}, "explain"),
-        ({"q": "x", "folder": ["f"] * 51}, "folder"),
-        ({"q": "x", "tag": "t" * 1001}, "tag"),
-        ({"q": "x", "file": ["f"] * 51}, "file"),
+        # The library's one table of search limits (engine/request.py), declared in the schema.
+        ({"q": "x", "limit": SEARCH_LIMITS.limit + 1}, "limit"),
+        ({"q": "x", "folder": ["f"] * (SEARCH_LIMITS.folders + 1)}, "folder"),
+        ({"q": "x", "tag": ["t"] * (SEARCH_LIMITS.tags + 1)}, "tag"),
+        ({"q": "x", "tag": "t" * (SEARCH_LIMITS.filter_chars + 1)}, "tag"),
+        ({"q": "x", "file": "f" * (SEARCH_LIMITS.filter_chars + 1)}, "file"),
     ],
 )
 def test_bad_parameters_are_422_json_naming_the_parameter(
@@ -334,3 +338,21 @@ def test_search_dates_filter_and_report_the_range(served: Any) -> None:
     assert bad.status_code == 422
     assert "'whenever' is not a date" in bad.json()["error"]
     assert "Traceback" not in bad.text
+
+
+def test_a_request_the_library_refuses_is_a_422_naming_the_parameter(
+    served: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the library's own limits (here a tighter table than the schema declares) the
+    SearchRequestError becomes the same JSON 422 as a schema violation, never a 500."""
+    from noteseek.engine import request
+
+    monkeypatch.setattr(request, "SEARCH_LIMITS", request.SearchLimits(folders=1))
+    client, _, _ = served
+    reply = get(client, "/api/search", q="rebase", folder=["work", "home"])
+    assert reply.status_code == 422
+    body = reply.json()
+    assert body["error"].startswith("bad parameter: folder: at most 1 folders per search")
+    assert body["detail"] == [
+        {"loc": ["query", "folder"], "msg": body["error"][len("bad parameter: folder: ") :]}
+    ]

@@ -49,7 +49,9 @@ if TYPE_CHECKING:
     from .engine.open import Locator as Locator
     from .engine.open import locate_index as locate_index
     from .engine.open import open_index as open_index
+    from .engine.request import SEARCH_LIMITS as SEARCH_LIMITS
     from .engine.request import SORTS as SORTS
+    from .engine.request import SearchLimits as SearchLimits
     from .engine.request import SearchRequest as SearchRequest
     from .engine.request import SearchResult as SearchResult
     from .engine.request import Sort as Sort
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from .errors import NoteNotIndexedError as NoteNotIndexedError
     from .errors import NoteseekError as NoteseekError
     from .errors import SchemaVersionError as SchemaVersionError
+    from .errors import SearchRequestError as SearchRequestError
     from .errors import VaultGoneError as VaultGoneError
     from .errors import VaultNotFoundError as VaultNotFoundError
     from .errors import VectorSupportError as VectorSupportError
@@ -117,8 +120,11 @@ _EXPORTS: dict[str, str] = {
     "Locator": "engine.open",
     "locate_index": "engine.open",
     "open_index": "engine.open",
+    "SEARCH_LIMITS": "engine.request",
+    "SearchLimits": "engine.request",
     "SearchRequest": "engine.request",
     "SearchResult": "engine.request",
+    "SearchRequestError": "errors",
     "Explanation": "engine.search",
     "Hit": "engine.search",
     "MODES": "engine.search",

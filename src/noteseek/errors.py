@@ -16,6 +16,7 @@ __all__ = [
     "NoteUnreadableError",
     "NoteseekError",
     "SchemaVersionError",
+    "SearchRequestError",
     "SectionNotFoundError",
     "UnsafeNotePathError",
     "VaultGoneError",
@@ -88,6 +89,19 @@ class MissingExtraError(NoteseekError, ImportError):
         super().__init__(message)
         self.extra = extra
         self.name = name
+
+
+class SearchRequestError(NoteseekError, ValueError):
+    """A search's options are out of range (an unknown mode, too many filters, too long a query).
+
+    Raised when the `SearchRequest` is made, before any index work; `option` names the
+    offending option as the library spells it (`limit`, `folders`, `query`, ...). A ValueError
+    too, as the request's checks always were.
+    """
+
+    def __init__(self, message: str, *, option: str) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 class ModelLoadError(NoteseekError):

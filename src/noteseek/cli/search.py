@@ -6,12 +6,33 @@ import json
 
 import click
 
-from .. import MODES, SORTS, Hit, InvalidDateError, SearchRequest, SearchResult, open_index
+from .. import (
+    MODES,
+    SEARCH_LIMITS,
+    SORTS,
+    Hit,
+    InvalidDateError,
+    SearchRequest,
+    SearchRequestError,
+    SearchResult,
+    open_index,
+)
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .options import collection_option, db_option
 from .output import echo_block, echo_line
 
 __all__ = ["context_cmd", "search_cmd"]
+
+
+# SearchRequest's option -> how this command spells it, for a refused request's message.
+_OPTIONS = {
+    "query": "QUERY",
+    "limit": "'-n' / '--limit'",
+    "max_tokens": "'--max-tokens'",
+    "folders": "'--folder'",
+    "tags": "'--tag'",
+    "files": "'--file'",
+}
 
 
 def _snippet(text: str, width: int = 220) -> str:
@@ -57,7 +78,7 @@ def _time_line(result: SearchResult) -> str | None:
 @db_option()
 @collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Search the index of this vault.")
-@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, SEARCH_LIMITS.limit))
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, None), help="Token budget for all hit texts.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every hit field.")
@@ -121,9 +142,9 @@ def search_cmd(
             mode=mode,  # type: ignore[arg-type]  # click.Choice(MODES) checked it
             max_tokens=max_tokens,
             explain=explain,
-            folders=folders or None,
-            tags=tags or None,
-            files=files or None,
+            folders=folders,
+            tags=tags,
+            files=files,
             since=since,
             until=until,
             sort=sort,  # type: ignore[arg-type]  # click.Choice(SORTS) checked it
@@ -131,6 +152,8 @@ def search_cmd(
         )
     except InvalidDateError as exc:
         raise click.UsageError(str(exc)) from None
+    except SearchRequestError as exc:
+        raise click.BadParameter(str(exc), param_hint=_OPTIONS.get(exc.option)) from None
     with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
         # A filter that matches no note explains an empty answer: say so (still exit 0).

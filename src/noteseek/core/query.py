@@ -16,6 +16,7 @@ __all__ = [
     "STOPWORDS",
     "file_keys",
     "folder_key",
+    "folder_keys",
     "fts_query",
     "match_expression",
     "name_key",
@@ -106,24 +107,38 @@ def tag_key(tag: str) -> str:
     return unicodedata.normalize("NFC", tag.strip().lstrip("#").strip().casefold())
 
 
+def _path_key(text: str, *, backslash_separates: bool) -> str:
+    if backslash_separates:
+        text = text.replace("\\", "/")
+    return "/".join(p for p in text.split("/") if p not in ("", "."))
+
+
 def folder_key(folder: str) -> str:
-    """A vault-relative folder as a path prefix: '/'-separated, no leading './' or outer slashes.
+    """A vault-relative folder as a path prefix: '/'-separated, no leading './' or outer slashes,
+    and a '\\' read as '/' (a Windows spelling).
 
     The vault root ('', '.', '/') gives ''. Only a filter, never used to open files.
     """
-    parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
-    return "/".join(parts)
+    return _path_key(folder, backslash_separates=True)
 
+
+def folder_keys(folder: str) -> tuple[str, ...]:
+    """The prefixes a `folders` filter entry stands for: the folder as written (a '\\' is a
+    character of a name on Linux and macOS: `a\\b` is a folder of its own there) and, where it
+    differs, with '\\' read as '/'. Spaces are kept: ' x' is a folder named ' x'."""
+    return tuple(dict.fromkeys((_path_key(folder, backslash_separates=False), folder_key(folder))))
 
 
 def file_keys(path: str) -> tuple[str, ...]:
     """The vault-relative paths a `files` filter entry stands for: the path as hits spell it
-    ('/'-separated, no './' or outer slashes), and with `.md` added when it has none, since
-    agents and people drop it ('howto/rebase' means 'howto/rebase.md', as for note access).
+    (no './' or outer slashes; as written, then with '\\' read as '/', as for `folder_keys`),
+    each also with `.md` added when it has none, since agents and people drop it
+    ('howto/rebase' means 'howto/rebase.md', as for note access).
 
     Empty for the vault root or an empty string (no file). Only a filter, never used to open files.
     """
-    key = folder_key(path)
-    if not key:
-        return ()
-    return (key,) if key.endswith(".md") else (key, key + ".md")
+    keys: list[str] = []
+    for key in folder_keys(path):
+        if key:
+            keys += [key] if key.endswith(".md") else [key, key + ".md"]
+    return tuple(dict.fromkeys(keys))

@@ -156,16 +156,15 @@ class Daemon:
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         index = self.index()
-        folders, tags, files = message.get("folders"), message.get("tags"), message.get("files")
         request = SearchRequest(
             _text(message, "query"),
             limit=int(message.get("limit", 10)),
             mode=message.get("mode", "hybrid"),
             max_tokens=_optional_int(message.get("max_tokens")),
             explain=bool(message.get("explain", False)),
-            folders=tuple(folders) if folders else None,
-            tags=tuple(tags) if tags else None,
-            files=tuple(files) if files else None,
+            folders=message.get("folders"),
+            tags=message.get("tags"),
+            files=message.get("files"),
             since=message.get("since") or None,
             until=message.get("until") or None,
             sort=message.get("sort", "relevance"),

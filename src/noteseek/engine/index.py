@@ -27,7 +27,7 @@ from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .open import Locator, as_locator
-from .request import SearchRequest, SearchResult, Sort
+from .request import SEARCH_LIMITS, SearchRequest, SearchResult, Sort
 from .search import Hit, Mode, Searcher, SearchSettings
 
 if TYPE_CHECKING:
@@ -222,17 +222,20 @@ class Index:
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first.
 
-        Never raises on the query text. The options are `SearchRequest`'s (see there).
+        Never raises on the query text: past `SEARCH_LIMITS.query_chars` only its start is
+        searched (a `SearchRequest` made by an adapter refuses it instead, so the user hears of
+        it). The options are `SearchRequest`'s (see there); past their limits they raise
+        `SearchRequestError`.
         """
         request = SearchRequest(
-            query,
+            query[: SEARCH_LIMITS.query_chars] if isinstance(query, str) else query,
             limit=limit,
             mode=mode,
             max_tokens=max_tokens,
             explain=explain,
-            folders=None if folders is None else tuple(folders),
-            tags=None if tags is None else tuple(tags),
-            files=None if files is None else tuple(files),
+            folders=folders,
+            tags=tags,
+            files=files,
             max_term_share=max_term_share,
             multilingual=multilingual,
             since=since,

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.chunker import SECTION_SEPARATOR, scan_headings
 from ..core.display import bounded_repr
+from ..core.field_caps import NAME_CHARS, cap_text
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
 from ..errors import (
     NoteAccessError,
@@ -54,6 +55,7 @@ __all__ = [
     "check_note_path",
     "extract_section",
     "normalise_note_path",
+    "note_path_spellings",
     "note_sections",
     "read_indexed_note",
 ]
@@ -99,7 +101,8 @@ def _shown(path: str) -> str:
 def normalise_note_path(path: str) -> str:
     """The vault-relative, '/'-separated form of `path`; refuses anything that could leave the vault.
 
-    Pure: looks at the string only. `./a//b.md` becomes `a/b.md`.
+    Pure: looks at the string only. `./a//b.md` becomes `a/b.md`; surrounding spaces go and a
+    '\\' is read as '/' (see `note_path_spellings` for the path exactly as written).
     """
     raw = path.strip()
     if not raw or "\x00" in raw:
@@ -116,6 +119,16 @@ def normalise_note_path(path: str) -> str:
             f"{_shown(path)} contains '..'; only notes inside the indexed vault can be read"
         )
     return str(PurePosixPath(posix))
+
+
+def note_path_spellings(path: str) -> tuple[str, ...]:
+    """The vault-relative paths `path` may name, most literal first: as written (only './' and
+    doubled slashes dropped: ' leading space.md' and 'a\\b/x.md' are real names on Linux and
+    macOS, and search returns them so), then `normalise_note_path`'s form. Refuses what that
+    refuses, so neither can leave the vault: the literal one has no '..' or absolute start
+    under either reading of '\\'."""
+    lenient = normalise_note_path(path)
+    return tuple(dict.fromkeys((str(PurePosixPath(path)), lenient)))
 
 
 def check_note_path(root: Path, rel: str) -> os.stat_result:
@@ -226,7 +239,9 @@ def _find_section(text: str, section: str, *, title: str | None) -> tuple[str, s
     found = _sections(body, heading)
     lines = body.split("\n")
     for part in found:
-        if any(_key(name) == wanted for name in part.names):
+        # A heading past NAME_CHARS is indexed (and shown by search) cut: both spellings answer.
+        names = (*part.names, *(cap_text(n, NAME_CHARS) for n in part.names if len(n) > NAME_CHARS))
+        if any(_key(name) == wanted for name in names):
             return part.names[0], "\n".join(lines[part.start : part.end]).strip("\n")
     available = tuple(s.names[0] for s in found)
     raise SectionNotFoundError(
@@ -255,15 +270,22 @@ def read_indexed_note(
     """A note of the index's vault by its vault-relative path, scrubbed; one section if named.
     A document is read from its stored chunks (see `document_access`); `part` narrows it to one
     page, slide or sheet."""
-    rel = normalise_note_path(path)
+    spellings = note_path_spellings(path)
+    rel = spellings[0]
     if store.vault_location(rel) is None and not store.file_paths():
         raise NoteNotIndexedError("this index has no notes yet: run 'noteseek index VAULT' first")
-    known = store.indexed_file(rel)
-    if known is None and not rel.endswith(".md"):
+    known = None
+    # The path as written first: a name search returned must read back exactly.
+    for spelling in spellings:
         # Agents often drop the extension ('howto/git-rebase-recipes').
-        with_suffix = store.indexed_file(rel + ".md")
-        if with_suffix is not None:
-            rel, known = rel + ".md", with_suffix
+        suffixed = () if spelling.endswith(".md") else (spelling + ".md",)
+        for candidate in (spelling, *suffixed):
+            known = store.indexed_file(candidate)
+            if known is not None:
+                rel = candidate
+                break
+        if known is not None:
+            break
     if known is None or known.status == "skipped":
         why = f" (it was skipped: {known.problem})" if known is not None and known.problem else ""
         hint = _suggestions(store, rel)

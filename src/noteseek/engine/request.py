@@ -1,16 +1,23 @@
 """One search, as every adapter asks for it, and what comes back.
 
 `SearchRequest` spells the query options once: the library (`Index.search` builds one), the CLI,
-the daemon and the MCP server all fill it in, and `Index.run_search` answers it with a
-`SearchResult` that also says why vectors were not used, so no adapter works that out itself.
+the daemon, the web API and the MCP server all fill it in, and `Index.run_search` answers it with
+a `SearchResult` that also says why vectors were not used, so no adapter works that out itself.
+
+The request is also where a search is bounded: `SEARCH_LIMITS` is the one table of limits (hits,
+query length, filter values and their length, the token budget) that every adapter is held to.
+The web API and the MCP server declare the same numbers in their schemas so clients see them;
+whatever reaches the constructor past them is refused with a `SearchRequestError` naming the
+option, which each adapter turns into its own reply (CLI exit 2, HTTP 422, an MCP error text).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import InvalidDateError
+from ..errors import InvalidDateError, SearchRequestError
 from .search import MODES, Hit, Mode
 
 if TYPE_CHECKING:
@@ -19,10 +26,30 @@ if TYPE_CHECKING:
 
     from ..core.time_range import TimeRange
 
-__all__ = ["SORTS", "SearchRequest", "SearchResult", "Sort"]
+__all__ = ["SEARCH_LIMITS", "SORTS", "SearchLimits", "SearchRequest", "SearchResult", "Sort"]
 
 Sort = Literal["relevance", "date"]
 SORTS: tuple[str, ...] = ("relevance", "date")
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """The most a search may ask for. Past these a request is refused, not trimmed: a filter
+    list cut short would search notes the caller did not ask for."""
+
+    limit: int = 1_000  # hits
+    query_chars: int = 10_000
+    # Values per filter list. The storage queries take each list as one parameter (a JSON or
+    # array value), so the statement does not grow with it; what a value costs does: a file is
+    # one lookup in the path index, a folder or tag a prefix test.
+    folders: int = 1_000
+    tags: int = 1_000
+    files: int = 10_000
+    filter_chars: int = 4_096  # one folder, tag or path (PATH_MAX)
+    max_tokens: int = 1_000_000
+
+
+SEARCH_LIMITS = SearchLimits()
 
 
 @dataclass(frozen=True)
@@ -47,6 +74,9 @@ class SearchRequest:
     March 2026"): the phrase is not searched, and its range applies beside since/until.
     `sort="date"` puts the hits newest first; a query that is only a time phrase (or empty, with
     a range) lists the period's notes newest first.
+
+    Every option is checked against `SEARCH_LIMITS` here, and the filters normalised; a value out
+    of range raises `SearchRequestError` (a ValueError) naming the option.
     """
 
     query: str
@@ -54,9 +84,11 @@ class SearchRequest:
     mode: Mode = "hybrid"
     max_tokens: int | None = None
     explain: bool = False
-    folders: tuple[str, ...] | None = None
-    tags: tuple[str, ...] | None = None
-    files: tuple[str, ...] | None = None
+    # Any sequence of strings may be passed (a list from JSON, click's tuple); the request keeps
+    # a tuple without repeats, or None for no filter.
+    folders: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    files: Sequence[str] | None = None
     max_term_share: float | None = None
     multilingual: bool = True
     since: date | str | None = None
@@ -66,14 +98,28 @@ class SearchRequest:
     today: date | None = None
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.limit < 1:
-            raise ValueError(f"limit must be at least 1, got {self.limit}")
+        limits = SEARCH_LIMITS
         if not isinstance(self.query, str):
-            raise TypeError("query must be a string")
+            raise SearchRequestError("query must be a string", option="query")
+        if len(self.query) > limits.query_chars:
+            raise SearchRequestError(
+                f"the query has {len(self.query):,} characters; at most "
+                f"{limits.query_chars:,} are searched: shorten it",
+                option="query",
+            )
+        if self.mode not in MODES:
+            raise SearchRequestError(
+                f"mode must be one of {', '.join(MODES)}, got {self.mode!r}", option="mode"
+            )
+        _check_int("limit", self.limit, limits.limit)
+        if self.max_tokens is not None:
+            _check_int("max_tokens", self.max_tokens, limits.max_tokens)
+        # Any iterable of strings (a list from JSON, click's tuple), in order, without repeats;
+        # an empty one is no filter, like None (an adapter's unset repeatable option).
+        for name in ("folders", "tags", "files"):
+            object.__setattr__(self, name, _filter(name, getattr(self, name), limits))
         if self.sort not in SORTS:
-            raise ValueError(f"sort must be one of {', '.join(SORTS)}, got {self.sort!r}")
+            raise SearchRequestError(f"sort must be one of {', '.join(SORTS)}, got {self.sort!r}", option="sort")
         # Strings become dates now, so a bad value is refused here and a relative one ("7d")
         # means the same for the whole search.
         for name, end in (("since", False), ("until", True)):
@@ -114,6 +160,45 @@ class SearchRequest:
 
         given = TimeRange(self.since, self.until)  # type: ignore[arg-type]  # dates by now
         return text, given.intersect(found)
+
+
+def _check_int(name: str, value: object, most: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SearchRequestError(f"{name} must be a whole number, got {value!r}", option=name)
+    if not 1 <= value <= most:
+        raise SearchRequestError(
+            f"{name} must be between 1 and {most:,}, got {value:,}", option=name
+        )
+
+
+def _filter(name: str, values: Iterable[str] | None, limits: SearchLimits) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):  # one value where a list was meant: never its characters
+        values = (values,)
+    if not isinstance(values, Iterable) or isinstance(values, dict):
+        raise SearchRequestError(f"{name} must be a list of strings", option=name)
+    kept: dict[str, None] = {}
+    for value in values:
+        if not isinstance(value, str):
+            raise SearchRequestError(
+                f"{name} must be strings, got {type(value).__name__}", option=name
+            )
+        if len(value) > limits.filter_chars:
+            raise SearchRequestError(
+                f"a value of {name} has {len(value):,} characters; the most is "
+                f"{limits.filter_chars:,}",
+                option=name,
+            )
+        kept[value] = None
+        most: int = getattr(limits, name)
+        if len(kept) > most:
+            raise SearchRequestError(
+                f"at most {most:,} {name} per search: use fewer (a parent folder covers its "
+                "subfolders, a tag its nested tags)",
+                option=name,
+            )
+    return tuple(kept) or None
 
 
 @dataclass(frozen=True)

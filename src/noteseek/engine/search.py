@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ..core.budget import fit_to_budget
 from ..core.file_kinds import document_kind
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
+from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
 from .hits import Explanation, Hit, hit_from_row
@@ -157,17 +158,17 @@ class Searcher:
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
         # An empty sequence is no filter, like None (an adapter's unset repeatable option).
-        folder_keys = [folder_key(f) for f in request.folders] if request.folders else None
         tag_keys = [k for k in (tag_key(t) for t in request.tags or ()) if k] or None
-        file_names = sorted({k for f in request.files or () for k in file_keys(f)})
-        if request.files and not file_names:
+        if request.files and not any(file_keys(f) for f in request.files):
             return []  # only the vault root or empty names: no file
         with self.store.snapshot():
+            folders = self._spelled(request.folders, folder_keys, "folders")
+            file_names = self._spelled(request.files, file_keys, "files")
             allowed = None
             dated = since is not None or until is not None
-            if folder_keys is not None or tag_keys or file_names or dated:
+            if folders is not None or tag_keys or file_names or dated:
                 allowed = self.store.files_matching(
-                    folders=folder_keys,
+                    folders=folders,
                     tags=tag_keys,
                     files=file_names or None,
                     since=since,
@@ -198,6 +199,34 @@ class Searcher:
         rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
         hits = [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
         return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+
+    def _spelled(
+        self,
+        entries: Sequence[str] | None,
+        keys: Callable[[str], tuple[str, ...]],
+        kind: Literal["folders", "files"],
+    ) -> list[str] | None:
+        """The keys of folder or file filter entries (None: no filter). An entry spelled with a
+        '\\' names the folder or file as written when the index has one (a '\\' is part of a
+        name on Linux and macOS), else reads the '\\' as '/' (a Windows spelling)."""
+        if not entries:
+            return None
+        out: list[str] = []
+        for entry in entries:
+            spellings = keys(entry)
+            if kind == "folders" and len(spellings) == 2:
+                literal, windows = [spellings[0]], [spellings[1]]
+            else:  # files: each spelling with and without '.md'
+                half = [k for k in spellings if "\\" in k]
+                literal, windows = half, [k for k in spellings if k not in half]
+            if literal and windows:
+                if kind == "folders":
+                    found = self.store.files_matching(folders=literal, tags=None, files=None)
+                else:
+                    found = self.store.files_matching(folders=None, tags=None, files=literal)
+                spellings = tuple(literal if found else windows)
+            out += spellings
+        return sorted(set(out))
 
     def _search(
         self,

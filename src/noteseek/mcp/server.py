@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 import click
 
 from .. import (
+    SEARCH_LIMITS,
     Coverage,
     Index,
     IndexStatus,
@@ -77,7 +78,7 @@ LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 SEARCH_TOKENS = 1500
 NOTE_TOKENS = 4000
-MAX_LIMIT = 50
+MAX_LIMIT = SEARCH_LIMITS.limit  # the one table every adapter uses (engine/request.py)
 # An error or a scope line echoes what was asked; a 1 MB argument must not come back whole.
 MAX_ERROR_CHARS = 2_000
 MAX_ECHO_CHARS = 100
@@ -139,9 +140,9 @@ class VaultService:
             query,
             limit=limit,
             mode=mode,
-            folders=tuple(folders) or None,
-            tags=tuple(tags) or None,
-            files=tuple(files or ()) or None,
+            folders=folders,
+            tags=tags,
+            files=files,
             since=since or None,
             until=until or None,
             sort=sort,

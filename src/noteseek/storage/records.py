@@ -34,7 +34,8 @@ class FileState:
 
 @dataclass(frozen=True)
 class FileRecord:
-    """A file's row, as the indexer writes it, with the note-level fields every chunk carries."""
+    """A file's row, as the indexer writes it, with the note-level fields every chunk carries
+    (stored once per file; core/field_caps.py caps them)."""
 
     path: str
     mtime_ns: int
@@ -45,6 +46,7 @@ class FileRecord:
     problem: str | None
     title_field: str = ""  # title, aliases and file name: a BM25 field of every chunk
     tags_field: str = ""  # type and tags: a BM25 field of every chunk
+    heading_context: str = ""  # title | type | tags | aliases, shown beside each of its hits
     names: tuple[str, ...] = ()  # name_key()s for exact-name matches
     tags: tuple[str, ...] = ()  # tag_key()s for tag filters
     lang: str | None = None  # language.note_language(): the stemmer its chunks get
@@ -71,7 +73,6 @@ class ChunkRecord:
     seq: int
     section: str
     text: str
-    heading_context: str
     content_hash: int
     page: int | None = None  # 1-based PDF page
     page_label: str | None = None  # the PDF's own label for it ("xii")

@@ -28,6 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.staticfiles import StaticFiles
 
 from noteseek import (
+    SEARCH_LIMITS,
     Index,
     IndexLockedError,
     IndexNotFoundError,
@@ -35,6 +36,7 @@ from noteseek import (
     NoteAccessError,
     NoteseekError,
     SearchRequest,
+    SearchRequestError,
     prompt_context,
 )
 from noteseek import __version__ as version
@@ -55,9 +57,9 @@ from .security import BearerAuthMiddleware, GuardMiddleware, JsonCORSMiddleware,
 __all__ = ["STATIC", "create_app"]
 
 STATIC = Path(__file__).parent / "static"
-MAX_QUERY_CHARS = 10_000
-MAX_FILTER_VALUES = 50
-MAX_FILTER_CHARS = 1_000
+# The search limits are the library's one table (engine/request.py), declared in the schema.
+MAX_QUERY_CHARS = SEARCH_LIMITS.query_chars
+MAX_FILTER_CHARS = SEARCH_LIMITS.filter_chars
 # Scripts, styles and fetches from this server only: a note's text can never run as script.
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -68,10 +70,18 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     "5XX": {"model": ErrorReply, "description": "Timed out, index busy, or an internal error."},
 }
 
+# SearchRequest's option -> this API's query parameter, for a refused request's reply.
+_PARAMETERS = {"query": "q", "folders": "folder", "tags": "tag", "files": "file"}
 # Declared in the schema (not only checked), so clients and the fuzzer know the limits.
 FilterValue = Annotated[str, StringConstraints(max_length=MAX_FILTER_CHARS)]
-Filter = Annotated[
-    list[FilterValue], Query(max_length=MAX_FILTER_VALUES, description="Repeatable.")
+FolderFilter = Annotated[
+    list[FilterValue], Query(max_length=SEARCH_LIMITS.folders, description="Repeatable.")
+]
+TagFilter = Annotated[
+    list[FilterValue], Query(max_length=SEARCH_LIMITS.tags, description="Repeatable.")
+]
+FileFilter = Annotated[
+    list[FilterValue], Query(max_length=SEARCH_LIMITS.files, description="Repeatable.")
 ]
 When = Annotated[
     str | None,
@@ -167,12 +177,12 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
                 examples=["how do I undo a rebase"],
             ),
         ],
-        limit: Annotated[int, Query(ge=1, le=100)] = 10,
+        limit: Annotated[int, Query(ge=1, le=SEARCH_LIMITS.limit)] = 10,
         mode: Literal["hybrid", "bm25", "vector"] = "hybrid",
-        folder: Filter = [],  # noqa: B006 (FastAPI copies defaults per request)
-        tag: Filter = [],  # noqa: B006
-        file: Filter = [],  # noqa: B006
-        max_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        folder: FolderFilter = [],  # noqa: B006 (FastAPI copies defaults per request)
+        tag: TagFilter = [],  # noqa: B006
+        file: FileFilter = [],  # noqa: B006
+        max_tokens: Annotated[int | None, Query(ge=1, le=SEARCH_LIMITS.max_tokens)] = None,
         explain: bool = False,
         since: When = None,
         until: When = None,
@@ -189,9 +199,9 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             mode=mode,
             max_tokens=max_tokens,
             explain=explain,
-            folders=tuple(folder) or None,
-            tags=tuple(tag) or None,
-            files=tuple(file) or None,
+            folders=folder,
+            tags=tag,
+            files=file,
             since=since or None,
             until=until or None,
             sort=sort,
@@ -325,6 +335,13 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def bad_date(request: Request, exc: Exception) -> Response:
         return _error(422, f"bad parameter: {exc}")
 
+    async def refused(request: Request, exc: Exception) -> Response:
+        # Past the library's search limits: a bad parameter, as a schema violation is.
+        assert isinstance(exc, SearchRequestError)
+        name = _PARAMETERS.get(exc.option, exc.option)
+        detail = [{"loc": ["query", name], "msg": str(exc)}]
+        return _error(422, f"bad parameter: {name}: {exc}", detail=detail)
+
     async def domain_error(request: Request, exc: Exception) -> Response:
         return _error(500, str(exc))
 
@@ -332,6 +349,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(NoteAccessError, note_error)
     app.add_exception_handler(InvalidDateError, bad_date)
+    app.add_exception_handler(SearchRequestError, refused)
     app.add_exception_handler(PoolTimeoutError, timeout)
     app.add_exception_handler(IndexLockedError, locked)
     app.add_exception_handler(IndexNotFoundError, no_index)

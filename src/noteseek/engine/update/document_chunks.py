@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...core.chunker import SECTION_SEPARATOR, content_hash, embedding_text
 from ...core.document_location import OUTCOME_LABELS
+from ...core.field_caps import FieldCaps
 from ...core.language import note_language
 from ...core.note_dates import note_date
 from ...core.query import name_key
@@ -164,21 +165,26 @@ def document_rows(
         secrets += sum(scrubbed.counts.values())
         return scrubbed.text
 
-    stem = clean(document_stem(rel_path, kind))
-    given = clean(meta.title)
+    # Metadata is capped once per file, as a note's frontmatter is (core/field_caps.py): a PDF
+    # with a 142 KB /Title over 200 pages must not store it 200 times.
+    caps = FieldCaps()
+    stem = caps.name("file name", clean(document_stem(rel_path, kind)))
+    given = caps.name("title", clean(meta.title))
     title = given if given and not _FILE_NAME_TITLE.search(given) else stem
-    author = clean(meta.author)
-    described = [clean(v) for k, v in meta.fields if k.lower() in _DESCRIBING]
+    author = caps.name("author", clean(meta.author))
+    described = caps.items(
+        "metadata fields", [clean(v) for k, v in meta.fields if k.lower() in _DESCRIBING]
+    )
     chunks: list[ChunkRecord] = []
     embed_texts: list[str] = []
-    context = " | ".join(part for part in (title, kind, author) if part)
+    context = caps.field("heading context", " | ".join(p for p in (title, kind, author) if p))
     for seq, (unit, text) in enumerate(zip(doc.units, texts)):
         where = unit.location
         section = SECTION_SEPARATOR.join(clean(s) for s in unit.section if s.strip())
         # A unit without headings is named by its place (`p. 12`) where it has one, as a note's
         # preamble is by the title.
         placed = where.page is not None or where.slide is not None or where.rows is not None
-        section = section or ("" if placed else title)
+        section = caps.section(section or ("" if placed else title))
         embed = embedding_text(title, section, text)
         embed_texts.append(embed)
         chunks.append(
@@ -186,7 +192,6 @@ def document_rows(
                 seq=seq,
                 section=section,
                 text=text,
-                heading_context=context,
                 content_hash=content_hash(embed),
                 page=where.page,
                 page_label=clean(where.page_label) or None,
@@ -200,17 +205,21 @@ def document_rows(
         )
     names = [title, *(scrub(n, allow=allow, known=known).text for n in file_names)]
     dated = note_date(document_stem(rel_path, kind), document=meta.fields, mtime_ns=mtime_ns)
-    warning = problem_text(result.outcome, result.reason, shown_path) if result.reason else None
+    title_field = caps.field("title field", " ".join(dict.fromkeys(n for n in names if n)))
+    tags_field = caps.field("tags field", " ".join(p for p in (kind, author, *described) if p))
+    reason = problem_text(result.outcome, result.reason, shown_path) if result.reason else None
+    warnings = [w for w in (clean(reason) if reason else None, caps.warning()) if w]
     record = FileRecord(
         path=rel_path,
         mtime_ns=mtime_ns,
         size=size,
         content_hash=content_hash_hex,
         title=title,
-        status="warning" if warning else "ok",
-        problem=clean(warning) if warning else None,
-        title_field=" ".join(dict.fromkeys(n for n in names if n)),
-        tags_field=" ".join(p for p in (kind, author, *described) if p),
+        status="warning" if warnings else "ok",
+        problem="; ".join(warnings) or None,
+        title_field=title_field,
+        tags_field=tags_field,
+        heading_context=context,
         names=tuple(k for k in (name_key(n) for n in names) if k),
         lang=note_language("\n".join(texts[:50])),
         secrets_scrubbed=secrets,  # status counts them as for a note (none of it is skipped)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
+from ...core.field_caps import FieldCaps
 from ...core.language import note_language
 from ...core.links import fold_name, parse_links
 from ...core.note_dates import note_date
@@ -104,31 +105,42 @@ def prepare_note(
             scrubbed.text, file_stem=clean(stem).text, options=options.chunking
         )
         # Chunk text and sections are cut from already-scrubbed text; title and context come from
-        # parsed YAML (escapes resolved), so they pass the scrubber once more.
-        title = clean(note_chunks.title).text
+        # parsed YAML (escapes resolved), so they pass the scrubber once more. Each is scrubbed
+        # and capped once per note, not once per chunk (core/field_caps.py: a note-wide field is
+        # paid for by every chunk).
+        caps = FieldCaps()
+        meta = note_chunks.meta
+        title = caps.name("title", clean(note_chunks.title).text)
+        aliases = caps.items("aliases", [clean(a).text for a in meta.aliases])
+        tags = caps.items("tags", [clean(t).text for t in meta.tags])
+        context = ""
+        if note_chunks.chunks:
+            context = caps.field(
+                "heading context", clean(note_chunks.chunks[0].heading_context).text
+            )
         chunks: list[ChunkRecord] = []
         texts: list[str] = []
         for chunk in note_chunks.chunks:
-            embed_text = embedding_text(title, chunk.section, chunk.text)
+            section = caps.section(chunk.section)
+            embed_text = embedding_text(title, section, chunk.text)
             texts.append(embed_text)
             chunks.append(
                 ChunkRecord(
                     seq=chunk.seq,
-                    section=chunk.section,
+                    section=section,
                     text=chunk.text,
-                    heading_context=clean(chunk.heading_context).text,
                     content_hash=content_hash(embed_text),
                 )
             )
-        meta = note_chunks.meta
-        aliases = [clean(a).text for a in meta.aliases]
-        tags_field = clean(" ".join([meta.type or "", *meta.tags]).strip()).text
-        tags = [clean(t).text for t in meta.tags]
+        tags_field = caps.field(
+            "tags field", clean(" ".join([meta.type or "", *tags]).strip()).text
+        )
         names_of_file = file_names(note.rel_path, options.allow, known=found)
         if len(found) == from_text:
             break  # no field held a value the text did not: everything is scrubbed with all
-    warnings = [w for w in (decoded.warning, note_chunks.warning) if w]
     names = [title, *aliases, *names_of_file]
+    title_field = caps.field("title field", " ".join(names))
+    warnings = [w for w in (decoded.warning, note_chunks.warning, caps.warning()) if w]
     if scrubbed.counts:
         summary = ", ".join(f"{name} x{n}" for name, n in sorted(scrubbed.counts.items()))
         log.info(
@@ -147,8 +159,9 @@ def prepare_note(
         title=title,
         status="warning" if warnings else "ok",
         problem="; ".join(warnings) or None,
-        title_field=" ".join(names),
+        title_field=title_field,
         tags_field=tags_field,
+        heading_context=context,
         names=tuple(k for k in (name_key(n) for n in names) if k),
         tags=tuple(k for k in (tag_key(t) for t in tags) if k),
         lang=note_language(scrubbed.text),

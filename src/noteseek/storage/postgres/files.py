@@ -107,8 +107,8 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
             self.scalar(
                 "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, "
                 "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed, "
-                "kind, outcome, engine, note_date, date_source) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+                "kind, outcome, engine, note_date, date_source, title_field, tags_field, heading_context) "
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
                 "ON CONFLICT (collection_id, path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
                 "size = excluded.size, content_hash = excluded.content_hash, "
                 "title = excluded.title, status = excluded.status, problem = excluded.problem, "
@@ -116,11 +116,14 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
                 "skipped_sections = excluded.skipped_sections, "
                 "secrets_scrubbed = excluded.secrets_scrubbed, kind = excluded.kind, "
                 "outcome = excluded.outcome, engine = excluded.engine, "
-                "note_date = excluded.note_date, date_source = excluded.date_source RETURNING id",
+                "note_date = excluded.note_date, date_source = excluded.date_source, "
+                "title_field = excluded.title_field, tags_field = excluded.tags_field, "
+                "heading_context = excluded.heading_context RETURNING id",
                 (cid, record.path, record.mtime_ns, record.size, record.content_hash,
                  record.title, record.status, record.problem, len(chunks), now,
                  record.skipped_sections, record.secrets_scrubbed, record.kind,
-                 record.outcome, record.engine, record.date, record.date_source),
+                 record.outcome, record.engine, record.date, record.date_source,
+                 record.title_field, record.tags_field, record.heading_context),
             )
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)
@@ -174,32 +177,29 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
         """Insert the chunks in order (so ids ascend as on SQLite: ties rank the same); ids."""
         embeddings = [None] * len(chunks) if vectors is None else self.halfvecs(vectors)
         rows = self.rows(
-            "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, heading_context, "
-            "title, tags, lang, mtime_ns, content_hash, doc_len, embedding, embedded_at, page, "
+            "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
+            "lang, mtime_ns, content_hash, doc_len, embedding, embedded_at, page, "
             "page_label, slide, sheet, row_first, row_last, overlap) "
-            "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, u.heading, %(title)s, %(tags)s, "
+            "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, "
             "%(lang)s, %(mtime)s, u.hash, u.len, u.vec, "
             "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
             "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
             "FROM unnest(%(seq)s::int[], %(section)s::text[], %(body)s::text[], "
-            "%(heading)s::text[], %(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[], "
+            "%(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[], "
             "%(page)s::int[], %(label)s::text[], %(slide)s::int[], %(sheet)s::text[], "
             "%(row_first)s::int[], %(row_last)s::int[], %(overlap)s::int[]) "
-            "WITH ORDINALITY AS u(seq, section, body, heading, hash, len, vec, page, label, "
+            "WITH ORDINALITY AS u(seq, section, body, hash, len, vec, page, label, "
             "slide, sheet, row_first, row_last, overlap, n) "
             "ORDER BY u.n RETURNING id, seq",
             {
                 "cid": self.collections.only,
                 "fid": file_id,
-                "title": record.title_field,
-                "tags": record.tags_field,
                 "lang": record.lang,
                 "mtime": record.mtime_ns,
                 "now": now,
                 "seq": [c.seq for c in chunks],
                 "section": [c.section for c in chunks],
                 "body": [c.text for c in chunks],
-                "heading": [c.heading_context for c in chunks],
                 "hash": [c.content_hash for c in chunks],
                 "len": [t.doc_len for t in terms],
                 "vec": embeddings,

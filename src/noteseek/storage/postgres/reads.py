@@ -160,6 +160,9 @@ class FileReads(FileWrites):
         in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`
         and whose date's day is within [since, until] (ISO days, inclusive). None or empty:
         that filter is off (as on SQLite)."""
+        # Each list is one array parameter, so the statement does not grow with it (a nested
+        # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000), and each value
+        # is one index lookup (bench/filter_lists.py).
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.collections.ids]
         if since is not None:
@@ -169,27 +172,49 @@ class FileReads(FileWrites):
             clauses.append("left(note_date, 10) <= %s")
             params.append(until)
         if folders and "" not in folders:
-            options: list[str] = []
+            # (collection, prefix) pairs; a prefix's paths are a range of files_by_path_c: from
+            # 'x/' up to 'x0' ('0' follows '/' byte-wise). A whole collection is its id alone.
+            cids: list[int] = []
+            prefixes: list[str] = []
+            whole: list[int] = []
             for folder in folders:
                 where = self.collections.split_folder(folder)
                 if where is None:
                     continue  # names no collection of ours: matches nothing
                 cid, inner = where
-                test = "TRUE" if inner == "" else "path LIKE %s"
-                if cid is not None:
-                    options.append(f"(collection_id = %s AND {test})")
-                    params.append(cid)
-                else:
-                    options.append(f"({test})")
-                if inner:
-                    params.append(_like_prefix(inner))
-            clauses.append("(" + (" OR ".join(options) or "FALSE") + ")")
-        for tag in tags or ():
+                for one in self.collections.ids if cid is None else [cid]:
+                    if inner:
+                        cids.append(one)
+                        prefixes.append(inner)
+                    else:
+                        whole.append(one)
+            # LATERAL ... OFFSET 0: one index range per prefix. Joined plainly, the planner
+            # hashes on collection_id and tests every file against every prefix (4.4 s for
+            # 1,500 folders over 5,000 files, against 46 ms).
             clauses.append(
-                "id IN (SELECT file_id FROM note_tags WHERE collection_id = ANY(%s) AND "
-                "(tag = %s OR tag LIKE %s))"
+                "(collection_id = ANY(%s) OR id IN (SELECT f.id FROM "
+                "unnest(%s::int[], %s::text[]) AS q(cid, prefix) CROSS JOIN LATERAL ("
+                "SELECT id FROM files f WHERE f.collection_id = q.cid "
+                "AND (f.path COLLATE \"C\") >= q.prefix || '/' "
+                "AND (f.path COLLATE \"C\") < q.prefix || '0' OFFSET 0) f))"
             )
-            params += [self.collections.ids, tag, _like_prefix(tag)]
+            params += [whole, cids, prefixes]
+        wanted = sorted(set(tags or ()))
+        if wanted:
+            # A tag matches itself (note_tags' key, a hash join) and its nested tags (a range of
+            # note_tags_by_tag_c per tag, fenced as for folders); a note must match every tag.
+            clauses.append(
+                "id IN (SELECT file_id FROM ("
+                "SELECT t.file_id, q.tag FROM unnest(%s::text[]) AS q(tag) JOIN note_tags t "
+                "ON t.collection_id = ANY(%s) AND t.tag = q.tag "
+                "UNION ALL SELECT t.file_id, q.tag FROM unnest(%s::text[]) AS q(tag) "
+                "CROSS JOIN LATERAL (SELECT file_id FROM note_tags t "
+                "WHERE t.collection_id = ANY(%s) AND (t.tag COLLATE \"C\") >= q.tag || '/' "
+                "AND (t.tag COLLATE \"C\") < q.tag || '0' OFFSET 0) t"
+                ") m GROUP BY file_id HAVING count(DISTINCT tag) = %s)"
+            )
+            ids = self.collections.ids
+            params += [wanted, ids, wanted, ids, len(wanted)]
         if files:
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.
@@ -248,7 +273,7 @@ class FileReads(FileWrites):
         if not ids:
             return {}
         rows = self.rows(
-            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, c.heading_context, "
+            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, f.heading_context, "
             "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last, f.note_date, "
             "f.date_source FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
             "AND c.collection_id = ANY(%s)",

@@ -208,6 +208,28 @@ CREATE TABLE IF NOT EXISTS note_aliases(
 CREATE INDEX IF NOT EXISTS note_aliases_by_file ON note_aliases(file_id);
 """
 
+# SQLite's m010: a note's title field, tags field and heading context once, on its file row, not
+# copied into every chunk (core/field_caps.py caps them too). The BM25 postings keep the fields'
+# term frequencies per chunk (computed from the file's fields when the chunk is written), so
+# nothing is re-tokenized; the values are copied from each file's first chunk (every chunk of a
+# file carries the same ones). Also the two indexes that let a filter list of any length be one
+# statement (as on SQLite, where the path and tag indexes are byte-ordered already).
+M007_NOTE_FIELDS_ONCE = """
+ALTER TABLE files ADD COLUMN title_field text NOT NULL DEFAULT '';
+ALTER TABLE files ADD COLUMN tags_field text NOT NULL DEFAULT '';
+ALTER TABLE files ADD COLUMN heading_context text NOT NULL DEFAULT '';
+UPDATE files f SET title_field = c.title, tags_field = c.tags, heading_context = c.heading_context
+FROM (SELECT DISTINCT ON (file_id) file_id, title, tags, heading_context FROM chunks
+      ORDER BY file_id, seq) c
+WHERE c.file_id = f.id;
+ALTER TABLE chunks DROP COLUMN title, DROP COLUMN tags, DROP COLUMN heading_context;
+-- Filters (reads.py files_matching): a folder or a tag is a prefix, so its matches are a range of
+-- these byte-ordered ("C") indexes, looked up once per filter value whatever the database's
+-- collation (under en_US 'a/' .. 'a0' is not the set of strings that start with 'a/').
+CREATE INDEX files_by_path_c ON files(collection_id, (path COLLATE "C"));
+CREATE INDEX note_tags_by_tag_c ON note_tags(collection_id, (tag COLLATE "C"));
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", M001_INITIAL),
     Migration(2, "left_out", M002_LEFT_OUT),
@@ -215,6 +237,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "note_terms", M004_NOTE_TERMS),
     Migration(5, "note_dates", M005_NOTE_DATES),
     Migration(6, "links", M006_LINKS),
+    Migration(7, "note_fields_once", M007_NOTE_FIELDS_ONCE),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -92,20 +92,24 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         """Replace a file's rows with new ones (call inside `write()`); vectors are int8 rows."""
         file_id = self.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
         if file_id is not None:
+            # Before the file row changes: the FTS5 'delete' of each chunk reads the title and
+            # tags fields it was indexed with from that row (schema m008).
             self._delete_chunks(int(file_id))
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
             "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine, "
-            "note_date, date_source) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "note_date, date_source, title_field, tags_field, heading_context) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
             "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
             "skipped_sections=excluded.skipped_sections, "
             "secrets_scrubbed=excluded.secrets_scrubbed, "
             "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine, "
-            "note_date=excluded.note_date, date_source=excluded.date_source",
+            "note_date=excluded.note_date, date_source=excluded.date_source, "
+            "title_field=excluded.title_field, tags_field=excluded.tags_field, "
+            "heading_context=excluded.heading_context",
             (
                 file_id,
                 record.path,
@@ -124,6 +128,9 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
                 record.engine,
                 record.date,
                 record.date_source,
+                record.title_field,
+                record.tags_field,
+                record.heading_context,
             ),
         )
         if file_id is None:
@@ -147,17 +154,14 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
             self._chunks_changed()
         for i, chunk in enumerate(chunks):
             self.db.execute(
-                "INSERT INTO chunks(file_id, seq, section, chunk_text, heading_context, title, tags, "
+                "INSERT INTO chunks(file_id, seq, section, chunk_text, "
                 "mtime_ns, content_hash, embedded_at, lang, page, page_label, slide, sheet, "
-                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
                     chunk.section,
                     chunk.text,
-                    chunk.heading_context,
-                    record.title_field,
-                    record.tags_field,
                     record.mtime_ns,
                     chunk.content_hash,
                     now if store_vectors else None,
@@ -264,6 +268,10 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags), whose
         path is one of `files` (exact paths) and whose date's day is within [since, until] (ISO
         days, inclusive). None or empty: that filter is off."""
+        # Each list is one JSON parameter, so the statement is the same size for 1 value or
+        # 1,500 (a clause per value overflowed SQLite's expression depth at ~1,000). Prefixes
+        # are ranges of the path and tag indexes: under BINARY collation the strings starting
+        # with 'x/' are exactly those from 'x/' up to 'x0' ('0' follows '/').
         clauses: list[str] = []
         params: list[object] = []
         if since is not None:
@@ -273,17 +281,25 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
             clauses.append("substr(note_date, 1, 10) <= ?")
             params.append(until)
         if folders and "" not in folders:  # the vault root contains everything
-            clauses.append("(" + " OR ".join("substr(path, 1, ?) = ?" for _ in folders) + ")")
-            for folder in folders:
-                params += [len(folder) + 1, folder + "/"]
-        for tag in tags or ():
             clauses.append(
-                "id IN (SELECT file_id FROM note_tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
+                "id IN (SELECT f.id FROM json_each(?) q JOIN files f "
+                "ON f.path >= q.value || '/' AND f.path < q.value || '0')"
             )
-            params += [tag, len(tag) + 1, tag + "/"]
+            params.append(json.dumps(sorted(set(folders))))
+        wanted = sorted(set(tags or ()))
+        if wanted:
+            # A note must carry every tag: count the distinct filter tags each note matches.
+            clauses.append(
+                "id IN (SELECT file_id FROM ("
+                "SELECT t.file_id, q.value AS wanted FROM json_each(?) q "
+                "JOIN note_tags t ON t.tag = q.value "
+                "UNION ALL SELECT t.file_id, q.value FROM json_each(?) q "
+                "JOIN note_tags t ON t.tag >= q.value || '/' AND t.tag < q.value || '0'"
+                ") GROUP BY file_id HAVING count(DISTINCT wanted) = ?)"
+            )
+            params += [json.dumps(wanted), json.dumps(wanted), len(wanted)]
         if files:
-            # One JSON parameter, not one '?' per path: any number of files (SQLite allows 32,766
-            # parameters), and the IN list still looks each path up in the unique path index.
+            # The IN list still looks each path up in the unique path index.
             clauses.append("path IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(list(files)))
         where = " AND ".join(clauses) or "1"
@@ -328,7 +344,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT c.id, f.path, c.section, c.chunk_text, c.heading_context, c.page, "
+            f"SELECT c.id, f.path, c.section, c.chunk_text, f.heading_context, c.page, "
             f"c.page_label, c.slide, c.sheet, c.row_first, c.row_last, f.note_date, "
             f"f.date_source FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",

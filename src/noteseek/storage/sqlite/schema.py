@@ -244,7 +244,6 @@ def m007_note_terms(db: Connection) -> None:
         """
     )
 
-
 def m008_note_dates(db: Connection) -> None:
     """Each file's date and where it came from (core/note_dates.py): frontmatter, the file name
     of a daily or periodic note, a document's metadata, or the modification time. An ISO day or
@@ -290,6 +289,63 @@ def m009_links(db: Connection) -> None:
     )
 
 
+def m010_note_fields_once(db: Connection) -> None:
+    """A note's title field, tags field and heading context stored once, on its file row, rather
+    than copied into every chunk (core/field_caps.py caps them too): a long frontmatter title over
+    many sections multiplied the index by its number of chunks.
+
+    FTS5 still indexes the two fields per chunk (BM25 scores chunks), so its content view reads
+    them from the file row; the triggers do the same. The FTS5 'delete' of a chunk must see the
+    values it was indexed with, and it does: `replace_file` deletes a file's chunks before it
+    rewrites the file row. The values are copied from each file's first chunk (every chunk of a
+    file carries the same ones), so the FTS5 index built before stays exact and is not rebuilt.
+    """
+    columns = ("chunk_text", "section", "title", "tags")
+    names = ", ".join(columns)
+
+    def values(row: str) -> str:
+        own = f"fts5_locale({row}.lang, {row}.chunk_text), fts5_locale({row}.lang, {row}.section)"
+        field = "(SELECT {col} FROM files WHERE id = {row}.file_id)"
+        note = ", ".join(
+            f"fts5_locale({row}.lang, {field.format(col=col, row=row)})"
+            for col in ("title_field", "tags_field")
+        )
+        return f"{own}, {note}"
+
+    db.execute(
+        f"""
+        ALTER TABLE files ADD COLUMN title_field TEXT NOT NULL DEFAULT '';
+        ALTER TABLE files ADD COLUMN tags_field TEXT NOT NULL DEFAULT '';
+        ALTER TABLE files ADD COLUMN heading_context TEXT NOT NULL DEFAULT '';
+        UPDATE files SET (title_field, tags_field, heading_context) = (
+            SELECT c.title, c.tags, c.heading_context FROM chunks c
+            WHERE c.file_id = files.id ORDER BY c.seq LIMIT 1
+        ) WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = files.id);
+        DROP TRIGGER chunks_ai;
+        DROP TRIGGER chunks_ad;
+        DROP TRIGGER chunks_au;
+        DROP VIEW chunks_fts_content;
+        ALTER TABLE chunks DROP COLUMN title;
+        ALTER TABLE chunks DROP COLUMN tags;
+        ALTER TABLE chunks DROP COLUMN heading_context;
+        CREATE VIEW chunks_fts_content(id, {names}) AS
+            SELECT c.id, fts5_locale(c.lang, c.chunk_text), fts5_locale(c.lang, c.section),
+                   fts5_locale(c.lang, f.title_field), fts5_locale(c.lang, f.tags_field)
+            FROM chunks c JOIN files f ON f.id = c.file_id;
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, {names}) VALUES (new.id, {values("new")});
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, {names}) VALUES ('delete', old.id, {values("old")});
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF chunk_text, section, lang ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, {names}) VALUES ('delete', old.id, {values("old")});
+            INSERT INTO chunks_fts(rowid, {names}) VALUES (new.id, {values("new")});
+        END;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
@@ -300,5 +356,6 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m007_note_terms,
     m008_note_dates,
     m009_links,
+    m010_note_fields_once,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
