@@ -23,6 +23,7 @@ import pytest
 import noteseek
 import noteseek.core.chunker
 import noteseek.engine.update.options
+import noteseek.secrets.matching
 import noteseek.secrets.scrubber
 from tests.conftest import FakeEmbedder
 from tests.planted_secrets import Planted, near_misses, planted
@@ -173,7 +174,7 @@ def test_an_index_from_before_is_rescrubbed_rechunked_and_keeps_its_vectors(
     db = tmp_path / "old.db"
     # The pipeline as it was: no keyword-free detection, the old version and rules fingerprint.
     with monkeypatch.context() as old:
-        old.setattr(noteseek.secrets.scrubber, "find_bare_secrets", lambda text: [])
+        old.setattr(noteseek.secrets.matching, "find_bare_secrets", lambda text: [])
         old.setattr(noteseek.core.chunker, "_merge_short", _dropping_short_sections)
         old.setattr(noteseek.engine.update.options, "PIPELINE_VERSION", "5")
         old.setattr(noteseek.engine.update.options, "RULES_FINGERPRINT", "0" * 16)

@@ -178,7 +178,8 @@ def test_mcp_service_over_a_url(setup: Setup) -> None:
 
     service = VaultService(db=setup.url, collection="sample-vault")
     try:
-        hits, degraded = service.search(QUERIES[0], limit=3, mode="hybrid", folders=[], tags=[])
+        found = service.search(QUERIES[0], limit=3, mode="hybrid", folders=[], tags=[])
+        hits, degraded = found.hits, found.degraded
         assert degraded is None and hits[0].path == "howto/git-rebase-recipes.md"
         assert service.get_note(hits[0].path, section=None).path == hits[0].path
         status, _ = service.status()

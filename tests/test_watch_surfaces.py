@@ -187,7 +187,7 @@ def test_the_mcp_server_watches_and_answers_while_an_update_holds_a_transaction(
     service = VaultService(db=str(db), opener=opener)
 
     def paths(word: str) -> list[str]:
-        hits, _ = service.search(word, limit=5, mode="bm25", folders=[], tags=[])
+        hits = service.search(word, limit=5, mode="bm25", folders=[], tags=[]).hits
         return [h.path for h in hits]
 
     assert paths("zqstart0") == ["notes/n0.md"]  # the reading Index is the first one opened
@@ -234,7 +234,7 @@ def test_the_mcp_server_with_a_vault_and_no_index_builds_it(tmp_path: Path) -> N
     refresher = service.wait_watch_started(TIMEOUT)
     assert refresher is not None
     wait_until(lambda: refresher.state().runs >= 1, what="first build")
-    hits, _ = service.search("zqstart4", limit=3, mode="bm25", folders=[], tags=[])
+    hits = service.search("zqstart4", limit=3, mode="bm25", folders=[], tags=[]).hits
     assert [h.path for h in hits] == ["notes/n4.md"]
     service.close()
 
