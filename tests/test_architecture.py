@@ -14,7 +14,9 @@ from .conftest import REPO
 
 PACKAGE = REPO / "src" / "noteseek"
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
-MAX_MODULE_LINES = 400
+# Modules are split by concept, never to meet a number; past ~800 lines a module is looked at
+# again (two ideas may share it), so the check fires there.
+MAX_MODULE_LINES = 800
 # Data tables, not logic: the secret rules (one entry per vendor format).
 LONG_MODULES_ALLOWED = {"secrets/rules.py"}
 # Packages off the per-prompt hook path, whose __init__ re-exports their public names (documents:
@@ -79,7 +81,7 @@ def test_an_import_against_the_layers_breaks_a_contract(
     assert contract in broken, result.stdout
 
 
-def test_no_module_is_over_400_lines_but_the_rule_table() -> None:
+def test_no_module_is_over_800_lines_but_the_rule_table() -> None:
     long = {
         path.relative_to(PACKAGE).as_posix(): length
         for path in PACKAGE.rglob("*.py")
