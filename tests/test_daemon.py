@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -75,13 +74,7 @@ def daemon(db: Path, runtime: Path) -> Iterator[Daemon]:
 
 def _hits(idx: Index, query: str, **options: object) -> list[dict[str, object]]:
     hits = idx.search(query, **options)  # type: ignore[arg-type]
-    out = []
-    for hit in hits:
-        data = asdict(hit)
-        if data["explanation"] is None:
-            del data["explanation"]
-        out.append(data)
-    return out
+    return [hit.to_json() for hit in hits]  # the fields the daemon's reply carries
 
 
 CASES: list[tuple[str, dict[str, object]]] = [
