@@ -195,3 +195,17 @@ def test_related_notes_by_meaning_links_and_tags(backend: Backend, make_vault: W
             idx.related("nowhere.md")
         with pytest.raises(ValueError):
             idx.related("a.md", limit=0)
+
+
+def test_a_note_of_nothing_but_links_keeps_a_bounded_number() -> None:
+    """Each link costs a row with its context: a note of 60,000 links on one line keeps at most
+    MAX_LINKS_PER_NOTE of them, and a Markdown link inside a wiki link's span is still not one
+    (checked by bisecting the line's wiki spans, not by scanning them per Markdown link)."""
+    from noteseek.core.links import MAX_LINKS_PER_NOTE, parse_links
+
+    line = " ".join(["[[a]]", "[x](b.md)"] * 30_000)
+    links = parse_links(line)
+    assert len(links) == MAX_LINKS_PER_NOTE
+    assert {link.kind for link in links} == {"wiki", "markdown"}
+    inside = parse_links("[[a]](b.md) and [c](d.md)")
+    assert [(link.kind, link.target) for link in inside] == [("wiki", "a"), ("markdown", "d.md")]

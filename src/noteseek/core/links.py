@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 __all__ = [
     "CONTEXT_CHARS",
+    "MAX_LINKS_PER_NOTE",
     "ParsedLink",
     "file_key",
     "fold_name",
@@ -31,6 +33,9 @@ __all__ = [
 ]
 
 CONTEXT_CHARS = 300  # the most of a linking line kept as its context
+# The most links kept of one note: each costs a row with its context line, so a note made of
+# nothing but links must not grow the index past a bounded multiple of its size.
+MAX_LINKS_PER_NOTE = 10_000
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 # [shown](target) and ![alt](target "title"); the shown text may hold one level of brackets.
@@ -152,9 +157,13 @@ def parse_links(text: str) -> list[ParsedLink]:
                     (m.start(), m.end(), path, fragment, "embed" if m.group(1) else "wiki")
                 )
         # Markdown links outside the wiki links' spans (`[[a]](b)` is not a Markdown link).
-        wiki_spans = [(s, e) for s, e, *_ in found]
+        # Sorted, disjoint spans (finditer's order): one bisect per Markdown link, not a scan of
+        # every wiki link of the line (a line of 100k links of each kind would be quadratic).
+        starts = [s for s, *_ in found]
+        ends = [e for _, e, *_ in found]
         for m in _MARKDOWN.finditer(visible):
-            if any(s <= m.start() < e for s, e in wiki_spans):
+            i = bisect_right(starts, m.start()) - 1
+            if i >= 0 and m.start() < ends[i]:
                 continue
             parts = _split_markdown(m.group(2))
             if parts is not None:
@@ -162,6 +171,8 @@ def parse_links(text: str) -> list[ParsedLink]:
         for start, end, path, fragment, kind in sorted(found):
             context = _context(line, start, end)
             links.append(ParsedLink(number, path, fragment, kind, context, link_key(path)))
+            if len(links) >= MAX_LINKS_PER_NOTE:
+                return links
     return links
 
 

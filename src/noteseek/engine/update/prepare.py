@@ -171,6 +171,7 @@ def prepare_note(
         date_source=dated.source,
         # From the scrubbed text: a linking line shown as context holds no secret.
         links=tuple(parse_links(scrubbed.text)),
-        aliases=tuple(k for k in (fold_name(clean(a).text.strip()) for a in meta.aliases) if k),
+        # The capped aliases (core/field_caps.py): 2,000 aliases must not grow the alias table.
+        aliases=tuple(k for k in (fold_name(a.strip()) for a in aliases) if k),
     )
     return Prepared(record, chunks, texts, old is None, sum(scrubbed.counts.values()))
