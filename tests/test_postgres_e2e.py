@@ -134,7 +134,8 @@ def test_filters_context_status_and_eval_equal_sqlite(setup: Setup, tmp_path: Pa
 def test_env_locator_and_a_second_run_is_incremental(setup: Setup) -> None:
     env = dict(setup.env, NOTESEEK_DB=setup.url, NOTESEEK_COLLECTION="sample-vault")
     out = run("index", str(setup.vault), "-q", env=env).stdout
-    assert "0 added, 0 changed, 0 removed, 42 unchanged" in out
+    # 43: the 42 sample notes and documents and its diagram image (read by OCR).
+    assert "0 added, 0 changed, 0 removed, 43 unchanged" in out
     hits = json.loads(run("search", QUERIES[0], "--json", env=env).stdout)["hits"]
     assert hits[0]["path"] == "howto/git-rebase-recipes.md"
 
