@@ -204,7 +204,9 @@ def test_note_text_is_shown_as_text_never_run(page: Any) -> None:
         "() => document.getElementById('preview-text').textContent.includes('onerror')"
     )
     assert page.locator("#results script, #results img, #results b").count() == 0
-    assert page.locator("#preview script, #preview img, #preview b").count() == 0
+    # The page's own image slot (OCR'd images are shown there) is the only image in the preview.
+    assert page.locator("#preview script, #preview img:not(#preview-image), #preview b").count() == 0
+    assert page.locator("#preview-image").get_attribute("src") is None
     page.hover("#preview-text")
     assert page.evaluate("window.__pwned") is None
 
@@ -217,10 +219,10 @@ def test_labels_focus_order_and_contrast(page: Any) -> None:
     assert unlabelled == ["token"] or unlabelled == []  # the dialog's input is labelled too
     page.focus("#q")
     order = []
-    for _ in range(4):
+    for _ in range(6):
         page.keyboard.press("Tab")
         order.append(page.evaluate("document.activeElement.id"))
-    assert order == ["mode", "folder", "tag", "preview"]
+    assert order == ["mode", "folder", "tag", "since", "sort", "preview"]
     ratios = page.evaluate(
         """() => {
         const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number);

@@ -140,16 +140,20 @@
       item.id = "result-" + i;
       item.setAttribute("role", "option");
       item.setAttribute("aria-selected", i === active ? "true" : "false");
-      const path = document.createElement("div");
+      // The path line: the path in its own element (what a reader copies), the date beside it.
+      const head = document.createElement("div");
+      head.className = "head";
+      const path = document.createElement("span");
       path.className = "path";
       path.textContent = hit.path;
+      head.append(path);
       if (hit.date) {
         const when = document.createElement("time");
         when.className = "date";
         when.dateTime = hit.date;
         when.title = "date from " + hit.date_source;
         when.textContent = hit.date.slice(0, 10);
-        path.append(" ", when);
+        head.append(" ", when);
       }
       const where = document.createElement("div");
       where.className = "crumb";
@@ -157,7 +161,7 @@
       const text = document.createElement("p");
       text.className = "snippet";
       appendHighlighted(text, snippet(hit.text));
-      item.append(path, where, text);
+      item.append(head, where, text);
       item.addEventListener("click", () => { select(i); openPreview(); });
       list.appendChild(item);
     });
