@@ -143,3 +143,11 @@ def test_joining_the_parts_gives_back_the_text_without_the_overlaps(text: str) -
     assert all(p.location == Location(page=3) and p.section == ("S",) for p in parts)
     joined = join_parts([(p.text, p.overlap) for p in parts])
     assert "".join(joined.split()) == "".join(text.split())
+
+
+def test_spaces_between_two_long_words_make_no_empty_chunk() -> None:
+    """Found by the property above: a lone space between pieces too long to share a chunk."""
+    text = "aa" + "x" * 894 + "aaaa aaaa" + "x" * 896  # gave chunks of 900, 0 and 900 characters
+    chunks = split_text(text, max_chars=1000, overlap=100, min_chars=100)
+    assert all(c.strip() == c and c for c in chunks)
+    assert "".join("".join(c.split()) for c in chunks).count("a") >= text.count("a")

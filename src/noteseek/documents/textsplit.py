@@ -81,6 +81,9 @@ def _split(text: str, max_chars: int, overlap: int, min_chars: int) -> list[tupl
         current += piece
     if current:
         chunks.append(current)
+    # A piece of only spaces between two pieces too long to share a chunk would stand alone:
+    # it holds no word, so it is dropped rather than stored as an empty chunk.
+    chunks = [c for c in chunks if c.strip()]
     # A short tail joins the chunk before it rather than standing alone or being dropped.
     if len(chunks) > 1 and len(chunks[-1].strip()) < min_chars:
         tail = chunks.pop()
