@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "0.6.0.dev0"
 
 # Not `from typing import TYPE_CHECKING`: importing typing costs a hook process several ms, and
 # type checkers treat any constant named TYPE_CHECKING as true.
