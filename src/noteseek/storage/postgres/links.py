@@ -1,4 +1,4 @@
-"""The links each note makes and the aliases it is known by (schema migration 5), on PostgreSQL:
+"""The links each note makes and the aliases it is known by (PostgreSQL migration 6), on PostgreSQL:
 the same facts the SQLite backend's `links.py` gives, written in the file's transaction and read
 by link key over the selected collections. Stored as written and resolved when read
 (engine/links.py), so a link to a note added later resolves without touching its source.
@@ -7,40 +7,15 @@ by link key over the selected collections. Stored as written and resolved when r
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..link_rows import LINK_COLUMNS, link_from_row
 from .connection import PgConnection
 
 if TYPE_CHECKING:
     from ...core.links import ParsedLink
 
 __all__ = ["LinkTable"]
-
-
-_PARSED_LINK: list[type[ParsedLink]] = []
-
-
-def _parsed_link() -> type[ParsedLink]:
-    # Imported on first use: a one-shot search never reads links.
-    if not _PARSED_LINK:
-        from ...core.links import ParsedLink
-
-        _PARSED_LINK.append(ParsedLink)
-    return _PARSED_LINK[0]
-
-
-_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
-
-
-def _link(row: tuple[Any, ...]) -> ParsedLink:
-    return _parsed_link()(
-        line=int(row[1]),
-        target=str(row[2]),
-        fragment=str(row[4]),
-        kind=str(row[5]),
-        context=str(row[6]),
-        key=str(row[3]),
-    )
 
 
 class LinkTable(PgConnection):
@@ -81,11 +56,11 @@ class LinkTable(PgConnection):
         if not keys:
             return []
         rows = self.rows(
-            f"SELECT {_COLUMNS} FROM links WHERE collection_id = ANY(%s) AND "
+            f"SELECT {LINK_COLUMNS} FROM links WHERE collection_id = ANY(%s) AND "
             "target_key = ANY(%s) ORDER BY file_id, line, id",
             (self.collections.ids, list(keys)),
         )
-        return [(int(r[0]), _link(r)) for r in rows]
+        return [(int(r[0]), link_from_row(r)) for r in rows]
 
     def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
         """file id -> the links it makes, in order (files without links left out)."""
@@ -94,11 +69,11 @@ class LinkTable(PgConnection):
         if not ids:
             return out
         rows = self.rows(
-            f"SELECT {_COLUMNS} FROM links WHERE file_id = ANY(%s) ORDER BY file_id, id",
+            f"SELECT {LINK_COLUMNS} FROM links WHERE file_id = ANY(%s) ORDER BY file_id, id",
             (ids,),
         )
         for r in rows:
-            out.setdefault(int(r[0]), []).append(_link(r))
+            out.setdefault(int(r[0]), []).append(link_from_row(r))
         return out
 
     def note_aliases(self) -> dict[int, tuple[str, ...]]:

@@ -1,4 +1,4 @@
-"""The links each note makes and the aliases it is known by (schema m008): written with the
+"""The links each note makes and the aliases it is known by (schema m009): written with the
 note's rows, read back by link key so a note's backlinks are one indexed lookup.
 
 Links are stored as written (target path, `#…` part, kind, the linking line), not resolved:
@@ -11,38 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..link_rows import LINK_COLUMNS, link_from_row
 from .connection import SqliteConnection
 
 if TYPE_CHECKING:
     from ...core.links import ParsedLink
 
 __all__ = ["LinkTable"]
-
-
-_PARSED_LINK: list[type[ParsedLink]] = []
-
-
-def _parsed_link() -> type[ParsedLink]:
-    # Imported on first use: a one-shot search never reads links.
-    if not _PARSED_LINK:
-        from ...core.links import ParsedLink
-
-        _PARSED_LINK.append(ParsedLink)
-    return _PARSED_LINK[0]
-
-
-_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
-
-
-def _link(row: tuple[object, ...]) -> ParsedLink:
-    return _parsed_link()(
-        line=int(row[1]),  # type: ignore[call-overload]
-        target=str(row[2]),
-        fragment=str(row[4]),
-        kind=str(row[5]),
-        context=str(row[6]),
-        key=str(row[3]),
-    )
 
 
 class LinkTable(SqliteConnection):
@@ -53,7 +28,7 @@ class LinkTable(SqliteConnection):
     ) -> None:
         self._delete_links(file_id)
         self.db.executemany(
-            f"INSERT INTO links({_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
+            f"INSERT INTO links({LINK_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
             [(file_id, k.line, k.target, k.key, k.fragment, k.kind, k.context) for k in links],
         )
         self.db.executemany(
@@ -71,10 +46,10 @@ class LinkTable(SqliteConnection):
             return []
         marks = ",".join("?" * len(keys))
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM links WHERE target_key IN ({marks}) ORDER BY file_id, line",
+            f"SELECT {LINK_COLUMNS} FROM links WHERE target_key IN ({marks}) ORDER BY file_id, line",
             tuple(keys),
         )
-        return [(int(r[0]), _link(r)) for r in rows]
+        return [(int(r[0]), link_from_row(r)) for r in rows]
 
     def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
         """file id -> the links it makes, in order (files without links left out)."""
@@ -84,11 +59,11 @@ class LinkTable(SqliteConnection):
             return out
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM links WHERE file_id IN ({marks}) ORDER BY file_id, rowid",
+            f"SELECT {LINK_COLUMNS} FROM links WHERE file_id IN ({marks}) ORDER BY file_id, rowid",
             tuple(ids),
         )
         for r in rows:
-            out.setdefault(int(r[0]), []).append(_link(r))
+            out.setdefault(int(r[0]), []).append(link_from_row(r))
         return out
 
     def note_aliases(self) -> dict[int, tuple[str, ...]]:

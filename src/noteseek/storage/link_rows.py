@@ -1,0 +1,39 @@
+"""A stored link as both backends read it back: the `links` table's columns, in one order, and the
+row → `ParsedLink` conversion. The table is the same on SQLite and PostgreSQL (schema m009 and
+PostgreSQL 6); only the statements around it differ, so they stay in each backend's `links.py`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.links import ParsedLink
+
+__all__ = ["LINK_COLUMNS", "link_from_row"]
+
+LINK_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
+
+_PARSED_LINK: list[type[ParsedLink]] = []
+
+
+def _parsed_link() -> type[ParsedLink]:
+    # Imported on first use: a one-shot search never reads links.
+    if not _PARSED_LINK:
+        from ..core.links import ParsedLink
+
+        _PARSED_LINK.append(ParsedLink)
+    return _PARSED_LINK[0]
+
+
+def link_from_row(row: tuple[Any, ...]) -> ParsedLink:
+    """The link of a row selected as `LINK_COLUMNS` (its first column, the file id, is the
+    caller's)."""
+    return _parsed_link()(
+        line=int(row[1]),
+        target=str(row[2]),
+        fragment=str(row[4]),
+        kind=str(row[5]),
+        context=str(row[6]),
+        key=str(row[3]),
+    )
