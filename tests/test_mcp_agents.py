@@ -6,6 +6,7 @@ that continue by cursor without repeats and refuse a cursor from before an index
 from __future__ import annotations
 
 import random
+import shlex
 import shutil
 import string
 import subprocess
@@ -180,6 +181,8 @@ def test_writes_scrub_stay_inside_the_vault_are_searchable_and_undo(
     # Both writes are undone by their run ids, through the CLI.
     for reply in (saved, appended):
         run_id = reply.rsplit("(run id ", 1)[1].split(")", 1)[0]
+        # The reply's undo line names this vault, not a placeholder (it can be pasted and run).
+        assert f"noteseek intake --undo {run_id} --vault {shlex.quote(str(vault))}" in reply
         done = subprocess.run(
             [sys.executable, "-m", "noteseek", "intake", "--undo", run_id, "--vault", str(vault),
              "--db", str(db)],

@@ -9,7 +9,7 @@ the run id that undoes it.
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures.
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from ..core.budget import estimate_tokens, truncate_at_word
@@ -81,6 +81,17 @@ class AgentActions:
         if vault is None:
             raise IntakeError("the index has no vault yet: run 'noteseek index VAULT' first")
         return index, vault
+
+    def undo_line(self, run_id: str) -> str:
+        """The command that undoes a write, with this server's vault (as `noteseek intake`
+        prints it: pasted into a shell, it runs)."""
+        import shlex
+
+        vault = self._vault or self._writer.get().vault_root or "VAULT"
+        return (
+            f"Undo: noteseek intake --undo {run_id} --vault {shlex.quote(str(vault))} "
+            f"(run id {run_id})."
+        )
 
     def save_note(self, title: str, text: str, *, tags: list[str]) -> "SavedNote":
         """Scrub, write, file and index a new note through intake (`intake.save_note`)."""
@@ -160,9 +171,35 @@ def format_links(links: "NoteLinks", *, max_tokens: int) -> str:
     return text
 
 
+def add_tools(
+    server: "MCPServer[Any]",
+    tools: "Iterable[tuple[Callable[..., Any], str, str]]",
+    *,
+    writes: bool = False,
+    structured: "Callable[[Callable[..., Any]], bool]" = lambda fn: False,
+) -> None:
+    """Register (function, description, title) tools with the annotations every noteseek tool
+    shares: read-only and idempotent unless `writes`, never destructive, closed world."""
+    from mcp.types import ToolAnnotations
+
+    for fn, doc, title in tools:
+        server.add_tool(
+            fn,
+            title=title,
+            description=doc,
+            annotations=ToolAnnotations(
+                title=title,
+                read_only_hint=not writes,
+                destructive_hint=False,
+                idempotent_hint=not writes,
+                open_world_hint=False,
+            ),
+            structured_output=structured(fn),
+        )
+
+
 def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
     """Register `links` and `related` (read-only)."""
-    from mcp.types import ToolAnnotations
     from pydantic import Field
 
     def links(
@@ -184,23 +221,9 @@ def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
         hits = call("related", lambda: service.agent.related(path, limit=limit))
         return format_hits(f"notes like {path}", hits, mode="related", max_tokens=max_tokens)
 
-    for fn, doc, title in (
-        (links, LINKS_DOC, "Links of a note"),
-        (related, RELATED_DOC, "Notes like a note"),
-    ):
-        server.add_tool(
-            fn,
-            title=title,
-            description=doc,
-            annotations=ToolAnnotations(
-                title=title,
-                read_only_hint=True,
-                destructive_hint=False,
-                idempotent_hint=True,
-                open_world_hint=False,
-            ),
-            structured_output=False,
-        )
+    add_tools(
+        server, ((links, LINKS_DOC, "Links of a note"), (related, RELATED_DOC, "Notes like a note"))
+    )
 
 
 def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
@@ -208,7 +231,6 @@ def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
     a client then neither lists them nor can call them."""
     if not service.agent.allow_writes:
         return
-    from mcp.types import ToolAnnotations
     from pydantic import Field
 
     def save_note(
@@ -227,7 +249,7 @@ def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
         lines = [
             f"Saved {saved.path}: {where} ({saved.reason}).",
             "Indexed: search finds it now." if saved.searchable else "Not indexed (set aside).",
-            f"Undo: noteseek intake --undo {saved.run_id} --vault VAULT (run id {saved.run_id}).",
+            service.agent.undo_line(saved.run_id),
         ]
         if saved.secrets_scrubbed:
             lines.insert(1, f"{saved.secrets_scrubbed} secret(s) redacted before writing.")
@@ -253,25 +275,11 @@ def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
         lines = [f"Appended to {done.path} {where}; indexed."]
         if done.secrets_scrubbed:
             lines.append(f"{done.secrets_scrubbed} secret(s) redacted before writing.")
-        lines.append(
-            f"Undo: noteseek intake --undo {done.run_id} --vault VAULT (run id {done.run_id})."
-        )
+        lines.append(service.agent.undo_line(done.run_id))
         return "\n".join(lines)
 
-    for fn, doc, title in (
-        (save_note, SAVE_NOTE_DOC, "Save a note"),
-        (append_to_note, APPEND_DOC, "Append to a note"),
-    ):
-        server.add_tool(
-            fn,
-            title=title,
-            description=doc,
-            annotations=ToolAnnotations(
-                title=title,
-                read_only_hint=False,
-                destructive_hint=False,
-                idempotent_hint=False,
-                open_world_hint=False,
-            ),
-            structured_output=False,
-        )
+    add_tools(
+        server,
+        ((save_note, SAVE_NOTE_DOC, "Save a note"), (append_to_note, APPEND_DOC, "Append to a note")),
+        writes=True,
+    )

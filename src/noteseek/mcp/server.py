@@ -51,7 +51,7 @@ from ..core.budget import CHARS_PER_TOKEN
 from ..core.display import bounded
 from ..extras import require
 from . import descriptions as docs
-from .agent_tools import AgentActions, add_graph_tools, add_write_tools
+from .agent_tools import AgentActions, add_graph_tools, add_tools, add_write_tools
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
 from .format import RefreshState, format_hits, format_note, format_status, search_scope
 from .freshness import Freshness
@@ -260,7 +260,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
     """The MCP server with the search, get_note and status tools over `service`."""
     sdk = _load_sdk()
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import CallToolResult, ToolAnnotations
+    from mcp.types import CallToolResult
     from pydantic import Field
 
     from .. import __version__
@@ -397,24 +397,15 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             problems_only=files == "problems",
         )
 
-    for fn, doc, title in (
-        (search, SEARCH_DOC, "Search notes"),
-        (get_note, GET_NOTE_DOC, "Read a note"),
-        (status, STATUS_DOC, "Note index status"),
-    ):
-        server.add_tool(
-            fn,
-            title=title,
-            description=doc,
-            annotations=ToolAnnotations(
-                title=title,
-                read_only_hint=True,
-                destructive_hint=False,
-                idempotent_hint=True,
-                open_world_hint=False,
-            ),
-            structured_output=fn is not status,  # search, get_note: pages (mcp/paging.py)
-        )
+    add_tools(
+        server,
+        (
+            (search, SEARCH_DOC, "Search notes"),
+            (get_note, GET_NOTE_DOC, "Read a note"),
+            (status, STATUS_DOC, "Note index status"),
+        ),
+        structured=lambda fn: fn is not status,  # search, get_note: pages (mcp/paging.py)
+    )
     add_graph_tools(server, service, call)
     add_write_tools(server, service, call)  # registers nothing without --allow-writes
     return server
