@@ -6,7 +6,7 @@ again at H3, then at paragraph breaks. Link-list sections (Related, See Also, ..
 named in `ChunkedNote.skipped_sections`), and a `#` line inside a fenced code block is code, not a
 heading. Only ATX headings (`## x`) split; setext underlines are left as text.
 
-No word is lost (issue 13): the reference design drops sections shorter than `min_chars`; here a short
+No word is lost: the reference design drops sections shorter than `min_chars`; here a short
 section, its heading line included, is merged into the chunk before it (or, at the start of a note,
 the one after it), as long as that stays within `max_chars`; short sections that do not fit start a
 chunk of their own, which later short sections join. Only a skipped link section leaves text out.

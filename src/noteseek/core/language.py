@@ -4,7 +4,7 @@ A vote of function words: a note with more German than English ones (and a few a
 These words are frequent in any running text of the language and rare in the other; neither set
 holds a word the other language uses too ("in", "also", "will", "so"). On the development vaults
 the vote labelled all 413 German notes German and 4 of ~28,000 English or code-heavy notes German
-(docs/ranking.md §9.6).
+(bench/results/ranking.md, "German stems").
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def note_language(text: str) -> str | None:
 
 # A query is short: one function word decides, and question words count (they are most of what a
 # short question has). Words with ä/ö/ü/ß vote German too. Measured on the development queries
-# (docs/ranking.md §10.3): 91.7 % of German queries called German, 1 of 3,932 English ones, none
+# (bench/results/ranking.md): 91.7 % of German queries called German, 1 of 3,932 English ones, none
 # of 40 made-up ones; what it misses are short aliases with no function word ("Globale Suche").
 _GERMAN_QUERY_WORDS = _GERMAN_WORDS | frozenset(
     ["wer", "was", "wo", "wann", "warum", "welche", "welcher", "welches", "wieviel", "viele"]

@@ -1,7 +1,7 @@
-"""Features of one candidate note of the fused head, for the linear reranker. Pure (issue 16).
+"""Features of one candidate note of the fused head, for the linear reranker. Pure.
 
-The shipped set is the part-1 lab's "cheap" set without link in-degree (docs/ranking.md §10.4,
-§11): what each list said about the note (normalised score, reciprocal rank, presence, how many of
+The shipped set is the lab's "cheap" set without link in-degree (docs/ranking.md, "The
+learned rerank"): what each list said about the note (normalised score, reciprocal rank, presence, how many of
 its chunks the list matched), the fused score and rank, IDF-weighted query-term coverage of the
 note's title field, tags and headings, exact-name and title-equals-query flags, chunk count and
 size. Features that need section bodies tokenized (proximity, phrase, body coverage) measured no

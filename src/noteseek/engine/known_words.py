@@ -1,16 +1,16 @@
-"""The known-words gate: a query none of whose words anything knows gets no hits (issue 16).
+"""The known-words gate: a query none of whose words anything knows gets no hits.
 
 The bundled model averages the WordPiece pieces of a made-up word (`bo ##uda ##x`) into a vector
 as "confident" as a real query's: 40 made-up queries had top cosines of 0.28-0.65 on the
 development indexes, inside the range of real ones, so no cosine floor separates them without
-emptying real vector answers (docs/ranking.md §10.2). What does separate them is whether anything
+emptying real vector answers (docs/ranking.md, "The known-words gate"). What does separate them is whether anything
 knows the words: a word is known when one of its index forms is in some chunk (FTS5 document
 count > 0), or when it is one whole token of the model's vocabulary, or, in a query whose words vote
 German (core/language.query_language), when it splits into two known halves or into halves one
 of which (5 letters or more) the vault has: a German compound (`Umzugswagen` beside a note on
 `Umzug`) is rarely whole in either. Only German-voted queries: made-up words split into known
 halves too (3-9 of 40 per index), and the vote calls none of them German. Measured
-on every development index: docs/ranking.md §11.1 (bench/known_words_eval.py).
+on every development index: bench/results/ranking.md (bench/known_words_eval.py).
 
 Cheap by construction: when the BM25 list is not empty some word is known already, so the
 storage is asked only when BM25 found nothing (vector mode, nonsense, a filter that left no match).

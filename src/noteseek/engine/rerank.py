@@ -1,4 +1,4 @@
-"""The learned rerank of the fused head (issue 16): the first notes of the convex fusion, reordered
+"""The learned rerank of the fused head: the first notes of the convex fusion, reordered
 by a linear model over cheap features (core/rerank_features.py).
 
 Everything the features need is at hand in the search (each list's head, its chunk counts, the
@@ -6,7 +6,7 @@ fusion's normalised scores) or one indexed read away: the query words' document 
 (`Storage.query_term_counts`, fts5vocab) and the candidates' stored token sets, chunk counts and
 sizes (`Storage.note_terms`, written at index time, schema m007). The model is a JSON file in the
 package (`rerank-linear.json`, trained by bench/rerank_train.py on the development sets only).
-Measured cost and gains: docs/ranking.md §11.
+Measured cost and gains: docs/ranking.md, "The learned rerank".
 """
 
 from __future__ import annotations

@@ -60,17 +60,17 @@ class SearchSettings:
     # query (unless nothing else is left): low IDF, longest posting lists (docs/ranking.md).
     max_term_share: float = 0.5
     # A query none of whose words the vault's index or the model knows gets no hits rather than
-    # the vector list's guesses (engine/known_words.py, docs/ranking.md §11).
+    # the vector list's guesses (engine/known_words.py, docs/ranking.md).
     known_words: bool = True
     # In hybrid mode with convex fusion, the first `rerank_depth` fused notes are reordered by the
-    # bundled linear model (engine/rerank.py, docs/ranking.md §11).
+    # bundled linear model (engine/rerank.py, docs/ranking.md).
     rerank: bool = True
     rerank_depth: int = 30
     # Where a multilingual lane was built (`noteseek index --multilingual`), hybrid queries in or
     # over another language than English go to it (engine/multilingual.py).
     multilingual: bool = True
     # BM25's share beside the e5 list there (the development optimum across languages; potion
-    # adds nothing beside e5, docs/ranking.md §10.3).
+    # adds nothing beside e5, docs/ranking.md).
     multilingual_alpha: float = 0.3
 
 

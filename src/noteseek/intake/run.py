@@ -46,7 +46,7 @@ class IntakeReport:
     log_path: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """The `--json` document: `items` as the issue specifies, plus run, skipped and domains."""
+        """The `--json` document: `items`, plus run, skipped and domains."""
         items = []
         for result in self.items:
             a = result.assessment

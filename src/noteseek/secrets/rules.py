@@ -333,7 +333,7 @@ def _telegram_token_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
 
 def _pair_secret_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     """The 40-character secret next to an AWS key id: always, unless it is a git SHA-1 (hex),
-    a placeholder, or a single-case word run (issue 13: a key id marks its neighbour)."""
+    a placeholder, or a single-case word run (a key id marks its neighbour)."""
     v = text[s:e]
     classes = sum(any(test(c) for c in v) for test in (str.islower, str.isupper, str.isdigit))
     return not _HEX_RE.match(v) and classes >= 2 and not is_placeholder(v)

@@ -20,7 +20,7 @@ Contract in short:
   and returns BM25 scores, higher is better, with the backend's column weights applied.
 - Text a `replace_file` or `delete_file` removes must not stay readable in the index's files
   (SQLite: `PRAGMA secure_delete=ON` zeroes freed pages): a re-scrub replaces text that held a
-  secret the old rules missed (issue 13). PostgreSQL has no such setting: removed rows are gone
+  secret the old rules missed. PostgreSQL has no such setting: removed rows are gone
   for every query at once, but their bytes stay in the server's files until VACUUM and later
   writes reuse the space, and in its WAL until the segment is overwritten (measured, and what
   an operator does about it: docs/postgres-design.md §10).

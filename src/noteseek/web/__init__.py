@@ -1,4 +1,4 @@
-"""`noteseek web`: a local HTTP API and a search page over one index (issue 17).
+"""`noteseek web`: a local HTTP API and a search page over one index.
 
 Needs the `web` extra (FastAPI and uvicorn): `pip install 'noteseek[web]'`. An adapter on the
 public facade only (`open_index`/`LazyIndex`, `SearchRequest`, the results' `to_json`), like

@@ -1,6 +1,6 @@
 """The ASGI app: the JSON API over an `IndexPool`, the search page, and the error replies.
 
-FastAPI rather than bare Starlette: the issue asks for the API to be documented by a served
+FastAPI rather than bare Starlette: the API is documented by a served
 OpenAPI schema, which FastAPI derives from the handlers' typed parameters (and checks them:
 a bad `limit` or `mode` is a 422 before any index work), and the fuzz run reads that schema.
 Its Swagger/ReDoc pages are off: they load scripts from a CDN, and nothing here may.

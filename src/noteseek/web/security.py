@@ -1,7 +1,7 @@
 """The web server's guards: where it may listen, which Host it answers, sizes, and the token.
 
 Plain ASGI middleware rather than Starlette's `TrustedHostMiddleware`: that one answers a bad Host
-in plain text, and every error here is JSON (issue 17). CORS is Starlette's own `CORSMiddleware`
+in plain text, and every error here is JSON. CORS is Starlette's own `CORSMiddleware`
 (set up in app.py), off unless origins are listed. The order, outermost first:
 
 1. `GuardMiddleware`: Host header against an allow-list (a page on evil.example whose DNS name

@@ -1,4 +1,4 @@
-"""Term statistics for one query and the token sets of each note, for the ranking (issue 16), on
+"""Term statistics for one query and the token sets of each note, for the ranking, on
 PostgreSQL: the same facts the SQLite backend's `note_terms.py` gives, from the same tokenizer.
 
 - `query_term_counts`: every query word's index forms (noteseek's FTS5 tokenizer in query mode,

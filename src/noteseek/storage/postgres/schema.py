@@ -16,8 +16,8 @@ Design (docs/postgres-design.md has the measurements behind each choice):
   graph.
 - `noteseek_schema` records the migrations applied; a database from a newer noteseek is refused.
 
-Migration 1 was settled before the backend was first released (issue 18 part 2 added the
-`version` counter and two indexes to it); from here on only new migrations are appended.
+Migration 1 was settled before the backend was first released (the backend's second
+stage added the `version` counter and two indexes to it); from here on only new migrations are appended.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ CREATE INDEX postings_by_chunk ON postings(chunk_id);  -- deletes
 """
 
 # SQLite's m005: per file, what the index leaves out of search on purpose (skipped link sections,
-# scrubbed secrets), for `status` (issue 13). Existing rows get 0; the pipeline version that comes
+# scrubbed secrets), for `status`. Existing rows get 0; the pipeline version that comes
 # with it re-processes every note on the next update and fills them in. ADD COLUMN with a constant
 # default is a catalog change in PostgreSQL 11+: no table rewrite, however many files.
 M002_LEFT_OUT = """
@@ -136,8 +136,8 @@ ALTER TABLE files ADD COLUMN skipped_sections int NOT NULL DEFAULT 0;
 ALTER TABLE files ADD COLUMN secrets_scrubbed int NOT NULL DEFAULT 0;
 """
 
-# SQLite's m006: documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases;
-# issue 14). Per file what it is, how its extraction ended and the library that read it; per
+# SQLite's m006: documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases).
+# Per file what it is, how its extraction ended and the library that read it; per
 # chunk where in the document its text is (NULL where a field does not apply: every note chunk)
 # and how many leading characters repeat the chunk before. Existing rows are notes (kind NULL).
 M003_DOCUMENTS = """

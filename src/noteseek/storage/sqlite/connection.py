@@ -86,7 +86,7 @@ class SqliteConnection:
             raise
         self.vector_error = _load_sqlite_vec(self.db)
         # Before any statement touches the chunks: their triggers feed the FTS5 table, which
-        # tokenizes with it (stemming.py).
+        # tokenizes with it (storage/sqlite/tokenizer.py).
         self.stem_options = StemOptions()
         register_tokenizer(self.db, self.stem_options)
         # Chunks this connection deleted (or replaced), for the indexer's decision to merge FTS5.
@@ -99,7 +99,7 @@ class SqliteConnection:
         # last commits, and never corrupts the file.
         self.db.execute("PRAGMA synchronous=NORMAL")
         # Deleted rows and freed pages are zeroed, so text replaced by a re-scrub (a new rule, a
-        # pipeline version bump) does not linger in free pages of the file (issue 13).
+        # pipeline version bump) does not linger in free pages of the file.
         self.db.execute("PRAGMA secure_delete=ON")
         self._migrate()
         self.stem_options.german_queries = self.get_meta(meta.GERMAN_NOTES) == "1"

@@ -1,4 +1,4 @@
-"""Term statistics for one query and the token sets of each note, for the ranking (issue 16).
+"""Term statistics for one query and the token sets of each note, for the ranking.
 
 - `query_term_counts`: every query word's index forms (the `noteseek` tokenizer in query mode:
   Porter stem, plus the German stem in a vault with German notes) and the number of chunks
@@ -6,8 +6,8 @@
   reranker weights term coverage by it.
 - `note_terms`: per note, the distinct index tokens of its title field (title, aliases, file
   name), its tags field and its headings, written at index time (schema m007) so a search never
-  runs the tokenizer over candidate notes (the prototype's ~1.4 ms per query, docs/ranking.md
-  §10.4), plus its chunk count and size.
+  runs the tokenizer over candidate notes (~1.4 ms per query otherwise, bench/results/ranking.md),
+  plus its chunk count and size.
 
 Tokens come from the same tokenizer and locale as the FTS5 rows, so "a note's title covers a query
 term" means exactly "FTS5 would match that term in the title column".

@@ -133,7 +133,7 @@ def m003_note_tags(db: Connection) -> None:
 
 def m004_german_stemming(db: Connection) -> None:
     """Each chunk's language (`lang`, NULL = default stemming) reaches the FTS5 tokenizer as its
-    locale, so German notes get German stems (stemming.py; the connection must have registered
+    locale, so German notes get German stems (storage/sqlite/tokenizer.py; the connection must have registered
     the `noteseek` tokenizer, as every Store does).
 
     The FTS5 table's content is a view that hands each column to FTS5 with its chunk's locale, so
@@ -177,7 +177,7 @@ def m004_german_stemming(db: Connection) -> None:
 
 def m005_left_out(db: Connection) -> None:
     """Per file, what the index leaves out of search on purpose: skipped link sections (Related,
-    See also, ...) and scrubbed secrets, so `status` can say so (issue 13: no word lost silently).
+    See also, ...) and scrubbed secrets, so `status` can say so (no word lost silently).
     Existing rows get 0; the pipeline version bump that comes with this migration re-processes
     every note on the next update and fills them in."""
     db.execute(
@@ -189,7 +189,7 @@ def m005_left_out(db: Connection) -> None:
 
 
 def m006_documents(db: Connection) -> None:
-    """Documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases; issue 14).
+    """Documents beside the notes (PDF, Office, spreadsheets, CSV, HTML, canvases).
 
     Per file: what it is and how its extraction ended; the reason stays in `problem` and the
     status in `status` (ok | warning | skipped), as for notes. Per chunk: where in the document

@@ -9,7 +9,7 @@ locale (`fts5_locale()` in the triggers, schema m004).
 A query has no language, so in a vault with German notes each query word is looked up under its
 Porter stem *and* its German stem, as colocated tokens (one term to FTS5, not two OR-ed ones, which
 measurably hurt English vaults). A vault without German notes gets today's query tokens exactly.
-Measured: docs/ranking.md §9.6.
+Measured: bench/results/ranking.md, "German stems".
 
 Every connection that touches the chunks must register this tokenizer (`register`); the Store does.
 """
