@@ -209,3 +209,49 @@ def test_a_note_of_nothing_but_links_keeps_a_bounded_number() -> None:
     assert {link.kind for link in links} == {"wiki", "markdown"}
     inside = parse_links("[[a]](b.md) and [c](d.md)")
     assert [(link.kind, link.target) for link in inside] == [("wiki", "a"), ("markdown", "d.md")]
+
+
+def test_related_by_grouped_vectors_equals_the_search_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Related notes from the in-memory vectors grouped by note (one SIMD pass, a reduceat) are
+    the ones the path through the vector search gives, hit for hit, on the sample vault (small
+    enough for every note to be in that path's head), with the real bundled model."""
+    import shutil
+
+    import noteseek.engine.related as related
+
+    from .conftest import SAMPLE_VAULT
+
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    with Index(tmp_path / "index.db") as idx:
+        idx.update(vault)
+        notes = sorted(p for p in idx.note_paths() if p.endswith(".md"))
+
+        def answers() -> list[list[tuple[str, float, float | None, int | None]]]:
+            return [
+                [(h.path, h.score, h.cosine, h.chunk_id) for h in idx.related(n, limit=5)]
+                for n in notes
+            ]
+
+        grouped = answers()
+        monkeypatch.setattr(related, "simsimd", None)  # the search path (backends without it)
+        idx._related = None  # a fresh state, built without the grouping
+        searched = answers()
+    assert len(notes) > 20 and all(len(a) == 5 for a in grouped)
+    assert grouped == searched
+
+
+def test_related_quantises_the_centroid_as_a_query_is() -> None:
+    import numpy as np
+
+    from noteseek.embedding.quantize import quantize_query
+    from noteseek.engine.related import _quantize
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        v = rng.standard_normal(256).astype(np.float32)
+        v /= np.linalg.norm(v)
+        assert _quantize(v.astype(np.float64)) == quantize_query(v.tolist())
+    assert _quantize(np.zeros(8)) is None and quantize_query([0.0] * 8) is None
