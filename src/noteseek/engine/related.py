@@ -11,22 +11,16 @@ matrix-vector product and a few lookups (bench/related_latency.py).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from ..embedding.quantize import dequantize
+from ..embedding.quantize import dequantize, quantize_query
 from ..errors import ModelLoadError
 from .hits import Hit
 from .links import LinkCache, LinkGraph
-
-try:  # the vectors' own kernel; without it the matrix is never loaded (engine/vectors.py)
-    import simsimd
-except ImportError:  # pragma: no cover - a core dependency
-    simsimd = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from ..embedding.embedder import Embedder
@@ -69,23 +63,6 @@ class _State:
         for chunk, owner in sorted(self.file_of.items()):
             self.chunks_of.setdefault(owner, []).append(chunk)
         self.targets: dict[int, frozenset[str]] = {}
-        # The matrix's rows grouped by note (`order` lists row positions note by note, `starts`
-        # where each note's run begins, `group_file` its file id), so a call takes every note's
-        # best cosine with one reduceat instead of matching chunks to notes in Python.
-        self.order = np.zeros(0, dtype=np.int64)
-        self.starts = np.zeros(0, dtype=np.int64)
-        self.group_file = np.zeros(0, dtype=np.int64)
-        if self.matrix is not None and self.position:
-            row_file = np.array(
-                [self.file_of.get(int(cid), -1) for cid in self.matrix.ids], dtype=np.int64
-            )
-            order = np.argsort(row_file, kind="stable")
-            grouped = row_file[order]
-            keep = grouped >= 0  # a vector whose chunk has no file (never, but not trusted)
-            order, grouped = order[keep], grouped[keep]
-            if len(grouped):
-                starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-                self.order, self.starts, self.group_file = order, starts, grouped[starts]
 
     def link_targets(self, file_ids: list[int]) -> dict[int, frozenset[str]]:
         """file id -> the link keys it links to (cached; one query for the missing ones)."""
@@ -102,39 +79,6 @@ class _State:
         if self.rows is None or not kept:
             return [], np.zeros((0, 1), dtype=np.float32)
         return kept, dequantize(self.rows[[self.position[c] for c in kept]])
-
-
-def _quantize(unit: npt.NDArray[np.float64]) -> bytes | None:
-    """`quantize_query` by numpy: the same bytes (the same float64 products, rint rounds half to
-    even like round()), without a Python loop over the dimensions."""
-    peak = float(np.abs(unit).max()) if unit.size else 0.0
-    if peak == 0.0 or not math.isfinite(peak):
-        return None
-    return bytes(np.clip(np.rint(unit * (127.0 / peak)), -127, 127).astype(np.int8).tobytes())
-
-
-class _BestChunks:
-    """file id -> the chunk of that note closest to the centroid, worked out only for the notes
-    a call shows (a hub note's thousands of linked notes need a cosine each, not a chunk)."""
-
-    def __init__(
-        self, state: _State, grouped: npt.NDArray[np.float64], groups: npt.NDArray[np.int64]
-    ) -> None:
-        self._state = state
-        self._grouped = grouped
-        self._group_of = dict(zip(state.group_file[groups].tolist(), groups.tolist()))
-
-    def get(self, file_id: int) -> int | None:
-        group = self._group_of.get(file_id)
-        if group is None:
-            return None
-        state = self._state
-        lo = int(state.starts[group])
-        hi = int(state.starts[group + 1]) if group + 1 < len(state.starts) else len(state.order)
-        # The first of its rows at the best distance, as search's order would give it.
-        position = int(state.order[lo + int(np.argmin(self._grouped[lo:hi]))])
-        assert state.matrix is not None
-        return int(state.matrix.ids[position])
 
 
 class RelatedNotes:
@@ -168,27 +112,18 @@ class RelatedNotes:
             outs, ins = graph.neighbours(path)
             linked = {graph.ids[p] for p in outs | ins if p in graph.ids}
             cosines, best_chunk = self._by_meaning(
-                state, path, file_id, linked, max(_HEAD, 20 * limit), limit
+                state, path, file_id, linked, max(_HEAD, 20 * limit)
             )
             candidates = (set(cosines) | linked) - {file_id}
             own_tags = state.tags.get(file_id, frozenset())
-            base = [
-                (cosines.get(other, 0.0) + (LINK_BONUS if other in linked else 0.0), other)
-                for other in candidates
-                if other in graph.paths
-            ]
-            # Bonuses only add, so the limit-th best base score is a floor for the limit-th
-            # final one; a note more than both bonuses below it cannot reach the head below.
-            floor = (
-                sorted((b for b, _ in base), reverse=True)[limit - 1] - TAGS_BONUS - TARGETS_BONUS
-                if len(base) >= limit
-                else float("-inf")
-            )
-            scored = [
-                (b + TAGS_BONUS * _jaccard(own_tags, state.tags.get(other, frozenset())), other)
-                for b, other in base
-                if b >= floor
-            ]
+            scored: list[tuple[float, int]] = []
+            for other in candidates:
+                if other not in graph.paths:
+                    continue
+                score = cosines.get(other, 0.0)
+                score += LINK_BONUS if other in linked else 0.0
+                score += TAGS_BONUS * _jaccard(own_tags, state.tags.get(other, frozenset()))
+                scored.append((score, other))
             scored.sort(key=lambda item: (-item[0], graph.paths[item[1]]))
             # Shared link targets move a note by at most TARGETS_BONUS: only the notes within
             # that of the limit-th can change places, so only they are looked up.
@@ -247,8 +182,8 @@ class RelatedNotes:
             return own
 
     def _by_meaning(
-        self, state: _State, path: str, file_id: int, linked: set[int], head: int, limit: int
-    ) -> tuple[dict[int, float], dict[int, int] | _BestChunks]:
+        self, state: _State, path: str, file_id: int, linked: set[int], head: int
+    ) -> tuple[dict[int, float], dict[int, int]]:
         """(file id -> best chunk cosine to the note's centroid, file id -> that chunk's id) of
         the notes among the best chunks and of the `linked` ones; empty without vectors."""
         own = self._own_rows(state, path, file_id)
@@ -256,11 +191,9 @@ class RelatedNotes:
             return {}, {}
         centroid = own.mean(axis=0)
         norm = float(np.linalg.norm(centroid))
-        query = _quantize((centroid / norm).astype(np.float64)) if norm > 0 else None
+        query = quantize_query((centroid / norm).tolist()) if norm > 0 else None
         if query is None:
             return {}, {}
-        if state.rows is not None and len(state.group_file) and simsimd is not None:
-            return self._by_meaning_grouped(state, query, file_id, linked, head, limit)
         # The SIMD int8 pass search uses (~1 ms per 60k rows), not a float matrix product.
         matches = self._vectors.search(query, head + len(own))
         files = state.file_of or self._store.file_ids([m.chunk_id for m in matches])
@@ -284,48 +217,3 @@ class RelatedNotes:
                         cosines[other] = float(value)
                         chunks[other] = chunk
         return cosines, chunks
-
-    def _by_meaning_grouped(
-        self, state: _State, query: bytes, file_id: int, linked: set[int], head: int, limit: int
-    ) -> tuple[dict[int, float], _BestChunks]:
-        """`_by_meaning` over the vectors in memory: one SIMD pass scores every chunk (the same
-        int8 cosines search computes), a reduceat takes each note's best, and the notes kept are
-        the `head` best by meaning that could still reach the first `limit` (within all three
-        bonuses of the limit-th cosine), plus the linked ones."""
-        m = state.matrix
-        assert m is not None and state.rows is not None
-        n = len(m.ids)
-        table = memoryview(m.rows).cast("b", (n, m.dim))
-        probe = memoryview(query).cast("b", (1, m.dim))
-        found: Any = simsimd.cdist(probe, table, metric="cosine", dtype="int8")
-        distances = np.frombuffer(memoryview(found).cast("B"), dtype=np.float64)
-        grouped = distances[state.order]
-        best = np.minimum.reduceat(grouped, state.starts)  # each note's smallest distance
-        best[np.isnan(best)] = np.inf  # a zero vector has no cosine
-        notes = state.group_file
-        own = np.flatnonzero(notes == file_id)
-        if len(own):
-            best[own] = np.inf
-        finite = np.flatnonzero(np.isfinite(best))
-        k = min(head, len(finite))
-        if k:
-            # Ties at the cut are all kept (then ordered by file id), so the head does not
-            # depend on how argpartition breaks them.
-            cut = best[finite[np.argpartition(best[finite], k - 1)[:k]]].max()
-            picked = finite[best[finite] <= cut]
-        else:
-            picked = finite
-        picked = picked[np.lexsort((notes[picked], best[picked]))][:head]
-        if len(picked) > limit:
-            # The limit-th cosine is a floor for the limit-th score; a note that is not linked
-            # (the linked ones are added below) gains at most the tags and targets bonuses, so
-            # one further than that below it can never reach the first `limit`.
-            reach = best[picked[limit - 1]] + TARGETS_BONUS + TAGS_BONUS
-            picked = picked[best[picked] <= reach]
-        wanted = set(picked.tolist())
-        if linked:
-            where = np.flatnonzero(np.isin(notes, np.fromiter(linked, dtype=np.int64)))
-            wanted.update(int(g) for g in where if np.isfinite(best[g]))
-        groups = np.fromiter(sorted(wanted), dtype=np.int64)
-        cosines = dict(zip(notes[groups].tolist(), (1.0 - best[groups]).tolist()))
-        return cosines, _BestChunks(state, grouped, groups)
