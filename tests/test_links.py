@@ -209,4 +209,3 @@ def test_a_note_of_nothing_but_links_keeps_a_bounded_number() -> None:
     assert {link.kind for link in links} == {"wiki", "markdown"}
     inside = parse_links("[[a]](b.md) and [c](d.md)")
     assert [(link.kind, link.target) for link in inside] == [("wiki", "a"), ("markdown", "d.md")]
-
