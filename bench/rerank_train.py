@@ -117,6 +117,8 @@ def collect(name: str, data_dir: Path, cache_dir: Path) -> list[dict[str, Any]]:
                     "hits": [matcher.note_id(h.path) for h in hits],
                     "exact": [matcher.note_id(h.path) for h in hits if h.explanation and h.explanation.exact_name],
                     "head": [matcher.note_id(paths[f]) for f in head],
+                    # file ids of the head, for lab features computed from the index (rerank_signals.py)
+                    "head_fids": list(head),
                     "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES)),
                     "qrels": qrels[qid],
                 }

@@ -5,6 +5,7 @@ that continue by cursor without repeats and refuse a cursor from before an index
 
 from __future__ import annotations
 
+import json
 import random
 import shlex
 import shutil
@@ -140,7 +141,12 @@ def test_writes_scrub_stay_inside_the_vault_are_searchable_and_undo(
             },
         )
         again = await c.call_tool("search", {"query": "wombat trick update-refs", "limit": 3})
+        # A stub intake would set aside (see the dry run below): the user asked to keep it.
+        stub = await c.call_tool("save_note", {"title": "Later", "text": "TODO zebrafinch"})
+        stub_found = await c.call_tool("search", {"query": "zebrafinch", "limit": 3})
         return {
+            "stub": stub,
+            "stub_found": stub_found,
             "names": names,
             "saved": saved,
             "found": found,
@@ -178,8 +184,25 @@ def test_writes_scrub_stay_inside_the_vault_are_searchable_and_undo(
     assert added.startswith("\n## Wombat tricks\n\nWombat trick: rebase with --update-refs. ")
     assert secret not in added and "[REDACTED:" in added
     assert "howto/git-rebase-recipes.md" in text_of(out["again"])
+    stub = text_of(out["stub"])
+    assert not out["stub"].is_error, stub
+    stub_path = stub.split("Saved ", 1)[1].split(":", 1)[0]
+    assert stub_path.startswith("_intake/review/") and "queued for review" in stub, stub
+    assert "Indexed: search finds it now." in stub
+    assert stub_path in text_of(out["stub_found"]), text_of(out["stub_found"])
+    # The same note in an inbox: intake's own routing would set it aside.
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "Later.md").write_bytes((vault / stub_path).read_bytes())
+    dry = subprocess.run(
+        [sys.executable, "-m", "noteseek", "intake", str(inbox), "--vault", str(vault),
+         "--db", str(db), "--dry-run", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["items"][0]["decision"] == "set_aside"
     # Both writes are undone by their run ids, through the CLI.
-    for reply in (saved, appended):
+    for reply in (saved, appended, stub):
         run_id = reply.rsplit("(run id ", 1)[1].split(")", 1)[0]
         # The reply's undo line names this vault, not a placeholder (it can be pasted and run).
         assert f"noteseek intake --undo {run_id} --vault {shlex.quote(str(vault))}" in reply
@@ -189,7 +212,7 @@ def test_writes_scrub_stay_inside_the_vault_are_searchable_and_undo(
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-    assert not (vault / path).exists()
+    assert not (vault / path).exists() and not (vault / stub_path).exists()
     assert (vault / "howto" / "git-rebase-recipes.md").read_text() == (
         SAMPLE_VAULT / "howto" / "git-rebase-recipes.md"
     ).read_text()

@@ -285,3 +285,41 @@ def test_the_prompt_hook_keeps_the_period_of_a_time_phrase(
     assert block["hits"], block
     assert {h["date"] for h in block["hits"]} == {_day(1).isoformat()}
     assert "rattling noise" in block["text"]
+
+
+def test_the_real_hook_process_keeps_the_period_of_a_time_phrase(
+    indexed: tuple[dict[str, str], str],
+) -> None:
+    """`noteseek hook prompt` as Claude Code runs it (UserPromptSubmit JSON on stdin, a fresh
+    process): a prompt with "yesterday" gets sections of yesterday's note only; the same prompt
+    without the phrase gets the other boiler notes too."""
+    env, db = indexed
+    env = dict(env, NOTESEEK_NO_DAEMON="1")  # the one-shot path; no daemon left behind
+
+    def sources(prompt: str) -> set[str]:
+        payload = json.dumps(
+            {
+                "session_id": "s1",
+                "transcript_path": "/tmp/transcript.jsonl",
+                "cwd": "/tmp",
+                "permission_mode": "default",
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": prompt,
+            }
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "noteseek", "hook", "prompt", "--db", db],
+            input=payload, capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        return {
+            line.rsplit("(", 1)[1].rstrip(")")
+            for line in text.splitlines()
+            if line.startswith("### ")
+        }
+
+    dated = sources("what did the plumber say about the boiler pressure valve yesterday")
+    assert dated == {f"daily/{_day(1).isoformat()}"}, dated
+    undated = sources("what did the plumber say about the boiler pressure valve")
+    assert undated - dated, undated  # without the phrase, other periods' notes come too

@@ -164,6 +164,36 @@ def test_the_tag_filter_offers_the_tags_and_keeps_tagged_notes(
     )
 
 
+def test_the_until_control_keeps_notes_dated_up_to_that_day(
+    page: Any, site: dict[str, str]
+) -> None:
+    search(page, "rebase")
+    dated = page.eval_on_selector_all("#results li .date", "es => es.map(e => e.dateTime)")
+    assert any(d[:10] > "2024-03-31" for d in dated)  # later notes are shown at first
+    page.fill("#until", "2024-03-31")
+    expected = [
+        h["path"]
+        for h in httpx.get(
+            site["url"] + "/api/search", params={"q": "rebase", "until": "2024-03-31", "limit": 20}
+        ).json()["hits"]
+    ]
+    assert expected and "journal/2024-01-08.md" in expected
+    page.wait_for_function(
+        "want => JSON.stringify([...document.querySelectorAll('#results li .path')]"
+        ".map(e => e.textContent)) === JSON.stringify(want)",
+        arg=expected,
+    )
+    dated = page.eval_on_selector_all("#results li .date", "es => es.map(e => e.dateTime)")
+    assert len(dated) == len(expected) and all(d[:10] <= "2024-03-31" for d in dated)
+    assert "to 2024-03-31" in page.inner_text("#status")
+    page.fill("#until", "")  # cleared: the filter is gone again
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#results li .date')]"
+        ".some(e => e.dateTime.slice(0, 10) > '2024-03-31')"
+    )
+    assert "to 2024-03-31" not in page.inner_text("#status")
+
+
 def test_keyboard_navigation_and_the_preview(page: Any) -> None:
     search(page, "rebase")
     items = page.locator("#results li")
@@ -218,11 +248,15 @@ def test_labels_focus_order_and_contrast(page: Any) -> None:
     )
     assert unlabelled == ["token"] or unlabelled == []  # the dialog's input is labelled too
     page.focus("#q")
-    order = []
-    for _ in range(6):
+    order: list[str] = []
+    for _ in range(12):
         page.keyboard.press("Tab")
-        order.append(page.evaluate("document.activeElement.id"))
-    assert order == ["mode", "folder", "tag", "since", "sort", "preview"]
+        here = page.evaluate("document.activeElement.id")
+        if not order or order[-1] != here:  # a date input's day, month and year take a Tab each
+            order.append(here)
+        if here == "preview":
+            break
+    assert order == ["mode", "folder", "tag", "since", "until", "sort", "preview"]
     ratios = page.evaluate(
         """() => {
         const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number);

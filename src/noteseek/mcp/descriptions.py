@@ -76,10 +76,10 @@ RELATED_DOC = (
 )
 SAVE_NOTE_DOC = (
     "Save a new note into the user's vault through intake: secrets in the text are redacted "
-    "before anything is written, the note is scored and filed into the best-matching folder, "
-    "queued for review, or set aside, and indexed at once (search finds it). Returns where it "
-    "went, why, and the run id that undoes it (`noteseek intake --undo RUN`). Write only what the "
-    "user asked to keep."
+    "before anything is written, the note is scored and filed into the best-matching folder or "
+    "queued for review (never set aside: the user asked to keep it), and indexed at once (search "
+    "finds it). Returns where it went, why, and the run id that undoes it "
+    "(`noteseek intake --undo RUN`). Write only what the user asked to keep."
 )
 APPEND_DOC = (
     "Append text to an existing Markdown note of the vault (vault-relative path as search returns "

@@ -9,7 +9,7 @@
   const SNIPPET_CHARS = 260;
   const $ = (id) => document.getElementById(id);
   const q = $("q"), mode = $("mode"), folder = $("folder"), tag = $("tag");
-  const since = $("since"), sort = $("sort");
+  const since = $("since"), until = $("until"), sort = $("sort");
   const list = $("results"), status = $("status");
   const previewTitle = $("preview-title"), previewCrumb = $("preview-crumb");
   const previewText = $("preview-text"), obsidian = $("obsidian-link");
@@ -188,6 +188,8 @@
     if (folder.value) p.append("folder", folder.value);
     for (const t of tag.value.split(/[\s,]+/)) if (t) p.append("tag", t);
     if (since.value) p.append("since", since.value);
+    // A date input's value is "" until a whole valid day is entered, so a half-typed day sends nothing.
+    if (until.value) p.append("until", until.value);
     if (sort.value !== "relevance") p.append("sort", sort.value);
     return p;
   }
@@ -311,6 +313,7 @@
   mode.addEventListener("change", () => schedule(0));
   folder.addEventListener("change", () => schedule(0));
   since.addEventListener("change", () => schedule(0));
+  until.addEventListener("change", () => schedule(0));
   sort.addEventListener("change", () => schedule(0));
   loadFilters();
   if (q.value) schedule(0);
