@@ -103,10 +103,6 @@ class Searcher:
             log.warning("vector search unavailable, using BM25 only: %s", why)
             self._warned = True
 
-    def bm25(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score, higher is better) for the best `limit` chunks."""
-        return [(cid, score) for cid, score, _ in self._bm25(query, limit)]
-
     def _bm25(
         self,
         query: str,
@@ -133,10 +129,6 @@ class Searcher:
         except ModelLoadError as exc:
             self._degrade(str(exc))
             return None
-
-    def knn(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the nearest `limit` chunks; empty when vectors are unavailable."""
-        return [(m.chunk_id, m.cosine) for m in self._knn(query, limit)]
 
     def _knn(self, query: str, limit: int, allowed: set[int] | None = None) -> list[VectorMatch]:
         vector = self._query_vector(query)
