@@ -21,8 +21,8 @@ from typing import Any
 
 import apsw
 
+from ..tokenizer import TOKENIZER_NAME
 from .connection import SqliteConnection
-from .tokenizer import TOKENIZER_NAME
 
 __all__ = ["NoteTermsTable"]
 
