@@ -132,3 +132,53 @@ def test_the_bundled_model_ships_as_package_data_of_its_package() -> None:
     files = [p.relative_to(PACKAGE / "embedding").as_posix() for p in model.iterdir()]
     assert "model.safetensors" in {Path(f).name for f in files}
     assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+
+
+def _imports_of(module: Path) -> set[str]:
+    """Every noteseek module `module` imports: at the top, inside functions and for type
+    checking alike (each makes the two modules depend on each other)."""
+    rel = module.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    package = parts if parts[-1] == "__init__" else parts[:-1]
+    package = [p for p in package if p != "__init__"]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_no_two_modules_import_each_other_in_a_cycle() -> None:
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {m: (_imports_of(p) & names.keys()) - {m} for m, p in names.items()}
+    # Depth-first search for a back edge; report the first cycle found.
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        state[module] = 2
+        path.pop()
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            cycle = visit(module)
+            assert cycle is None, " -> ".join(cycle)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import InvalidDateError, SearchRequestError
-from .search import MODES, Hit, Mode
+from .hits import Hit
 
 if TYPE_CHECKING:
     # Not imported at run time unless a request has dates: `datetime` costs a hook ~3 ms.
@@ -26,8 +26,20 @@ if TYPE_CHECKING:
 
     from ..core.time_range import TimeRange
 
-__all__ = ["SEARCH_LIMITS", "SORTS", "SearchLimits", "SearchRequest", "SearchResult", "Sort"]
+__all__ = [
+    "MODES",
+    "SEARCH_LIMITS",
+    "SORTS",
+    "Mode",
+    "SearchLimits",
+    "SearchRequest",
+    "SearchResult",
+    "Sort",
+]
 
+# Which lists a search runs: both fused, or one of them alone.
+Mode = Literal["hybrid", "bm25", "vector"]
+MODES: tuple[str, ...] = get_args(Mode)
 Sort = Literal["relevance", "date"]
 SORTS: tuple[str, ...] = ("relevance", "date")
 

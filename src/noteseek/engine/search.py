@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal
 
 from ..core.budget import fit_to_budget
 from ..core.file_kinds import document_kind
@@ -17,6 +17,7 @@ from .hits import Explanation, Hit, hit_from_row
 from .known_words import nothing_known
 from .note_lists import NoteList, best_chunks, group
 from .query_plan import CommonTerms
+from .request import MODES, Mode, SearchRequest
 from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
 
@@ -24,14 +25,11 @@ if TYPE_CHECKING:
     from ..core.time_range import TimeRange
     from ..storage.protocol import Storage
     from .multilingual import MultilingualLane
-    from .request import SearchRequest
 
-__all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
+__all__ = ["MODES", "Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
 
 log = logging.getLogger("noteseek.search")
 
-Mode = Literal["hybrid", "bm25", "vector"]
-MODES: tuple[str, ...] = get_args(Mode)
 EXACT_NAME_LIMIT = 5
 
 

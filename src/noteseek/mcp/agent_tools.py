@@ -10,7 +10,7 @@ the run id that undoes it.
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 from ..core.budget import estimate_tokens, truncate_at_word
 from ..intake.errors import IntakeError
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from .. import Hit, Index, LazyIndex, NoteLinks
     from ..intake.agent_writes import AppendResult, SavedNote
     from ..intake.domains import VaultModel
-    from .server import VaultService
 
 __all__ = ["AgentActions", "add_graph_tools", "add_write_tools", "format_links"]
 
@@ -138,6 +137,14 @@ class AgentActions:
             self._writer.close()
 
 
+class Service(Protocol):
+    """What the tools read of the MCP server's service (`server.VaultService`, which registers
+    them and so is not imported here): its actions."""
+
+    @property
+    def agent(self) -> AgentActions: ...
+
+
 def format_links(links: "NoteLinks", *, max_tokens: int) -> str:
     """A note's backlinks and outlinks as text within about `max_tokens`: every outlink first
     (short), then as many backlinks with their lines as fit, then how many were left out."""
@@ -198,7 +205,7 @@ def add_tools(
         )
 
 
-def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
+def add_graph_tools(server: "MCPServer[Any]", service: "Service", call: Call) -> None:
     """Register `links` and `related` (read-only)."""
     from pydantic import Field
 
@@ -226,7 +233,7 @@ def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
     )
 
 
-def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
+def add_write_tools(server: "MCPServer[Any]", service: "Service", call: Call) -> None:
     """Register `save_note` and `append_to_note` when the server allows writes, else nothing:
     a client then neither lists them nor can call them."""
     if not service.agent.allow_writes:
