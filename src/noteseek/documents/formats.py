@@ -79,6 +79,7 @@ def missing_libraries(kind: str) -> list[str]:
 
 def library_version(distribution: str) -> str:
     """`"name version"` for the engine field of a result."""
+    # Only when a result names its engine: importlib.metadata is slow to import.
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -3,6 +3,10 @@
 The facade is sealed: adapters (CLI, daemon, hooks, MCP server) and the library features above
 the engine (agents, evaluation, intake) reach the storage, the searcher and the embedding model
 only through the methods below, never through attributes.
+
+The methods import the code behind them on first use (the update, note and image access,
+links, related notes, coverage, time phrases): a one-shot search imports only the search path
+(tests/test_daemon.py checks what a hook process loads).
 """
 
 from __future__ import annotations

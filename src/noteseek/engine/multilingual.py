@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..core.language import GERMAN, query_language
 from ..embedding.multilingual import MultilingualModel, multilingual_installed
+from ..errors import ModelLoadError
 from ..storage import meta
 from .vectors import VectorMatch, VectorMatrix
 
@@ -92,8 +93,6 @@ class MultilingualLane:
 
     def search(self, query: str, limit: int, allowed: set[int] | None) -> list[VectorMatch]:
         """The `limit` chunks nearest to the query by e5 cosine; empty if the model fails."""
-        from ..errors import ModelLoadError
-
         try:
             vector = self.model.query(query)
         except ModelLoadError as exc:

@@ -9,6 +9,9 @@ query length, filter values and their length, the token budget) that every adapt
 The web API and the MCP server declare the same numbers in their schemas so clients see them;
 whatever reaches the constructor past them is refused with a `SearchRequestError` naming the
 option, which each adapter turns into its own reply (CLI exit 2, HTTP 422, an MCP error text).
+
+A query without a time word imports neither `datetime` nor the time-phrase reader: each costs
+a hook milliseconds, so they are imported inside the methods that read dates.
 """
 
 from __future__ import annotations

@@ -328,6 +328,7 @@ class Searcher:
         if not (built and fingerprint):
             return None
         if self._multilingual is None:
+            # The multilingual lane only for an index that has it.
             from .multilingual import MultilingualLane
 
             self._multilingual = MultilingualLane(self.store)

@@ -169,6 +169,7 @@ def _best_numpy(
     values: memoryview, ids: array[int], k: int, positions: list[int] | None
 ) -> list[int]:
     """The same positions as _best_python, by numpy."""
+    # numpy on first use: a one-shot hook never imports it (tests/test_daemon.py).
     import numpy as np
 
     scores = np.frombuffer(values, dtype=np.float64)

@@ -4,9 +4,13 @@ listed) and, only with `noteseek mcp --allow-writes`, `save_note` and `append_to
 Without --allow-writes the write tools are never registered: a client does not list them, and a
 call by name is refused by the SDK as an unknown tool. Their replies say where the text went and
 the run id that undoes it.
+
+The mcp extra's modules (pydantic, mcp.types) and intake's writer are imported when the
+server builds its tools, not when this module is imported.
 """
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures.
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -84,8 +88,6 @@ class AgentActions:
     def undo_line(self, run_id: str) -> str:
         """The command that undoes a write, with this server's vault (as `noteseek intake`
         prints it: pasted into a shell, it runs)."""
-        import shlex
-
         vault = self._vault or self._writer.get().vault_root or "VAULT"
         return (
             f"Undo: noteseek intake --undo {run_id} --vault {shlex.quote(str(vault))} "
