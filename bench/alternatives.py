@@ -117,11 +117,12 @@ class BuildStats:
 
 def read_chunks(noteseek_db: str | os.PathLike[str]) -> list[Chunk]:
     """Every chunk of a noteseek index, in id order."""
+    import _internals  # noteseek only when this is called (benchmark.py imports the module)
     import noteseek
 
     with noteseek.Index(noteseek_db, create=False) as idx:
         # White-box (a benchmark may): the alternatives are built from noteseek's own chunk rows.
-        rows = idx._store.db.execute(
+        rows = _internals.sqlite_db(idx).execute(
             "SELECT c.id, f.path, COALESCE(f.title, ''), c.section, c.chunk_text, "
             "f.heading_context FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
         )
@@ -150,7 +151,8 @@ def top_k(scores: npt.NDArray[Any], k: int) -> list[int]:
     if k <= 0:
         return []
     top = np.argpartition(-scores, k - 1)[:k]
-    return top[np.argsort(-scores[top], kind="stable")].tolist()
+    best: list[int] = top[np.argsort(-scores[top], kind="stable")].tolist()
+    return best
 
 
 def embed_all(embedder: Any, chunks: Sequence[Chunk]) -> Vectors:

@@ -426,12 +426,14 @@ def query_session(
     }
 
 
-def latency_table(ms: dict[str, list[float]], answers: dict[str, dict[str, Answer]]) -> dict:
+def latency_table(
+    ms: dict[str, list[float]], answers: dict[str, dict[str, Answer]]
+) -> dict[str, Any]:
     """Percentiles per system and ratios to noteseek hybrid (of percentiles, and paired)."""
     base = ms[BASE]
     out: dict[str, Any] = {}
     for name, values in ms.items():  # the untimed ablation has answers but no times
-        s = summary(values)
+        s: dict[str, Any] = dict(summary(values))
         s["ratio_p50"] = s["p50"] / pct(base, 50)
         s["ratio_p95"] = s["p95"] / pct(base, 95)
         s["paired_ratio_median"] = median([a / b for a, b in zip(values, base)])
@@ -452,8 +454,8 @@ def quality(
     matcher: NoteMatcher,
     prefix: str,
     note_bytes: dict[str, int],
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """Metrics of every ranked list (fused and each input list), paired tests, rg figures."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Metrics of every ranked list (fused and each input list), and the rg figures."""
 
     def notes(paths: Sequence[str]) -> list[str]:
         return list(dict.fromkeys(matcher.corpus_id(prefix + p) for p in paths))
@@ -471,7 +473,9 @@ def quality(
 
     rg: dict[str, Any] = {}
     for name in RG:
-        files, mb, found = [], [], 0
+        files: list[float] = []
+        mb: list[float] = []
+        found = 0
         for q in queries:
             listed = answers[name][q.id].paths
             files.append(len(listed))
@@ -927,13 +931,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_plots:
         img_dir = None
     if args.plots_only:
-        results = json.loads(path.read_text(encoding="utf-8"))
-        for r in results["vaults"].values():  # the tests only need the stored per-query nDCG@10
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        for r in stored["vaults"].values():  # the tests only need the stored per-query nDCG@10
             r["tests"] = paired_tests(r["quality"])
-        path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(report(results))
+        path.write_text(json.dumps(stored, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(report(stored))
         if img_dir is not None:
-            for png in plots(results, img_dir):
+            for png in plots(stored, img_dir):
                 print(f"wrote {png}")
         return 0
     vaults = [v.strip() for v in args.vaults.split(",") if v.strip()]

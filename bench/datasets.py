@@ -28,6 +28,8 @@ __all__ = [
     "DATASETS",
     "DATA_DIR",
     "REPO",
+    "SAMPLE_QUERIES",
+    "SAMPLE_VAULT",
     "Corpus",
     "DataSet",
     "NoteMatcher",
@@ -35,12 +37,16 @@ __all__ = [
     "load_qrels",
     "read_qrels",
     "read_queries",
+    "sample_index",
     "select_datasets",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO.parent / "shared" / "data"
 CACHE_DIR = REPO / "bench" / ".cache"
+# The benchmarks' `--smoke` input: the repository's sample vault and its judged queries.
+SAMPLE_VAULT = REPO / "examples" / "sample-vault"
+SAMPLE_QUERIES = REPO / "examples" / "golden" / "queries.jsonl"
 _STAMP = ".noteseek-bench-source"
 
 
@@ -429,3 +435,13 @@ class NoteMatcher:
 
 def _strip_md(key: str) -> str:
     return key[:-3] if key.lower().endswith(".md") else key
+
+
+def sample_index(folder: Path) -> Path:
+    """The sample vault indexed into `folder` (a `--smoke` run's index): its path."""
+    import noteseek  # here: the data-set helpers above run without the package's imports
+
+    db = folder / "sample.db"
+    with noteseek.Index(db) as idx:
+        idx.update(SAMPLE_VAULT)
+    return db

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _internals
 import noteseek.engine.update.documents as update_documents
 from datasets import CACHE_DIR, CORPORA, DATA_DIR, ensure_corpus
 from documents_fetch import MANUAL, MORE_PACKAGES, PACKAGES, ensure_packages
@@ -66,8 +67,8 @@ class RecordingPool(ExtractionPool):
         RecordingPool.opened += 1
         super().__init__(**kwargs)
 
-    def extract_many(self, paths: Any) -> Any:
-        for result in super().extract_many(paths):
+    def extract_many(self, paths: Any, *, limits: Any = None) -> Any:
+        for result in super().extract_many(paths, limits=limits):
             RecordingPool.results.append(result)
             yield result
 
@@ -97,7 +98,7 @@ def long_pdf(cache: Path, runs: int, tmp: Path) -> dict[str, Any]:
             started = time.perf_counter()
             stats = idx.update(vault)
             update_s.append(time.perf_counter() - started)
-            counts = idx._store.counts()
+            counts = _internals.storage(idx).counts()
             assert stats.chunks == counts["vectors"] == counts["embedded"] > 0, counts
     cli_s = []
     for run in range(runs):
@@ -173,7 +174,7 @@ def _per_format(results: list[Any], chunks: dict[str, int]) -> dict[str, Any]:
 
 def mixed(cache: Path, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str, Any]:
     made = build_mixed_vault(cache, mdn, count)
-    update_documents.ExtractionPool = RecordingPool  # type: ignore[misc]
+    update_documents.ExtractionPool = RecordingPool  # type: ignore[attr-defined]
     with Index(_fresh_db(tmp, "notes-only.db"), options=IndexOptions(documents=False)) as idx:
         idx.embed(["load the model"])
         started = time.perf_counter()
@@ -185,7 +186,7 @@ def mixed(cache: Path, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str,
         started = time.perf_counter()
         full = idx.update(MIXED)
         full_s = time.perf_counter() - started
-        rows = idx._store.db.execute(  # type: ignore[attr-defined]
+        rows = _internals.sqlite_db(idx).execute(
             "SELECT f.kind, count(*) FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE f.kind IS NOT NULL GROUP BY f.kind"
         )
@@ -224,6 +225,7 @@ def mixed(cache: Path, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str,
 CHILD = """
 import json, os, sys, time
 sys.path.insert(0, {src!r})
+import _internals
 import noteseek
 assert noteseek.__file__.startswith({src!r}), noteseek.__file__
 

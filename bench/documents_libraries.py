@@ -22,6 +22,7 @@ Libraries that are not installed are skipped with a note; ../shared/data absent 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import re
@@ -186,8 +187,8 @@ def encodings(data_dir: Path) -> dict[str, Any]:
         # The same real sentences as a German Excel's CSV export: one per row, with amounts in euro.
         for text in paras:
             sentences = re.split(r"(?<=[.!?]) ", text)
-            rows = ["Nr;Satz;Betrag"] + [f'{j};"{t}";{j * 3},50 €' for j, t in enumerate(sentences)]
-            csv_text = "\r\n".join(rows)
+            csv_rows = ["Nr;Satz;Betrag"] + [f'{j};"{t}";{j * 3},50 €' for j, t in enumerate(sentences)]
+            csv_text = "\r\n".join(csv_rows)
             try:
                 csv_text.encode("cp1252")
             except UnicodeEncodeError:
@@ -292,7 +293,7 @@ def spreadsheets(readxl: Path) -> dict[str, Any]:
             row: dict[str, Any] = {}
             for name, fn in (("python-calamine", with_calamine), ("openpyxl", with_openpyxl)):
                 try:
-                    seconds, count = _median(lambda fn=fn, path=path: fn(path), 3)
+                    seconds, count = _median(functools.partial(fn, path), 3)
                     row[name] = {"seconds": seconds, "rows": count}
                 except Exception as exc:  # calamine fails on one real readxl file
                     row[name] = {"error": f"{type(exc).__name__}: {exc}"[:120]}

@@ -61,7 +61,7 @@ def measure(locator: Path | DatabaseUrl, files: int) -> dict[str, dict[int, floa
             out["tags"][n] = timed(store, folders=None, tags=tags, files=None)
         return out
     finally:
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
 
 def main() -> None:

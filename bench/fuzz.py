@@ -90,7 +90,7 @@ def check_chunker(data: bytes) -> None:
         _meta, body = parse_frontmatter(normalised)
     except FrontmatterError:
         return
-    found = set()
+    found: set[str] = set()
     for chunk in note.chunks:
         found.update(w.lower() for w in _WORD.findall(chunk.text))
         found.update(w.lower() for w in _WORD.findall(chunk.section))

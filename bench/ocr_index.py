@@ -110,7 +110,8 @@ def _index_cpu(vault: Path, db: Path) -> float:
 
 
 def single(tmp: Path, rounds: int) -> dict[str, Any]:
-    with_image, without = [], []
+    with_image: list[Any] = []
+    without: list[Any] = []
     for i in range(rounds):
         for has_image in (True, False):
             vault = tmp / f"single-{i}-{has_image}"

@@ -40,10 +40,11 @@ sys.path.insert(0, str(BENCH))
 
 import psycopg  # noqa: E402
 
+import _internals  # noqa: E402
 import noteseek  # noqa: E402
 import pg_load  # noqa: E402
 import pg_queries  # noqa: E402
-from datasets import (  # noqa: E402  # noqa: E402
+from datasets import (  # noqa: E402
     CACHE_DIR,
     CORPORA,
     DATA_DIR,
@@ -112,17 +113,17 @@ def measure_set(conn: Any, name: str, args: argparse.Namespace) -> dict[str, Any
     out: dict[str, Any] = {"set": name, "queries": len(queries), "chunks": info.chunks}
     runs: dict[str, dict[str, list[str]]] = {}
     with noteseek.Index(db, create=False) as idx:
-        german = idx._store.get_meta("german_notes") == "1"
-        pg = pg_queries.PgLists(conn, cid, Tokenizer(german_queries=german), idx._searcher)
+        german = _internals.storage(idx).get_meta("german_notes") == "1"
+        pg = pg_queries.PgLists(conn, cid, Tokenizer(german_queries=german), idx)
         runs["sqlite bm25"] = _ranked(idx, queries, "bm25", matcher)
         runs["sqlite hybrid"] = _ranked(idx, queries, "hybrid", matcher)
-        out["score_check"] = pg.compare_scores(idx._searcher, [t for _, t in queries[:300]])
-        with pg.installed(idx._searcher, vectors="exact"):
+        out["score_check"] = pg.compare_scores(idx, [t for _, t in queries[:300]])
+        with pg.installed(idx, vectors="exact"):
             runs["pg bm25"] = _ranked(idx, queries, "bm25", matcher)
             runs["pg hybrid (exact knn)"] = _ranked(idx, queries, "hybrid", matcher)
         pg.ensure_hnsw()
         for ef in EF_SEARCH:
-            with pg.installed(idx._searcher, vectors="hnsw", ef_search=ef):
+            with pg.installed(idx, vectors="hnsw", ef_search=ef):
                 runs[f"pg hybrid (hnsw ef={ef})"] = _ranked(idx, queries, "hybrid", matcher)
         out["split_words"] = pg.split_words
     out["ndcg@10"] = {mode: round(_ndcg(qrels, run), 4) for mode, run in runs.items()}
@@ -154,9 +155,9 @@ def latency(conn: Any, args: argparse.Namespace) -> dict[str, Any]:
     _, _, queries = _queries("mdn", args.data_dir, db, args.latency_queries)
     texts = [t for _, t in queries]
     with noteseek.Index(db, create=False) as idx:
-        pg = pg_queries.PgLists(conn, cid, Tokenizer(), idx._searcher)
+        pg = pg_queries.PgLists(conn, cid, Tokenizer(), idx)
         variants: dict[str, Callable[[str], object]] = {
-            "sqlite fts5 bm25()": lambda q: idx._searcher._bm25(q, LIMIT),
+            "sqlite fts5 bm25()": lambda q: _internals.keyword_list(idx, q, LIMIT),
             "pg postings table": lambda q: pg.bm25(q, LIMIT),
             "pg per-stem arrays": lambda q: pg.bm25(q, LIMIT, store="arrays"),
             "pg tsvector + GIN": lambda q: pg.bm25(q, LIMIT, store="tsvector"),
@@ -204,7 +205,7 @@ def _hybrid_latency(idx: noteseek.Index, pg: Any, texts: list[str]) -> dict[str,
                 idx.search(q, mode="hybrid")
             else:
                 vectors = "exact" if "exact" in name else "hnsw"
-                with pg.installed(idx._searcher, vectors=vectors, ef_search=100):
+                with pg.installed(idx, vectors=vectors, ef_search=100):
                     started = time.perf_counter()
                     idx.search(q, mode="hybrid")
             samples[name].append(time.perf_counter() - started)
@@ -269,7 +270,7 @@ def main() -> int:
     if not url:
         sys.exit("error: no server: pass --url or start one (.ci/postgres.sh start) and export it")
     conn = psycopg.connect(url, autocommit=True)
-    exists = conn.execute("SELECT to_regclass('collections')").fetchone()[0]
+    exists = (conn.execute("SELECT to_regclass('collections')").fetchone() or (None,))[0]
     if args.reload or exists is None:
         pg_load.apply_schema(conn)
     sets = [] if args.latency_only else [measure_set(conn, s, args) for s in args.sets.split(",")]

@@ -32,6 +32,7 @@ from pgvector.psycopg import register_vector
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import _internals  # noqa: E402
 import noteseek  # noqa: E402
 from datasets import CACHE_DIR, DATA_DIR, DATASETS, read_queries  # noqa: E402
 
@@ -43,11 +44,11 @@ def mdn_vectors(cache_dir: Path, data_dir: Path, n_queries: int) -> tuple[Any, A
     """(chunk vectors int8 [n, 256], query vectors int8 [q, 256]) of MDN."""
     db = cache_dir / f"{DATASETS['mdn'].index}.db"
     with noteseek.Index(db, create=False) as idx:
-        matrix = idx._searcher.vectors.prepare()
+        matrix = _internals.vector_matrix(idx)
         assert matrix is not None
         rows = np.frombuffer(bytes(matrix.rows), dtype=np.int8).reshape(-1, matrix.dim)
         texts = list(read_queries(data_dir / DATASETS["mdn"].queries).values())[:n_queries]
-        queries = [idx._searcher._query_vector(t) for t in texts]
+        queries = [_internals.query_vector(idx, t) for t in texts]
     q = np.array([np.frombuffer(v, dtype=np.int8) for v in queries if v is not None])
     return rows.copy(), q
 

@@ -23,6 +23,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # tests.pgserver
 
+import _internals  # noqa: E402
 import noteseek  # noqa: E402
 from noteseek.storage.postgres.schema import MIGRATIONS  # noqa: E402
 from noteseek.storage.postgres.terms import Tokenizer, chunk_terms  # noqa: E402
@@ -97,9 +98,9 @@ def load_collection(
     )
     base = offset(cid)
     with noteseek.Index(db_path, create=False) as idx:
-        db = idx._store.db
-        german = idx._store.get_meta("german_notes") == "1"
-        matrix = idx._searcher.vectors.prepare()
+        db = _internals.sqlite_db(idx)
+        german = _internals.storage(idx).get_meta("german_notes") == "1"
+        matrix = _internals.vector_matrix(idx)
         assert matrix is not None, f"{db_path}: vectors could not be read"
         vectors = {
             int(i): bytes(matrix.rows[n * matrix.dim : (n + 1) * matrix.dim])
@@ -130,8 +131,8 @@ def load_collection(
             )
         tokenizer = Tokenizer(german_queries=german)
         chunk_rows = []
-        postings = []
-        tsv_rows = []
+        postings: list[tuple[object, ...]] = []
+        tsv_rows: list[tuple[object, ...]] = []
         tokens = 0
         for row in db.execute(
             "SELECT c.id, c.file_id, c.seq, c.section, c.chunk_text, f.title_field, "

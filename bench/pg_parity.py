@@ -37,9 +37,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
+import _internals
 import noteseek
 import quality
-from datasets import CACHE_DIR, CORPORA, DATA_DIR, DATASETS, NoteMatcher, ensure_corpus
+from datasets import (
+    CACHE_DIR,
+    CORPORA,
+    DATA_DIR,
+    DATASETS,
+    NoteMatcher,
+    ensure_corpus,
+    load_qrels,
+    read_queries,
+)
 from noteseek.core.locator import DatabaseUrl, with_collection
 
 SETS = ("mdn", "obsidian-hub", "beir-scifact")
@@ -78,7 +88,8 @@ def drop_collection(url: DatabaseUrl) -> None:
 
     name = url.collection
     with psycopg.connect(url.with_collection(None).url, autocommit=True) as conn:
-        if conn.execute("SELECT to_regclass('collections')").fetchone()[0] is None:
+        found = conn.execute("SELECT to_regclass('collections')").fetchone()
+        if found is None or found[0] is None:
             return
         row = conn.execute("SELECT id FROM collections WHERE name = %s", (name,)).fetchone()
         if row:
@@ -90,18 +101,18 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
     """Recall@k of the backend's `knn` (HNSW, the search's ef_search) against exact cosine
     top-k over the same int8 vectors, for the set's first queries."""
     with noteseek.Index(url, create=False) as idx:
-        store = idx._store  # white-box: bench only
-        rows = store.rows(  # type: ignore[attr-defined]
+        store = _internals.postgres_store(idx)
+        rows = store.rows(
             "SELECT id, embedding::text FROM chunks WHERE collection_id = %s "
             "AND embedding IS NOT NULL ORDER BY id",
-            (store.collections.only,),  # type: ignore[attr-defined]
+            (store.collections.only,),
         )
         ids = np.array([r[0] for r in rows])
         matrix = np.array([json.loads(r[1]) for r in rows], dtype=np.float32)
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
         recalls, times = [], []
         for text in queries:
-            vector = idx._searcher._query_vector(text)  # white-box: bench only
+            vector = _internals.query_vector(idx, text)
             if vector is None:
                 continue
             q = np.frombuffer(vector, dtype=np.int8).astype(np.float32)
@@ -111,20 +122,19 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
             found = {cid for cid, _ in store.knn(vector, k)}
             times.append(1000 * (time.perf_counter() - started))
             recalls.append(len(found & exact) / k)
-        plan = store.rows(  # type: ignore[attr-defined]
+        plan = store.rows(
             "EXPLAIN SELECT id FROM chunks WHERE collection_id = %s AND embedding IS NOT NULL "
             "ORDER BY embedding::halfvec(256) <=> %s::halfvec(256) LIMIT 100",
-            (store.collections.only, "[" + ",".join(["1"] * 256) + "]"),  # type: ignore[attr-defined]
+            (store.collections.only, "[" + ",".join(["1"] * 256) + "]"),
         )
-        with store.snapshot():  # type: ignore[attr-defined]
-            exact = bool(store._exact_collections())  # type: ignore[attr-defined]
+        exact_scan = bool(_internals.exact_vector_collections(store))
     return {
         "k": k,
         "queries": len(recalls),
         "recall": round(sum(recalls) / max(len(recalls), 1), 4),
         "p50_ms": round(statistics.median(times), 2) if times else None,
         "hnsw_built": any("chunks_hnsw" in r[0] for r in plan),
-        "knn_exact": exact,  # below EXACT_KNN_MAX_CHUNKS: knn scans exactly, index or not
+        "knn_exact": exact_scan,  # below EXACT_KNN_MAX_CHUNKS: knn scans exactly, index or not
     }
 
 
@@ -140,8 +150,8 @@ def measure(ds_name: str, args: argparse.Namespace) -> dict[str, Any]:
     built = build_collection(url, vault, rebuild=args.rebuild)
     print(f"[{ds.name}] {built}", file=sys.stderr, flush=True)
     matcher = NoteMatcher(quality.note_chunk_counts(sqlite_db), ds.id_prefix)
-    qrels, _ = matcher.map_qrels(quality.load_qrels(ds, args.data_dir, args.cache_dir))
-    texts = quality.read_queries(args.data_dir / ds.queries)
+    qrels, _ = matcher.map_qrels(load_qrels(ds, args.data_dir, args.cache_dir))
+    texts = read_queries(args.data_dir / ds.queries)
     queries = [(qid, text) for qid, text in texts.items() if qid in qrels]
     if args.limit_queries:
         queries = queries[: args.limit_queries]
@@ -178,7 +188,7 @@ def measure(ds_name: str, args: argparse.Namespace) -> dict[str, Any]:
 def latency(args: argparse.Namespace) -> dict[str, Any]:
     """Warm hybrid search on MDN, both backends alternately per query."""
     ds = DATASETS["mdn"]
-    texts = list(quality.read_queries(args.data_dir / ds.queries).values())
+    texts = list(read_queries(args.data_dir / ds.queries).values())
     warm, timed = texts[:50], texts[50 : 50 + args.latency_queries]
     sqlite_db = args.cache_dir / f"{ds.index}.db"
     url = collection_url(args.db, ds.index)

@@ -12,7 +12,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import _internals
 import pg_load
+from noteseek import Index
 from noteseek.engine.vectors import VectorMatch
 from noteseek.storage.postgres.bm25 import (
     COMMON_TERMS_SQL,
@@ -76,14 +78,14 @@ def _tsquery(query: Bm25Query) -> str:
 class PgLists:
     """BM25 and KNN candidate lists of one collection, from PostgreSQL."""
 
-    def __init__(self, conn: Any, cid: int, tokenizer: Tokenizer, searcher: Any) -> None:
+    def __init__(self, conn: Any, cid: int, tokenizer: Tokenizer, idx: Index) -> None:
         self.conn = conn
         self.cid = cid
         self.base = pg_load.offset(cid)
         self.tokenizer = tokenizer
-        self.settings = searcher.settings
-        self.dim = int(searcher.store.get_meta("vector_dim") or 256)
-        self.query_vector = searcher._query_vector
+        self.settings = _internals.searcher(idx).settings
+        self.dim = int(_internals.storage(idx).get_meta("vector_dim") or 256)
+        self.idx = idx
         self._common: dict[float, frozenset[str]] = {}
         self.split_words = 0
         self.vectors = "exact"
@@ -114,7 +116,7 @@ class PgLists:
         *,
         store: str = "postings",
     ) -> list[tuple[int, float, int]]:
-        """(SQLite chunk id, score, SQLite file id), best first, like Searcher._bm25."""
+        """(SQLite chunk id, score, SQLite file id), best first, like the engine's own BM25 list."""
         if allowed is not None:
             raise NotImplementedError("filters are not part of this benchmark")
         share = self.settings.max_term_share if term_share is None else term_share
@@ -139,7 +141,7 @@ class PgLists:
     def knn(self, text: str, limit: int, allowed: set[int] | None = None) -> list[VectorMatch]:
         if allowed is not None:
             raise NotImplementedError("filters are not part of this benchmark")
-        vector = self.query_vector(text)
+        vector = _internals.query_vector(self.idx, text)
         if vector is None:
             return []
         literal = "[" + ",".join(str(v) for v in memoryview(vector).cast("b")) + "]"
@@ -162,25 +164,21 @@ class PgLists:
         self.conn.execute(hnsw_index_sql(self.cid, self.dim))
 
     @contextlib.contextmanager
-    def installed(self, searcher: Any, *, vectors: str, ef_search: int = 100) -> Iterator[None]:
-        """The searcher's candidate lists come from PostgreSQL inside the block."""
+    def installed(self, idx: Index, *, vectors: str, ef_search: int = 100) -> Iterator[None]:
+        """The index's candidate lists come from PostgreSQL inside the block."""
         self.vectors, self.ef_search = vectors, ef_search
-        searcher._bm25 = self.bm25
-        searcher._knn = self.knn
-        try:
+        with _internals.candidate_lists_from(idx, self.bm25, self.knn):
             yield
-        finally:
-            del searcher._bm25, searcher._knn
 
     # --- checks and facts --------------------------------------------------------------------
 
-    def compare_scores(self, searcher: Any, texts: list[str]) -> dict[str, Any]:
+    def compare_scores(self, idx: Index, texts: list[str]) -> dict[str, Any]:
         """FTS5 bm25() vs the SQL score, chunk by chunk, over each query's top 100."""
         worst = 0.0
         same_ids = 0
         compared = 0
         for text in texts:
-            fts = searcher._bm25(text, 100)
+            fts = _internals.keyword_list(idx, text, 100)
             sql = self.bm25(text, 100)
             same_ids += [r[0] for r in fts] == [r[0] for r in sql]
             ours = {r[0]: r[1] for r in sql}

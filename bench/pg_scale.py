@@ -33,6 +33,7 @@ from pgvector.psycopg import register_vector
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import _internals  # noqa: E402
 import noteseek  # noqa: E402
 import pg_hnsw  # noqa: E402
 from datasets import CACHE_DIR, DATA_DIR, DATASETS  # noqa: E402
@@ -46,7 +47,7 @@ def real_vectors(cache_dir: Path) -> Any:
     for name in SOURCES:
         db = cache_dir / f"{DATASETS[name].index}.db"
         with noteseek.Index(db, create=False) as idx:
-            matrix = idx._searcher.vectors.prepare()
+            matrix = _internals.vector_matrix(idx)
             assert matrix is not None, f"{db}: no vectors"
             parts.append(np.frombuffer(bytes(matrix.rows), dtype=np.int8).reshape(-1, matrix.dim))
     return np.concatenate(parts)
@@ -95,7 +96,7 @@ def main() -> int:
     conn = psycopg.connect(args.url, autocommit=True)
     register_vector(conn)
     settings = {
-        name: conn.execute(f"SHOW {name}").fetchone()[0]
+        name: (conn.execute(f"SHOW {name}").fetchone() or ("?",))[0]
         for name in ("maintenance_work_mem", "max_parallel_maintenance_workers", "shared_buffers")
     }
     table = f"scale_{len(rows)}"

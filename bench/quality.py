@@ -45,6 +45,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pip install -e '.[bench]'"
     )
 
+import _internals
 import noteseek
 from datasets import (
     CACHE_DIR,
@@ -170,7 +171,7 @@ def open_index(ds: DataSet, vault: Path, cache_dir: Path, *, reindex: bool) -> I
 def note_chunk_counts(db: Path) -> dict[str, int]:
     """Vault-relative path -> number of chunks, for every file the index knows."""
     with noteseek.Index(db, create=False) as idx:
-        rows = idx._store.db.execute("SELECT path, chunk_count FROM files")  # white-box: bench only
+        rows = _internals.sqlite_db(idx).execute("SELECT path, chunk_count FROM files")
         return {str(path): int(n) for path, n in rows}
 
 
@@ -438,7 +439,7 @@ def to_json(results: Sequence[SetResult], args: argparse.Namespace) -> dict[str,
             return [clean(v) for v in x]
         return x
 
-    return clean(
+    cleaned: dict[str, Any] = clean(
         {
             "config": {
                 "modes": list(args.modes),
@@ -471,6 +472,7 @@ def to_json(results: Sequence[SetResult], args: argparse.Namespace) -> dict[str,
             },
         }
     )
+    return cleaned
 
 
 def _settings_dict(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The learned rerank's own cost in a warm hybrid query: one process, one index, query by query.
 
     nice -n 10 python bench/rerank_cost.py --db bench/.cache/mdn.db
+    python bench/rerank_cost.py --smoke      # the sample vault and its judged queries, seconds
 
 Two `Index` objects on the same file, one with the default settings and one with
 `SearchSettings(rerank=False)`; every query runs through both, in a random order per query, after
@@ -15,10 +16,12 @@ import argparse
 import json
 import random
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
 import noteseek
+from datasets import SAMPLE_QUERIES, sample_index
 from noteseek import SearchSettings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,11 +32,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--db", required=True, type=Path)
+    parser.add_argument("--db", type=Path)
     parser.add_argument("--queries", type=Path, default=QUERIES)
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="the sample vault, one pass")
     args = parser.parse_args()
+    tmp = tempfile.TemporaryDirectory()
+    if args.smoke:
+        args.db, args.queries, args.passes = sample_index(Path(tmp.name)), SAMPLE_QUERIES, 1
+    elif args.db is None:
+        parser.error("--db is required (or --smoke)")
     if not args.queries.exists():
         raise SystemExit(f"{args.queries} not found: pass --queries (needs ../shared/data)")
     queries = [json.loads(line)["text"] for line in args.queries.open(encoding="utf-8")]

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+import _internals
 import noteseek
 from datasets import (
     CACHE_DIR,
@@ -95,34 +96,32 @@ def collect(name: str, data_dir: Path, cache_dir: Path) -> list[dict[str, Any]]:
     db = Path(info.db)
     settings = SearchSettings(rerank=False)
     with noteseek.Index(db, create=False, settings=settings) as idx:
-        paths = idx._store.file_paths()
+        paths = _internals.storage(idx).file_paths()
         counts = {p: 1 for p in paths.values()}
         matcher = NoteMatcher(counts, ds.id_prefix)
         qrels, _ = matcher.map_qrels(load_qrels(ds, data_dir, cache_dir))
         texts = read_queries(data_dir / ds.queries)
-        reranker = idx._searcher.reranker
-        reranker.capture = True
         out = []
-        for qid, text in texts.items():
-            if qid not in qrels:
-                continue
-            reranker.last = None
-            hits = idx.search(text, limit=LIMIT, explain=True)
-            last = reranker.last
-            head, rows = last if last is not None else ([], [])
-            out.append(
-                {
-                    "qid": qid,
-                    "text": text,
-                    "hits": [matcher.note_id(h.path) for h in hits],
-                    "exact": [matcher.note_id(h.path) for h in hits if h.explanation and h.explanation.exact_name],
-                    "head": [matcher.note_id(paths[f]) for f in head],
-                    # file ids of the head, for lab features computed from the index (rerank_signals.py)
-                    "head_fids": list(head),
-                    "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES)),
-                    "qrels": qrels[qid],
-                }
-            )
+        with _internals.rerank_rows(idx) as rerank_rows:
+            for qid, text in texts.items():
+                if qid not in qrels:
+                    continue
+                hits = idx.search(text, limit=LIMIT, explain=True)
+                last = rerank_rows()
+                head, rows = last if last is not None else ([], [])
+                out.append(
+                    {
+                        "qid": qid,
+                        "text": text,
+                        "hits": [matcher.note_id(h.path) for h in hits],
+                        "exact": [matcher.note_id(h.path) for h in hits if h.explanation and h.explanation.exact_name],
+                        "head": [matcher.note_id(paths[f]) for f in head],
+                        # file ids of the head, for lab features computed from the index (rerank_signals.py)
+                        "head_fids": list(head),
+                        "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES)),
+                        "qrels": qrels[qid],
+                    }
+                )
     return out
 
 
@@ -265,7 +264,7 @@ def check(args: argparse.Namespace, data: dict[str, list[dict[str, Any]]], full:
         (ds,) = select_datasets(name)
         db = args.cache_dir / f"{ds.index}.db"
         with noteseek.Index(db, create=False) as idx:
-            counts = {p: 1 for p in idx._store.file_paths().values()}
+            counts = {p: 1 for p in _internals.storage(idx).file_paths().values()}
             matcher = NoteMatcher(counts, ds.id_prefix)
             lists = [list(dict.fromkeys(matcher.note_id(h.path) for h in idx.search(q["text"], limit=LIMIT))) for q in data[name]]
         engine = ndcg(data[name], lists)

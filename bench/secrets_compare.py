@@ -82,9 +82,9 @@ _KEEP: list[object] = []
 
 def noteseek_detector(text: str) -> list[Finding]:
     # Spans of one pass; scrub() repeats to a fixpoint.
-    from noteseek.secrets.scrubber import _find_secrets
+    import _internals
 
-    return [Finding(s, e, text[s:e], name) for s, e, name in _find_secrets(text)]
+    return [Finding(s, e, text[s:e], name) for s, e, name in _internals.secret_spans(text)]
 
 
 def detect_secrets_detector() -> Detector:

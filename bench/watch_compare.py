@@ -59,7 +59,11 @@ def _rss_kb() -> tuple[int, int]:
 def child(lib: str, mode: str, root: str) -> None:
     """Watch `root` with one library until stdin closes, printing READY, then one EV per callback."""
     stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    def wait_for_eof() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
     started = time.monotonic()
     polling = mode == "polling"
     try:
@@ -103,7 +107,7 @@ def child(lib: str, mode: str, root: str) -> None:
             from watchdog.observers import Observer
             from watchdog.observers.polling import PollingObserver
 
-            class Handler(FileSystemEventHandler):
+            class Handler(FileSystemEventHandler):  # type: ignore[misc]  # untyped library
                 def on_any_event(self, event: FileSystemEvent) -> None:
                     paths = [str(event.src_path)]
                     if getattr(event, "dest_path", ""):
@@ -315,7 +319,8 @@ def main() -> None:
             os.environ["WATCHDOG_ALL"] = "1"
         runs = [(lib, mode) for lib in ("watchfiles", "watchdog") for mode in ("native", "polling")]
         if args.only:
-            runs = [tuple(args.only.split(":"))]  # type: ignore[misc]
+            lib, mode = args.only.split(":")
+            runs = [(lib, mode)]
         rows = []
         for lib, mode in runs:
             print(f"-- {lib} {mode}", file=sys.stderr, flush=True)

@@ -25,6 +25,7 @@ The first run builds the MDN index in the workdir (a few minutes); ``--workdir``
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import secrets
@@ -64,6 +65,13 @@ def _summary(values: list[float]) -> str:
         f"median {1000 * statistics.median(ordered):.0f} ms, p95 {1000 * p95:.0f} ms, "
         f"max {1000 * ordered[-1]:.0f} ms"
     )
+
+
+def _listed(
+    found: Callable[[str], set[str]], word: str, rel: str, *, listed: bool = True
+) -> bool:
+    """Whether a search for `word` lists the note `rel` (or, with `listed=False`, does not)."""
+    return (rel in found(word)) == listed
 
 
 def _until(condition: Callable[[], bool], timeout: float = TIMEOUT, step: float = 0.05) -> float:
@@ -146,6 +154,9 @@ class WatchProcess:
     def lines(self, marker: str) -> list[str]:
         return [x for x in self.log.read_text("utf-8", "replace").splitlines() if marker in x]
 
+    def has_line(self, marker: str) -> bool:
+        return bool(self.lines(marker))
+
     def runs(self) -> int:
         return len(self.lines("updated: ")) + len(self.lines("caught up"))
 
@@ -204,17 +215,17 @@ def latency(vault: Path, reader: Index, watch: WatchProcess, runs: int) -> None:
             # A section of its own: appended to the page's last section (often "See also", which
             # the chunker leaves out) the word would never be searchable.
             f.write(f"\n\n## Watch bench edit\n\nThe word {word} was added by the benchmark.\n")
-        edit.append(_until(lambda rel=rel, word=word: rel in found(word)) - start)
+        edit.append(_until(functools.partial(_listed, found, word, rel)) - start)
         watch.wait_idle()
         word, rel = _word(), f"zz-watch-bench/new-{i}.md"
         path = vault / rel
         start = time.monotonic()
         path.write_text(f"---\ntitle: Watch bench {i}\n---\n\n# Watch bench\n\n{word} text\n")
-        new.append(_until(lambda rel=rel, word=word: rel in found(word)) - start)
+        new.append(_until(functools.partial(_listed, found, word, rel)) - start)
         watch.wait_idle()
         start = time.monotonic()
         path.unlink()
-        gone.append(_until(lambda rel=rel, word=word: rel not in found(word)) - start)
+        gone.append(_until(functools.partial(_listed, found, word, rel, listed=False)) - start)
         watch.wait_idle()
         print(
             f"  run {i + 1}: edit {edit[-1]:.2f} s, new {new[-1]:.2f} s, deletion "
@@ -240,7 +251,7 @@ def checkout(
     reflected, plain, plain_wall, runs_per = [], [], [], []
     for r in range(rounds):
         watch = WatchProcess(vault, db, db.parent / f"watch-checkout-{r}.log", extra)
-        _until(lambda w=watch: bool(w.lines("caught up")), timeout=600)
+        _until(functools.partial(watch.has_line, "caught up"), timeout=600)
         watch.wait_idle()
         before = watch.runs()
         start = time.monotonic()
@@ -320,7 +331,7 @@ def main() -> None:
         reader.warm_up()
         watch = WatchProcess(vault, db, workdir / "watch.log", extra)
         start = time.monotonic()
-        _until(lambda: bool(watch.lines("caught up")), timeout=600)
+        _until(functools.partial(watch.has_line, "caught up"), timeout=600)
         print(
             f"noteseek watch caught up {time.monotonic() - start:.2f} s after it started: "
             f"{watch.lines('caught up')[0].split(' ', 1)[1]}",

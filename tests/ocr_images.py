@@ -22,6 +22,7 @@ __all__ = [
     "noise_image",
     "screenshot",
     "whiteboard_photo",
+    "words",
 ]
 
 _DEBIAN = Path("/usr/share/fonts/truetype/dejavu")
@@ -37,10 +38,10 @@ class Drawn:
     @property
     def words(self) -> list[str]:
         """The drawn words, lower case, punctuation stripped."""
-        return [w for line in self.lines for w in _words(line)]
+        return [w for line in self.lines for w in words(line)]
 
 
-def _words(text: str) -> list[str]:
+def words(text: str) -> list[str]:
     out = []
     for raw in text.split():
         word = raw.strip(".,:;!?()[]\"'").lower()

@@ -50,7 +50,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return clean
 
 
-def _title(chars: int) -> str:
+def long_title(chars: int) -> str:
     """`chars` characters of distinct words: `alpha0 bravo1 charlie2 …`."""
     return " ".join(f"{WORDS[i % len(WORDS)]}{i}" for i in range(chars // 4))[:chars]
 
@@ -95,7 +95,7 @@ def test_a_150_kb_title_over_200_sections_stays_a_small_index(
 ) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()
-    title = _title(150_000)
+    title = long_title(150_000)
     sections = "\n\n".join(
         f"## Section {i}\n\nShort text number {i} about {WORDS[i % len(WORDS)]} things here."
         for i in range(200)
@@ -128,7 +128,7 @@ def test_a_150_kb_title_over_200_sections_stays_a_small_index(
     assert "huge.md" in status and "title cut to" in status and "aliases: the first 100" in status
 
 
-def _pdf(title: str, pages: list[str]) -> bytes:
+def hostile_pdf(title: str, pages: list[str]) -> bytes:
     """A minimal PDF with one line of text per page (Helvetica) and an /Info /Title."""
     objects: list[bytes] = [b"", b""]  # 1: catalog, 2: pages (filled below)
     kids = []
@@ -173,7 +173,7 @@ def test_a_pdf_with_a_142_kb_title_over_200_pages_stays_a_small_index(
     vault = tmp_path / "vault"
     vault.mkdir()
     pages = [f"Page {i} talks about {WORDS[i % len(WORDS)]} and nothing else." for i in range(200)]
-    data = _pdf(_title(142_000), pages)
+    data = hostile_pdf(long_title(142_000), pages)
     (vault / "big-title.pdf").write_bytes(data)
     db = tmp_path / "i.db"
     run("index", str(vault), "--db", str(db), "-q", env=env)

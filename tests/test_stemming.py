@@ -9,7 +9,7 @@ import pytest
 
 from noteseek import Index
 from noteseek.core.language import GERMAN, note_language
-from noteseek.storage.sqlite.tokenizer import StemOptions, register
+from noteseek.storage.tokenizer import StemOptions, register
 
 from .conftest import FakeEmbedder, WriteNotes, note
 

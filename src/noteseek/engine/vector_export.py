@@ -15,7 +15,7 @@ from ..embedding.quantize import dequantize
 
 if TYPE_CHECKING:
     from ..storage.protocol import Storage
-    from .vectors import _Matrix
+    from .vectors import VectorMatrix
 
 __all__ = ["ChunkVectors", "FloatMatrix", "chunk_vectors", "float_matrix"]
 
@@ -37,7 +37,7 @@ class ChunkVectors:
     paths: tuple[str | None, ...]
 
 
-def float_matrix(matrix: _Matrix | None, store: Storage) -> FloatMatrix | None:
+def float_matrix(matrix: VectorMatrix | None, store: Storage) -> FloatMatrix | None:
     """The in-memory int8 rows as unit float32 rows with their file ids; None without a matrix."""
     if matrix is None:
         return None

@@ -27,14 +27,13 @@ if TYPE_CHECKING:
     from collections.abc import Hashable
 
     from ..storage.protocol import Storage
-    from .vector_export import ChunkVectors, FloatMatrix
 
 try:
     import simsimd
 except ImportError:  # pragma: no cover - a core dependency; without it vec0's KNN answers
     simsimd = None  # type: ignore[assignment]
 
-__all__ = ["VectorIndex", "VectorMatch"]
+__all__ = ["VectorIndex", "VectorMatch", "VectorMatrix"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class VectorIndex:
 
     def __init__(self, store: Storage) -> None:
         self._store = store
-        self._matrix: _Matrix | None = None
+        self._matrix: VectorMatrix | None = None
         self._version: Hashable = None
         self.uses_matrix = simsimd is not None
         self._searches = 0
@@ -61,10 +60,10 @@ class VectorIndex:
         self._matrix = None
         self._version = None
 
-    def _load_matrix(self) -> _Matrix | None:
+    def _load_matrix(self) -> VectorMatrix | None:
         """Every vector from the storage; None if it cannot hand them out whole."""
         rows = self._store.vector_rows()
-        return None if rows is None else _Matrix(rows.ids, rows.rows, rows.dim)
+        return None if rows is None else VectorMatrix(rows.ids, rows.rows, rows.dim)
 
     def search(
         self, query: bytes, limit: int, *, allowed: set[int] | None = None
@@ -96,7 +95,7 @@ class VectorIndex:
         ]
         return kept[:limit]
 
-    def prepare(self) -> _Matrix | None:
+    def prepare(self) -> VectorMatrix | None:
         """The in-memory vectors, re-read if the index changed; None when only vec0 KNN works."""
         if not self.uses_matrix:
             return None
@@ -112,23 +111,11 @@ class VectorIndex:
                 self._version = state
         return self._matrix
 
-    def float_matrix(self) -> FloatMatrix | None:
-        """Every vector as a unit float32 row (numpy), with its note; None without a matrix."""
-        from .vector_export import float_matrix
-
-        return float_matrix(self.prepare(), self._store)
-
-    def chunk_vectors(self) -> ChunkVectors | None:
-        """`float_matrix` with note paths instead of file ids (for intake's note centroids)."""
-        from .vector_export import chunk_vectors
-
-        return chunk_vectors(self.float_matrix(), self._store)
-
     def _vec0_search(self, query: bytes, limit: int) -> list[VectorMatch]:
         return [VectorMatch(cid, cosine) for cid, cosine in self._store.knn(query, limit)]
 
 
-class _Matrix:
+class VectorMatrix:
     """A snapshot of the vectors: chunk ids and their int8 rows. Immutable.
 
     A plain class, not a dataclass: every one-shot search defines it, and a dataclass costs a
@@ -182,6 +169,7 @@ def _best_numpy(
     values: memoryview, ids: array[int], k: int, positions: list[int] | None
 ) -> list[int]:
     """The same positions as _best_python, by numpy."""
+    # numpy on first use: a one-shot hook never imports it (tests/test_daemon.py).
     import numpy as np
 
     scores = np.frombuffer(values, dtype=np.float64)

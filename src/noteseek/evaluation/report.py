@@ -66,9 +66,11 @@ def render_table(report: EvalReport) -> str:
 
 
 def _plot(report: EvalReport, path: Path) -> None:
+    # matplotlib (the eval extra) only when a plot is drawn.
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed
+    # matplotlib (the eval extra) only when a plot is drawn.
     import matplotlib.pyplot as plt
 
     names = list(METRICS)

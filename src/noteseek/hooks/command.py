@@ -7,6 +7,9 @@ fresh process on every prompt, so this module imports nothing heavy at the top, 
 Fail-open and silent: whatever goes wrong (no index, a broken payload, a bug) the hook exits 0 and
 prints nothing, so the user's prompt goes through untouched; the reason goes to a log file
 (`hook.log` in noteseek's data folder). The log never holds prompt text, only what happened.
+
+On the per-prompt path each call imports only what it needs (the daemon client first, the
+index and the scrubber only when the call has to use them).
 """
 
 from __future__ import annotations

@@ -4,13 +4,17 @@ listed) and, only with `noteseek mcp --allow-writes`, `save_note` and `append_to
 Without --allow-writes the write tools are never registered: a client does not list them, and a
 call by name is refused by the SDK as an unknown tool. Their replies say where the text went and
 the run id that undoes it.
+
+The mcp extra's modules (pydantic, mcp.types) and intake's writer are imported when the
+server builds its tools, not when this module is imported.
 """
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures.
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 from ..core.budget import estimate_tokens, truncate_at_word
 from ..intake.errors import IntakeError
@@ -23,7 +27,6 @@ if TYPE_CHECKING:
     from .. import Hit, Index, LazyIndex, NoteLinks
     from ..intake.agent_writes import AppendResult, SavedNote
     from ..intake.domains import VaultModel
-    from .server import VaultService
 
 __all__ = ["AgentActions", "add_graph_tools", "add_write_tools", "format_links"]
 
@@ -85,8 +88,6 @@ class AgentActions:
     def undo_line(self, run_id: str) -> str:
         """The command that undoes a write, with this server's vault (as `noteseek intake`
         prints it: pasted into a shell, it runs)."""
-        import shlex
-
         vault = self._vault or self._writer.get().vault_root or "VAULT"
         return (
             f"Undo: noteseek intake --undo {run_id} --vault {shlex.quote(str(vault))} "
@@ -141,6 +142,14 @@ class AgentActions:
         """Close the writing index if a write opened it."""
         with self._write_lock:
             self._writer.close()
+
+
+class Service(Protocol):
+    """What the tools read of the MCP server's service (`server.VaultService`, which registers
+    them and so is not imported here): its actions."""
+
+    @property
+    def agent(self) -> AgentActions: ...
 
 
 def format_links(links: "NoteLinks", *, max_tokens: int) -> str:
@@ -203,7 +212,7 @@ def add_tools(
         )
 
 
-def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
+def add_graph_tools(server: "MCPServer[Any]", service: "Service", call: Call) -> None:
     """Register `links` and `related` (read-only)."""
     from pydantic import Field
 
@@ -231,7 +240,7 @@ def add_graph_tools(server: "MCPServer[Any]", service: "VaultService", call: Cal
     )
 
 
-def add_write_tools(server: "MCPServer[Any]", service: "VaultService", call: Call) -> None:
+def add_write_tools(server: "MCPServer[Any]", service: "Service", call: Call) -> None:
     """Register `save_note` and `append_to_note` when the server allows writes, else nothing:
     a client then neither lists them nor can call them."""
     if not service.agent.allow_writes:

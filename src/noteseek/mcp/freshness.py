@@ -51,6 +51,7 @@ class Freshness:
 
     def line(self) -> str | None:
         """What keeping the index fresh does now (None: not asked to)."""
+        # The watcher only for a server that keeps its index fresh.
         from ..watch.refresh import describe
 
         if self._refresher is not None:
@@ -67,6 +68,7 @@ class Freshness:
             self._refresher.close()
 
     def _begin(self) -> None:
+        # The watcher only for a server that keeps its index fresh.
         from ..watch.refresh import IndexRefresher
 
         try:

@@ -69,6 +69,7 @@ class NotePage(TypedDict):
 
 
 def _text_result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    # The mcp extra, imported when a reply is built.
     from mcp.types import CallToolResult, TextContent
 
     return CallToolResult(

@@ -259,6 +259,7 @@ def _load_sdk() -> Any:
 def build_server(service: VaultService) -> "MCPServer[Any]":
     """The MCP server with the search, get_note and status tools over `service`."""
     sdk = _load_sdk()
+    # The mcp extra, imported when the server is built.
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult
     from pydantic import Field

@@ -41,7 +41,7 @@ from .records import (
     KindOutcomes,
     StoredChunk,
 )
-from .rows import ChunkRow, VectorRows
+from .rows import ChunkRow, NoteTerms, VectorRows
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
     import numpy as np
@@ -56,9 +56,6 @@ KeywordMatch = tuple[int, float, int]
 # A query word's index forms (the stems the keyword index stores for it) and how many chunks hold
 # the most frequent of them.
 TermCount = tuple[tuple[str, ...], int]
-# A note's distinct index tokens of its title field, tags field and headings, its chunk count and
-# its size in bytes (the reranker's per-note facts).
-NoteTerms = tuple[frozenset[str], frozenset[str], frozenset[str], int, int]
 
 
 class Storage(Protocol):

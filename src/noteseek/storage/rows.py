@@ -7,9 +7,14 @@ that a one-shot search defines only these two dataclasses: each costs a process 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["ChunkRow", "VectorRows"]
+__all__ = ["ChunkRow", "NoteTerms", "VectorRows", "note_terms_of", "vector_rows_of"]
+
+# A note's terms for the rerank: title, tag and heading tokens, chunk count, size in bytes.
+NoteTerms = tuple[frozenset[str], frozenset[str], frozenset[str], int, int]
 
 
 @dataclass(frozen=True)
@@ -38,3 +43,36 @@ class VectorRows:
     ids: array[int]
     rows: bytearray  # never written after the read
     dim: int
+
+
+def note_terms_of(rows: Iterable[Sequence[Any]]) -> dict[int, NoteTerms]:
+    """`note_terms` from (file id, title, tags, headings, chunk count, size) rows, tokens space
+    separated; NULL tokens (a note indexed before its backend stored them) are empty sets."""
+    empty: frozenset[str] = frozenset()
+    return {
+        int(fid): (
+            frozenset(title.split()) if title else empty,
+            frozenset(tags.split()) if tags else empty,
+            frozenset(heads.split()) if heads else empty,
+            int(chunks),
+            int(size),
+        )
+        for fid, title, tags, heads, chunks, size in rows
+    }
+
+
+def vector_rows_of(pairs: Iterable[Sequence[Any]]) -> VectorRows | None:
+    """`VectorRows` of (chunk id, vector bytes) pairs in chunk id order; a vector whose length is
+    not the first one's is left out; None when there is none."""
+    ids: array[int] = array("q")
+    data = bytearray()
+    dim = 0
+    for chunk_id, stored in pairs:
+        vector = bytes(stored)
+        if not dim:
+            dim = len(vector)
+        if len(vector) != dim:
+            continue
+        ids.append(int(chunk_id))
+        data += vector
+    return VectorRows(ids, data, dim) if dim else None

@@ -39,6 +39,7 @@ def run_server(
     gets the URL once every worker's index is open and warm. Raises UnsafeBindError for a
     non-loopback `host` without a token, and what opening the index raises (IndexNotFoundError,
     ...)."""
+    # The web extra, imported when the server starts.
     import uvicorn
 
     check_bind(host, token)

@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from importlib.util import find_spec
 from pathlib import Path
 
 from ...core.file_kinds import IMAGE_KIND
@@ -109,8 +110,6 @@ def library_now_installed(state: FileState) -> bool:
     if not state.engine or not state.engine.startswith("missing:") or state.kind is None:
         return False
     module = state.engine.split(":", 1)[1]
-    from importlib.util import find_spec
-
     try:
         found = find_spec(module) is not None
     except (ImportError, ValueError):

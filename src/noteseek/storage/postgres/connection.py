@@ -351,9 +351,6 @@ class PgConnection:
         with self._transaction(lock=0, read_only=True):
             yield
 
-    def checkpoint(self) -> None:
-        """End-of-run housekeeping: the vector index (vector_table.py)."""
-
     # -- meta ---------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

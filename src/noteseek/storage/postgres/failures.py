@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -27,15 +27,32 @@ from ...settings import ENV_COLLECTION, ENV_WRITE_DB
 from .errors import connection_error, parse_target
 
 if TYPE_CHECKING:
-    from .connection import PgConnection
+    from collections.abc import Sequence
 
-__all__ = ["Failures"]
+    from ...core.locator import DatabaseUrl
+    from .collections import Selection
+
+
+class Connection(Protocol):
+    """What the translations read of the connection they serve (`connection.PgConnection`,
+    which makes its `Failures` and so is not imported here)."""
+
+    url: DatabaseUrl
+    selection: Selection
+    conn: psycopg.Connection[Any]
+
+    @property
+    def location(self) -> str: ...
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any: ...
+
+__all__ = ["Connection", "Failures"]
 
 
 class Failures:
     """Failure translation and the writability checks of one connection."""
 
-    def __init__(self, owner: PgConnection) -> None:
+    def __init__(self, owner: Connection) -> None:
         self._owner = owner
         self._standby: bool | None = None
         self._may_write: bool | None = None

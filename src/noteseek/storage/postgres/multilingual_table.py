@@ -10,11 +10,10 @@ collection meta; several collections report the state they share.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 
 from .. import meta
-from ..rows import VectorRows
+from ..rows import VectorRows, vector_rows_of
 from .connection import PgConnection
 
 __all__ = ["MultilingualTable"]
@@ -93,20 +92,11 @@ class MultilingualTable(PgConnection):
     def multilingual_rows(self) -> VectorRows | None:
         """Every selected chunk that has a lane vector, with it (row-major int8), by chunk id;
         None when there is none."""
-        ids: array[int] = array("q")
-        data = bytearray()
-        dim = 0
-        for chunk_id, vector in self.rows(
-            "SELECT c.id, e.vector FROM chunks c JOIN chunks_e5 e ON e.collection_id = "
-            "c.collection_id AND e.content_hash = c.content_hash WHERE c.collection_id = ANY(%s) "
-            "ORDER BY c.id",
-            (self.collections.ids,),
-        ):
-            vector = bytes(vector)
-            if not dim:
-                dim = len(vector)
-            if len(vector) != dim:
-                continue
-            ids.append(int(chunk_id))
-            data += vector
-        return VectorRows(ids, data, dim) if dim else None
+        return vector_rows_of(
+            self.rows(
+                "SELECT c.id, e.vector FROM chunks c JOIN chunks_e5 e ON e.collection_id = "
+                "c.collection_id AND e.content_hash = c.content_hash "
+                "WHERE c.collection_id = ANY(%s) ORDER BY c.id",
+                (self.collections.ids,),
+            )
+        )

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..rows import NoteTerms, note_terms_of
 from .connection import PgConnection
 
 __all__ = ["NoteTermsTable"]
-
-NoteTermsRow = tuple[frozenset[str], frozenset[str], frozenset[str], int, int]
 
 
 class NoteTermsTable(PgConnection):
@@ -62,7 +61,7 @@ class NoteTermsTable(PgConnection):
     def _delete_note_terms(self, file_id: int) -> None:
         self.run("DELETE FROM note_terms WHERE file_id = %s", (file_id,))
 
-    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTermsRow]:
+    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
         """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);
         notes written before migration 4 have empty token sets until they are re-processed."""
         if not file_ids:
@@ -73,14 +72,4 @@ class NoteTermsTable(PgConnection):
             "WHERE f.id = ANY(%s) AND f.collection_id = ANY(%s)",
             (sorted({int(i) for i in file_ids}), self.collections.ids),
         )
-        empty: frozenset[str] = frozenset()
-        return {
-            int(fid): (
-                frozenset(title.split()) if title else empty,
-                frozenset(tags.split()) if tags else empty,
-                frozenset(heads.split()) if heads else empty,
-                int(chunks),
-                int(size),
-            )
-            for fid, title, tags, heads, chunks, size in rows
-        }
+        return note_terms_of(rows)

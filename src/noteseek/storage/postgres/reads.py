@@ -1,5 +1,9 @@
 """File-level reads and chunk lookups over the selected collections, with paths as they are shown
-(vault-relative for one collection, `collection/path` for several: collections.py)."""
+(vault-relative for one collection, `collection/path` for several: collections.py).
+
+Methods that return `records` values import that module on first use: a one-shot search
+defines no records dataclass (storage/rows.py).
+"""
 
 from __future__ import annotations
 

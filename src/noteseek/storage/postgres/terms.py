@@ -6,7 +6,7 @@ tags: FTS5's column order), the chunk's length in tokens over all four fields (F
 `xColumnSize(-1)`, which its bm25() uses as the document length), and per stem the number of
 chunks that hold it.
 
-The tokens come from noteseek's own FTS5 tokenizer (`noteseek.storage.sqlite.tokenizer`), called outside FTS5
+The tokens come from noteseek's own FTS5 tokenizer (`noteseek.storage.tokenizer`), called outside FTS5
 through an in-memory apsw connection, so a stem here is byte for byte the stem the SQLite index
 holds (Porter over unicode61 with diacritics removed; German Snowball for German notes; Porter
 and German stems colocated in queries of a vault with German notes). Checked against FTS5's own
@@ -21,7 +21,7 @@ from typing import Any
 
 import apsw
 
-from ..sqlite.tokenizer import TOKENIZER_NAME, StemOptions, register
+from ..tokenizer import TOKENIZER_NAME, StemOptions, register
 
 __all__ = ["FIELDS", "ChunkTerms", "Tokenizer", "chunk_terms"]
 

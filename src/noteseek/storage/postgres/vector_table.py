@@ -77,6 +77,7 @@ class VectorTable(PgConnection):
 
     def halfvecs(self, vectors: npt.NDArray[np.int8]) -> list[object]:
         """int8 rows as pgvector `HalfVector`s, sent in binary (see the module docstring)."""
+        # numpy and pgvector (the postgres extra) on first use.
         import numpy as np
         from pgvector import HalfVector
         from pgvector.psycopg import register_vector
@@ -120,6 +121,7 @@ class VectorTable(PgConnection):
         wanted = sorted(set(hashes))
         if not wanted or not self.has_vector_table():
             return {}
+        # numpy and pgvector (the postgres extra) on first use.
         import numpy as np
 
         self.halfvecs(np.zeros((0, 1), dtype=np.int8))  # the binary loader for the reply

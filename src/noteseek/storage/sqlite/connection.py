@@ -27,9 +27,9 @@ import apsw
 
 from ...errors import IndexLockedError, IndexNotFoundError, SchemaVersionError
 from .. import meta
+from ..tokenizer import StemOptions
+from ..tokenizer import register as register_tokenizer
 from .schema import MIGRATIONS, SCHEMA_VERSION
-from .tokenizer import StemOptions
-from .tokenizer import register as register_tokenizer
 
 __all__ = ["BUSY_TIMEOUT_MS", "SqliteConnection", "sqlite_vec_path"]
 

@@ -1,4 +1,8 @@
-"""Rows of the files and chunks tables, and what hangs on a file: its note names and tags."""
+"""Rows of the files and chunks tables, and what hangs on a file: its note names and tags.
+
+Methods that return `records` values import that module on first use: a one-shot search
+defines no records dataclass (storage/rows.py).
+"""
 
 from __future__ import annotations
 

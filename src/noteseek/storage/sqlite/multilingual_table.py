@@ -8,11 +8,10 @@ has any more are dropped by `prune_multilingual` (each lane build starts with it
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 
 from .. import meta
-from ..rows import VectorRows
+from ..rows import VectorRows, vector_rows_of
 from .connection import SqliteConnection
 
 __all__ = ["MultilingualTable"]
@@ -72,17 +71,9 @@ class MultilingualTable(SqliteConnection):
 
     def multilingual_rows(self) -> VectorRows | None:
         """Every chunk that has a lane vector, with it (row-major int8); None when there is none."""
-        ids: array[int] = array("q")
-        data = bytearray()
-        dim = 0
-        for cid, vector in self.db.execute(
-            "SELECT c.id, e.vector FROM chunks c JOIN chunks_e5 e ON e.content_hash = c.content_hash "
-            "ORDER BY c.id"
-        ):
-            if not dim:
-                dim = len(vector)
-            if len(vector) != dim:
-                continue
-            ids.append(int(cid))
-            data += vector
-        return VectorRows(ids, data, dim) if dim else None
+        return vector_rows_of(
+            self.db.execute(
+                "SELECT c.id, e.vector FROM chunks c JOIN chunks_e5 e "
+                "ON e.content_hash = c.content_hash ORDER BY c.id"
+            )
+        )

@@ -21,8 +21,9 @@ from typing import Any
 
 import apsw
 
+from ..rows import NoteTerms, note_terms_of
+from ..tokenizer import TOKENIZER_NAME
 from .connection import SqliteConnection
-from .tokenizer import TOKENIZER_NAME
 
 __all__ = ["NoteTermsTable"]
 
@@ -78,9 +79,7 @@ class NoteTermsTable(SqliteConnection):
             (file_id, field(title), field(tags), heads),
         )
 
-    def note_terms(
-        self, file_ids: Sequence[int]
-    ) -> dict[int, tuple[frozenset[str], frozenset[str], frozenset[str], int, int]]:
+    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
         """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);
         notes indexed before m007 have empty token sets until they are re-processed."""
         if not file_ids:
@@ -91,14 +90,4 @@ class NoteTermsTable(SqliteConnection):
             "WHERE f.id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(file_ids)),),
         )
-        empty: frozenset[str] = frozenset()
-        return {
-            int(fid): (
-                frozenset(title.split()) if title else empty,
-                frozenset(tags.split()) if tags else empty,
-                frozenset(heads.split()) if heads else empty,
-                int(chunks),
-                int(size),
-            )
-            for fid, title, tags, heads, chunks, size in rows
-        }
+        return note_terms_of(rows)

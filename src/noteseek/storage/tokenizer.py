@@ -11,7 +11,10 @@ Porter stem *and* its German stem, as colocated tokens (one term to FTS5, not tw
 measurably hurt English vaults). A vault without German notes gets today's query tokens exactly.
 Measured: bench/results/ranking.md, "German stems".
 
-Every connection that touches the chunks must register this tokenizer (`register`); the Store does.
+Every connection that touches the chunks must register this tokenizer (`register`); the SQLite
+store does. It sits above both backends: the PostgreSQL backend keeps its own BM25 statistics and
+tokenises with this same tokenizer (`postgres/terms.py`, through an in-memory apsw connection), so
+a stem is byte for byte the same on both.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 import apsw
 
-from ...core.language import GERMAN
+from ..core.language import GERMAN
 
 __all__ = ["TOKENIZER_NAME", "StemOptions", "register"]
 

@@ -1,0 +1,193 @@
+"""Run every benchmark's `--smoke` mode: each script end to end on tiny inputs, in seconds.
+
+Usage (`.ci/run` calls it after the tests)::
+
+    python bench/smoke.py                 # all of them
+    python bench/smoke.py time_phrases    # the scripts whose names contain one of the words
+
+A smoke run proves a script still runs against today's code (imports, API, output); its figures
+mean nothing and nothing is written to bench/results. Each script runs in its own process with a
+time limit; a script that cannot run here for a reason it names (an extra not installed, no
+PostgreSQL server, no ../shared/data) prints a line starting with its name and "skipped" and exits
+0. `SMOKE` lists the scripts and their smoke arguments; `NO_SMOKE` the scripts that have none and
+why (tests/test_architecture.py checks that every script of bench/ is in one of the two).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from datasets import SAMPLE_QUERIES, SAMPLE_VAULT, sample_index
+
+BENCH = Path(__file__).resolve().parent
+TIME_LIMIT_S = 300
+_VAULT, _QUERIES = str(SAMPLE_VAULT), str(SAMPLE_QUERIES)
+_RESULTS = str(BENCH / "results" / "quality.json")
+
+# Script -> the arguments of its smoke run. `{tmp}` is a fresh folder of that run, `{sample_db}`
+# a fresh copy of the sample vault's index in it (examples/sample-vault, its judged queries in
+# examples/golden).
+SMOKE: dict[str, tuple[str, ...]] = {
+    "compare_latency.py": (
+        "--old-src",
+        "src",
+        "--old-db",
+        "{sample_db}",
+        "--new-db",
+        "{sample_db}",
+        "--queries",
+        _QUERIES,
+        "--n",
+        "10",
+        "--rounds",
+        "1",
+    ),
+    "hook_latency.py": (
+        "--db",
+        "{sample_db}",
+        "--runs",
+        "20",
+        "--warmup",
+        "1",
+        "--json",
+        "{tmp}/h.json",
+    ),
+    "index_cost_ab.py": ("--old-src", "src", "--vault", _VAULT, "--rounds", "1"),
+    "index_ab.py": ("--old", sys.executable, "--rounds", "1", "--vault", _VAULT),
+    "links_hub.py": ("--vault", _VAULT, "--db", "{tmp}/links.db", "--top", "5"),
+    "perf.py": (
+        "--vault",
+        _VAULT,
+        "--queries",
+        _QUERIES,
+        "--runs",
+        "1",
+        "--n-queries",
+        "10",
+        "--cli-runs",
+        "1",
+        "--json",
+        "{tmp}/perf.json",
+    ),
+    "quality_compare.py": (_RESULTS, _RESULTS),
+    "ranking_delta.py": (_RESULTS, _RESULTS),
+    "related_latency.py": ("--db", "{sample_db}", "--notes", "10", "--rounds", "1"),
+    "rerank_cost.py": ("--smoke",),
+    "secrets_compare.py": ("--skip-corpora", "--seed", "1"),
+    "csv_memory.py": ("--smoke",),
+    "filter_lists.py": ("--smoke",),
+    "index_bounds.py": ("--smoke",),
+    "known_words_eval.py": ("--smoke",),
+    "multilingual_build.py": ("--smoke",),
+    "new_user_examples.py": ("--smoke",),
+    "ocr_engines.py": ("--smoke",),
+    "ocr_index.py": ("--smoke",),
+    "stop_latency.py": ("--smoke",),
+    "time_phrases.py": ("--smoke",),
+    "web_idle.py": ("--smoke",),
+}
+
+# Script -> why it has no smoke run (a helper module, or what it cannot do without).
+_DATA = "needs ../shared/data"
+_DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
+_PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
+NO_SMOKE: dict[str, str] = {
+    "_internals.py": "a helper module: what the benchmarks read inside an Index",
+    "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
+    "benchmark.py": f"{_DATA} (the hub and MDN vaults, their judged queries); --quick is its short run",
+    "datasets.py": "a helper module: the judged data sets",
+    "documents_extract.py": _DEBIAN,
+    "documents_fetch.py": "a setup step, not a benchmark: downloads the Debian packages",
+    "documents_index.py": _DEBIAN,
+    "documents_install_size.py": "installs each document library from PyPI into a fresh venv",
+    "documents_libraries.py": _DEBIAN,
+    "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
+    "gate_eval.py": f"{_DATA} (development prompts of every set)",
+    "intake_eval.py": f"{_DATA} (held-out real notes of the hub and help vaults)",
+    "pg_bm25.py": _PG,
+    "pg_concurrency.py": _PG,
+    "pg_exact_knn.py": _PG,
+    "pg_hnsw.py": _PG,
+    "pg_load.py": f"a helper module of pg_bm25.py; {_PG}",
+    "pg_parity.py": _PG,
+    "pg_queries.py": f"a helper module of pg_bm25.py; {_PG}",
+    "pg_scale.py": _PG,
+    "pg_secure_delete.py": _PG,
+    "quality.py": f"{_DATA} (every judged set; builds the cached indexes)",
+    "rerank_train.py": f"{_DATA} (trains on the cached development indexes)",
+    "scrub_throughput.py": f"{_DATA} (the MDN Markdown tarball)",
+    "smoke.py": "this runner",
+    "watch_compare.py": f"{_DATA} (a copy of the MDN vault) and minutes of watching",
+    "watch_latency.py": f"{_DATA} (a copy of the MDN vault) and minutes of watching",
+    "web_fuzz.py": "schemathesis over the served OpenAPI schema: minutes, not seconds",
+    "web_latency_ab.py": f"{_DATA} (MDN queries) and another checkout's server",
+    "web_load.py": f"{_DATA} (MDN queries) and the wrk load generator",
+    "web_screenshot.py": "not a benchmark: regenerates docs/img/web.png (Chromium + Playwright)",
+}
+
+
+def _selected(words: list[str]) -> list[str]:
+    return [name for name in SMOKE if not words or any(w in name for w in words)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    names = _selected(words)
+    if not names:
+        print(f"no smoke run matches {words}", file=sys.stderr)
+        return 2
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    failed = []
+    started_all = time.perf_counter()
+    work = tempfile.TemporaryDirectory(prefix="noteseek-smoke-")
+    sample_db = (
+        sample_index(Path(work.name))
+        if any("{sample_db}" in a for n in names for a in SMOKE[n])
+        else None
+    )
+    for number, name in enumerate(names):
+        started = time.perf_counter()
+        tmp = Path(work.name) / f"run-{number}"
+        tmp.mkdir()
+        if sample_db is not None:
+            shutil.copy(sample_db, tmp / "sample.db")
+        args = [a.format(tmp=tmp, sample_db=tmp / "sample.db") for a in SMOKE[name]]
+        try:
+            done = subprocess.run(
+                [sys.executable, str(BENCH / name), *args],
+                cwd=BENCH.parent,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TIME_LIMIT_S,
+            )
+            code, out = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired as exc:
+            code = -1
+            partial = [
+                p.decode(errors="replace") if isinstance(p, bytes) else p or ""
+                for p in (exc.stdout, exc.stderr)
+            ]
+            out = f"{''.join(partial)}\ntimed out after {TIME_LIMIT_S} s"
+        seconds = time.perf_counter() - started
+        skipped = next((line for line in out.splitlines() if "skipped" in line), None)
+        if code != 0:
+            failed.append(name)
+            print(f"FAIL {name} ({seconds:.1f} s, exit {code})\n{out[-3000:]}", flush=True)
+        elif skipped is not None and skipped.startswith(name.removesuffix(".py")):
+            print(f"skip {name} ({seconds:.1f} s): {skipped}", flush=True)
+        else:
+            print(f"ok   {name} ({seconds:.1f} s)", flush=True)
+    total = time.perf_counter() - started_all
+    print(f"{len(names) - len(failed)}/{len(names)} smoke runs passed in {total:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
