@@ -48,6 +48,11 @@ def storage(idx: Index) -> Storage:
     return idx._store
 
 
+def link_graph(idx: Index) -> Any:
+    """The index's resolved link graph (paths, ids, `resolve`), as `links` and `related` use it."""
+    return idx._link_cache().get()
+
+
 def searcher(idx: Index) -> Searcher:
     """The index's searcher: its candidate lists and settings."""
     return idx._searcher

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+import _internals
 import noteseek
 from datasets import CACHE_DIR, DATA_DIR, select_datasets
 from noteseek.core.rerank_features import FEATURE_NAMES
@@ -61,9 +62,9 @@ def index_signals(db: Path) -> dict[str, Any]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
         dates = {int(i): _day(d) for i, d in con.execute("SELECT id, note_date FROM files")}
     with noteseek.Index(db, create=False) as idx:
-        store = idx._store
+        store = _internals.storage(idx)
         with store.snapshot():
-            graph = idx._link_cache().get()
+            graph = _internals.link_graph(idx)
             tags = {f: frozenset(t) for f, t in store.note_tags().items()}
             links = store.links_of_files(list(graph.paths))
         outs: dict[int, set[int]] = defaultdict(set)

@@ -98,6 +98,9 @@ _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
 _PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
 NO_SMOKE: dict[str, str] = {
+    "mcp_agents_vault.py": f"{_DATA} (a copy of the Obsidian Hub vault through the MCP client)",
+    "rerank_signals.py": f"{_DATA} (rerank_train's cached feature rows of every development set)",
+    "time_rankings.py": f"{_DATA} (every development query set, parsed and searched twice)",
     "_internals.py": "a helper module: what the benchmarks read inside an Index",
     "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
     "benchmark.py": f"{_DATA} (the hub and MDN vaults, their judged queries); --quick is its short run",
