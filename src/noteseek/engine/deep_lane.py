@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import OrderedDict
@@ -145,33 +146,46 @@ def build_lane(
     *,
     progress: Callable[[int, int], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    batch: int = BATCH,
 ) -> DeepLaneStats:
-    """Embed every chunk content without a lane vector.
+    """Embed every chunk content without a lane vector, most likely asked first (see
+    `Storage.multilingual_missing`).
 
     Resumable: each batch is committed on its own, and the next run starts from what is missing.
-    A different lane model than the stored vectors' drops them first.
+    A different lane model than the stored vectors' drops them first. Each batch also records its
+    wall time per chunk (meta `DEEP_RATE`), from which `status` estimates the time left.
     """
     from ..core.chunker import embedding_text  # the indexer's module: not on the search path
 
     started = time.perf_counter()
     fingerprint = model.fingerprint
+    stored, built = store.multilingual_state()
+    if stored == fingerprint and built and not store.multilingual_missing(1):
+        # Nothing to do: no write either (a write makes every searcher reload its vectors).
+        done, total = store.multilingual_progress()
+        return DeepLaneStats(0, done, total, True, time.perf_counter() - started)
     with store.write():
-        stored, _ = store.multilingual_state()
         if stored != fingerprint:
             store.reset_multilingual(fingerprint)
         store.prune_multilingual()
     done, total = store.multilingual_progress()
     embedded = 0
+    rate: float | None = None
     while True:
         if stop is not None and stop():
             return DeepLaneStats(embedded, done + embedded, total, False, time.perf_counter() - started)
-        batch = store.multilingual_missing(BATCH)
-        if not batch:
+        rows_in = store.multilingual_missing(batch)
+        if not rows_in:
             break
-        rows = model.passages([embedding_text(t, s, x) for _, t, s, x in batch])
+        t0 = time.perf_counter()
+        rows = model.passages([embedding_text(t, s, x) for _, t, s, x in rows_in])
+        per = (time.perf_counter() - t0) / len(rows_in)
+        rate = per if rate is None else 0.8 * rate + 0.2 * per  # a moving average of recent batches
         with store.write():
-            store.set_multilingual_vectors([h for h, *_ in batch], rows)
-        embedded += len(batch)
+            store.set_multilingual_vectors([h for h, *_ in rows_in], rows)
+            value = {"seconds_per_chunk": round(rate, 4), "at": round(time.time(), 1)}
+            store.set_meta(meta.DEEP_RATE, json.dumps(value))
+        embedded += len(rows_in)
         if progress is not None:
             progress(done + embedded, total)
     with store.write():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
@@ -156,6 +157,8 @@ class Searcher:
         """The best `request.limit` notes for a query, each with its best section; never raises on
         the query text (the request has checked its options). `timed` is the request's
         `time_filter()` when the caller has it already."""
+        global _searched_at
+        _searched_at = time.monotonic()
         text, window = timed if timed is not None else request.time_filter()
         if window is not None and window.empty:
             return []
@@ -401,6 +404,14 @@ class Searcher:
                 )
                 out.append((scored.key, scored.score, explanation))
         return out
+
+
+_searched_at = float("-inf")
+
+
+def seconds_since_search() -> float:
+    """Seconds since this process last started a search (the deep-lane filler waits on it)."""
+    return time.monotonic() - _searched_at
 
 
 def deep_setting() -> bool:
