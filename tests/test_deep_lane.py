@@ -177,3 +177,24 @@ def test_real_lane_finds_the_german_note_for_an_english_query(make_vault: WriteN
         stats = idx.build_deep_lane()
         assert stats.finished and stats.total == 2
         assert idx.search("how long do I boil noodles")[0].path == "pasta.md"
+
+
+def test_postgres_ranks_with_the_lane_as_sqlite_does(
+    make_vault: WriteNotes, backend: Backend, tmp_path: Path
+) -> None:
+    """Same vault, same fake lane: the backend's fused ranking and scores equal SQLite's (the
+    lane's vectors are searched in memory on both; the lists come from each backend)."""
+    results = []
+    for where in (tmp_path / "ref.db", backend.locator):
+        idx = _index(make_vault, where)
+        fake = FakeLane()
+        build_lane(idx._store, fake)  # type: ignore[arg-type]
+        _fake_lane(idx, fake)
+        hits = idx.search("copy the clipboard text", explain=True)
+        assert hits and hits[0].explanation is not None
+        assert hits[0].explanation.fusion == "convex+deep"
+        results.append([(h.path, h.score) for h in hits])
+        idx.close()
+    reference, other = results
+    assert [p for p, _ in other] == [p for p, _ in reference]
+    assert all(abs(a - b) <= 0.01 for (_, a), (_, b) in zip(other, reference))
