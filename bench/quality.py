@@ -508,8 +508,8 @@ def _settings(args: argparse.Namespace) -> SearchSettings | None:
         if getattr(args, name) is not None:
             b, v, e = (float(x) for x in getattr(args, name).split(","))
             changes[name] = (b, v, e)
-    if args.deep_rerank:
-        changes["deep_rerank"] = True
+    if args.deep_rerank_below is not None:
+        changes["deep_rerank_below"] = args.deep_rerank_below
     return SearchSettings(**changes) if changes else None
 
 
@@ -555,7 +555,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--deep-weights", help="BM25,potion,e5 shares with the deep lane (0.4,0.1,0.5)")
     parser.add_argument("--cross-weights", help="the same for queries across languages (0.3,0,0.7)")
-    parser.add_argument("--deep-rerank", action="store_true", help="rerank the lane's fused head too")
+    parser.add_argument(
+        "--deep-rerank-below",
+        type=float,
+        help="rerank where the lane is fused only while it covers less than this share (1.0; "
+        "0: never, 1.01: always)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every indexing problem")
     args = parser.parse_args(argv)
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]

@@ -77,8 +77,10 @@ class SearchSettings:
     # non-English notes), where potion adds nothing beside e5 (docs/ranking.md §10.3).
     deep_weights: tuple[float, float, float] = (0.4, 0.1, 0.5)
     cross_weights: tuple[float, float, float] = (0.3, 0.0, 0.7)
-    # Whether the learned rerank (trained without the lane) reorders the lane's fused head.
-    deep_rerank: bool = False
+    # The learned rerank (trained without the lane) reorders the fused head while the lane covers
+    # less than this share of the chunks: measured, it helps a partial lane (Help en at 26 %:
+    # +0.011) and costs a complete one (XQuAD: -0.002 to -0.095), docs/deep-lane.md.
+    deep_rerank_below: float = 1.0
 
 
 class Searcher:
@@ -268,10 +270,11 @@ class Searcher:
             return []
         alpha = s.alpha
         deep_rows = lane.search(query, depth, allowed) if lane is not None else []
-        weights = _lane_weights(s, cross, lane.coverage()) if lane and deep_rows else None
+        coverage = lane.coverage() if lane is not None and deep_rows else 0.0
+        weights = _lane_weights(s, cross, coverage) if lane and deep_rows else None
         rerank = s.rerank or self.reranker.capture
         if weights is not None:
-            rerank = rerank and s.deep_rerank and not cross
+            rerank = rerank and coverage < s.deep_rerank_below
         if weights is not None and weights[1] == 0.0:
             # The bundled model has no share (across languages, lane complete): e5 takes the
             # vector list's place, its ranks and cosines are the hits'.
