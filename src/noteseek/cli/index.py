@@ -111,13 +111,12 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 @vault_rule_options()
 @click.option(
     "--deep",
-    "--multilingual",
-    "deep",
     is_flag=True,
     help="Also build the deep lane (multilingual-e5 vectors of every chunk, fused into every "
-    "search, across languages too; needs noteseek[multilingual]; slow: ~0.3-0.5 CPU-s per "
-    "chunk, resumable with Ctrl-C).",
+    "search; needs noteseek[multilingual]; ~0.3-0.5 CPU-s per chunk, resumable).",
 )
+# The flag's name before the lane served every query; kept so that scripts keep working.
+@click.option("--multilingual", is_flag=True, hidden=True)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -131,6 +130,7 @@ def index_cmd(
     no_documents: bool,
     no_ocr: bool,
     deep: bool,
+    multilingual: bool,
     quiet: bool,
 ) -> None:
     """Index VAULT: new and changed notes and documents only, unless --full."""
@@ -165,7 +165,7 @@ def index_cmd(
         finally:
             progress.close()
         _print_stats(stats, idx.db_path)
-        if deep and not stats.interrupted:
+        if (deep or multilingual) and not stats.interrupted:
             _build_lane(idx, quiet)
 
 
