@@ -211,3 +211,14 @@ def test_index_deep_builds_the_lane_from_the_cli(make_vault: WriteNotes, tmp_pat
     assert "deep lane:" in out.stdout and "chunks have e5 vectors" in out.stdout
     status = subprocess.run([*run, "status", "--db", str(db)], capture_output=True, text=True, timeout=300)
     assert "deep lane" in status.stdout and "complete" in status.stdout
+
+
+def test_warm_up_loads_the_lane_where_one_exists(make_vault: WriteNotes, tmp_path: Path) -> None:
+    idx = _index(make_vault, tmp_path / "warm.db")
+    fake = FakeLane()
+    build_lane(idx._store, fake)  # type: ignore[arg-type]
+    lane = _fake_lane(idx, fake)
+    assert lane._matrix is None
+    assert idx.warm_up() is None
+    assert lane._matrix is not None  # the daemon's first search pays nothing more
+    idx.close()

@@ -296,6 +296,8 @@ class Index:
             query_vector(self._embedder, "warm up")
         except Exception as exc:
             return str(exc)
+        # Where a deep lane exists: its model and vectors too (nothing of it is loaded otherwise).
+        self._searcher.warm_deep_lane()
         return None
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

@@ -360,6 +360,14 @@ class Searcher:
         except ModelLoadError:
             return nothing_known(query, self.store, lambda w: False)
 
+    def warm_deep_lane(self) -> None:
+        """Load the deep lane's model and vectors now, when the index has a lane (a daemon's
+        first search then costs what every later one does)."""
+        if self.settings.deep:
+            lane = self._lane()
+            if lane is not None:
+                lane.search("warm up", 1, None)
+
     def _lane(self) -> DeepLane | None:
         """The deep lane when it has vectors to search (its module is imported only then: a
         vault without a lane never loads it)."""
