@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,43 @@ def test_watch_fills_the_lane_resumes_after_a_restart_and_keeps_it_current(tmp_p
             second.proc.kill()
     no_lane = noteseek("search", "--db", str(db), "--explain", "--no-deep", "subject number").stdout
     assert "convex+deep:" not in no_lane and "convex:" in no_lane
+
+
+@pytest.mark.parametrize("surface", ["serve", "mcp"])
+def test_the_daemon_and_the_mcp_server_keep_a_begun_lane_filled(tmp_path: Path, surface: str) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text(note("Alpha", ("Body", "Alpha text about boats and rivers.")))
+    db = tmp_path / "i.db"
+    assert noteseek("index", str(vault), "--db", str(db), "--deep", "-q").returncode == 0
+    # As if that build had been interrupted: a lane begun, not finished. Then no update embeds
+    # anything (only a finished lane is kept current by updates): only the filler can.
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM meta WHERE key = 'multilingual_built'")
+    con.commit()
+    con.close()
+    before = lane(db)
+    assert before is not None and before["done"] == before["total"] and not before["built"]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), NOTESEEK_RUNTIME_DIR=str(tmp_path / "rt"))
+    (tmp_path / "rt").mkdir(mode=0o700)
+    args = ["serve", "--db", str(db), "--idle-minutes", "0"] if surface == "serve" else ["mcp", "--db", str(db)]
+    log = (tmp_path / f"{surface}.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "noteseek", *args],
+        env=env,
+        stdin=subprocess.PIPE,  # the MCP server waits for a client on stdin and watches meanwhile
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        (vault / "b.md").write_text(note("Beta", ("Body", "Beta text about mountains and snow.")))
+
+        def filled() -> bool:
+            now = lane(db) or {}
+            return bool(now.get("total", 0) > before["total"] and now.get("done") == now.get("total"))
+
+        wait_until(filled, SLOW, f"the new note's chunks in the lane ({surface})")
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        log.close()
