@@ -504,8 +504,14 @@ def _settings(args: argparse.Namespace) -> SearchSettings | None:
         changes["known_words"] = False
     if args.no_rerank:
         changes["rerank"] = False
-    if args.no_multilingual:
-        changes["multilingual"] = False
+    if args.no_deep:
+        changes["deep"] = False
+    for name in ("deep_weights", "cross_weights"):
+        if getattr(args, name) is not None:
+            b, v, e = (float(x) for x in getattr(args, name).split(","))
+            changes[name] = (b, v, e)
+    if args.deep_rerank_below is not None:
+        changes["deep_rerank_below"] = args.deep_rerank_below
     return SearchSettings(**changes) if changes else None
 
 
@@ -544,7 +550,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-known-words", action="store_true", help="no known-words gate (issue 16)")
     parser.add_argument("--no-rerank", action="store_true", help="no learned rerank of the fused head")
     parser.add_argument(
-        "--no-multilingual", action="store_true", help="never route to a built multilingual lane"
+        "--no-deep",
+        "--no-multilingual",
+        action="store_true",
+        help="never use a built deep (e5) lane",
+    )
+    parser.add_argument("--deep-weights", help="BM25,potion,e5 shares with the deep lane (0.4,0.1,0.5)")
+    parser.add_argument("--cross-weights", help="the same for queries across languages (0.3,0,0.7)")
+    parser.add_argument(
+        "--deep-rerank-below",
+        type=float,
+        help="rerank where the lane is fused only while it covers less than this share (1.0; "
+        "0: never, 1.01: always)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every indexing problem")
     args = parser.parse_args(argv)

@@ -98,6 +98,8 @@ _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
 _PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
 NO_SMOKE: dict[str, str] = {
+    "deep_cost.py": f"{_DATA} (a development index built by quality.py, embedded with e5)",
+    "deep_latency.py": f"{_DATA} (a development index with its deep lane built)",
     "mcp_agents_vault.py": f"{_DATA} (a copy of the Obsidian Hub vault through the MCP client)",
     "rerank_signals.py": f"{_DATA} (rerank_train's cached feature rows of every development set)",
     "time_rankings.py": f"{_DATA} (every development query set, parsed and searched twice)",

@@ -7,6 +7,7 @@ import re
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,18 @@ def test_status_reply_says_what_was_left_out_like_the_cli() -> None:
     assert "1 link section(s) in 1 notes (skip list), 0 scrubbed secret(s) in 0 notes" in links_only
     assert "noteseek scan" not in links_only
     assert "Left out" not in format_status(_status(()), off, now=0.0)
+
+
+def test_status_reply_shows_the_deep_lane_and_the_time_left() -> None:
+    off = RefreshState("off")
+    assert "Deep lane" not in format_status(_status(()), off, now=0.0)
+    lane = {"done": 412, "total": 1114, "built": False, "seconds_per_chunk": 1.0, "eta_seconds": 702}
+    partial = replace(_status(()), deep_lane=lane)
+    assert "Deep lane: 412 of 1,114 chunks (37 %), about 12 min left" in format_status(
+        partial, off, now=0.0
+    )
+    done = replace(_status(()), deep_lane=lane | {"done": 1114, "eta_seconds": None})
+    assert "Deep lane: 1,114 of 1,114 chunks (100 %), complete" in format_status(done, off, now=0.0)
 
 
 # -- the server in-process -------------------------------------------------------------------------

@@ -13,6 +13,7 @@ __all__ = [
     "ENV_CLAUDE_CONFIG_DIR",
     "ENV_COLLECTION",
     "ENV_DB",
+    "ENV_DEEP",
     "ENV_HOME",
     "ENV_HOOK_LOG",
     "ENV_NO_DAEMON",
@@ -35,6 +36,8 @@ ENV_COLLECTION = "NOTESEEK_COLLECTION"  # one name, several (a,b) or * for all
 ENV_HOME = "NOTESEEK_HOME"  # noteseek's data folder (default: the platform's user data dir)
 ENV_RUNTIME_DIR = "NOTESEEK_RUNTIME_DIR"  # the daemons' private socket folder
 ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # 1/true/yes: hooks never use or start the warm daemon
+# 0/false/no/off: searches never use a deep lane, and watchers do not build one (docs/deep-lane.md)
+ENV_DEEP = "NOTESEEK_DEEP"
 ENV_OCR = "NOTESEEK_OCR"  # 0/false/no/off: images and scanned PDF pages are not read by OCR
 ENV_HOOK_LOG = "NOTESEEK_HOOK_LOG"  # "all": the hook log records every call, not only failures
 ENV_CLAUDE_CONFIG_DIR = "CLAUDE_CONFIG_DIR"  # Claude Code's own: where its settings.json lives

@@ -111,11 +111,13 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 )
 @vault_rule_options()
 @click.option(
-    "--multilingual",
+    "--deep",
     is_flag=True,
-    help="Also build the multilingual lane (e5 vectors of every chunk, for queries across "
-    "languages; needs noteseek[multilingual]; slow: ~0.3 CPU-s per chunk, resumable).",
+    help="Also build the deep lane (multilingual-e5 vectors of every chunk, fused into every "
+    "search; needs noteseek[multilingual]; ~0.3-0.5 CPU-s per chunk, resumable).",
 )
+# The flag's name before the lane served every query; kept so that scripts keep working.
+@click.option("--multilingual", is_flag=True, hidden=True)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -128,6 +130,7 @@ def index_cmd(
     allow_file: Path | None,
     no_documents: bool,
     no_ocr: bool,
+    deep: bool,
     multilingual: bool,
     quiet: bool,
 ) -> None:
@@ -163,27 +166,52 @@ def index_cmd(
         finally:
             progress.close()
         _print_stats(stats, idx.db_path)
-        if multilingual and not stats.interrupted:
+        if (deep or multilingual) and not stats.interrupted:
             _build_lane(idx, quiet)
 
 
+class _LaneProgress:
+    """A tqdm bar in chunks on a terminal (it shows the time left), a line every few seconds
+    otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.bar: Any = None
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit="chunk", desc="deep lane", file=sys.stderr)
+            self.bar.n = done
+            self.bar.refresh()
+        elif time.monotonic() - self.last > 5.0 or done == total:
+            self.last = time.monotonic()
+            echo_line(f"deep lane: {done}/{total} chunks", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def _build_lane(idx: Any, quiet: bool) -> None:
-    """`--multilingual`: fill the lane, a line every few seconds; Ctrl-C keeps what is done."""
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        if not quiet and (time.monotonic() - last[0] > 5.0 or done == total):
-            last[0] = time.monotonic()
-            echo_line(f"multilingual lane: {done}/{total} chunks", err=True)
-
+    """`--deep`: fill the lane with a progress bar; Ctrl-C keeps what is done."""
+    progress = _LaneProgress(quiet)
     try:
-        lane = idx.build_multilingual(progress=progress)
+        lane = idx.build_deep_lane(progress=progress)
     except ModelLoadError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        echo_line("multilingual lane stopped early; run the same command again to resume", err=True)
+        progress.close()
+        echo_line("deep lane stopped early; run the same command again to resume", err=True)
         raise SystemExit(130) from None
+    progress.close()
     echo_line(
-        f"multilingual lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "
+        f"deep lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "
         f"{lane.done}/{lane.total} chunks have e5 vectors"
     )

@@ -113,6 +113,11 @@ def _time_line(result: SearchResult) -> str | None:
     is_flag=True,
     help="Search a time phrase in QUERY ('last week', 'gestern') as words, not as a date filter.",
 )
+@click.option(
+    "--no-deep",
+    is_flag=True,
+    help="Leave a built deep lane out of this search (also $NOTESEEK_DEEP=0 for every search).",
+)
 def search_cmd(
     query: str,
     db: str | None,
@@ -130,6 +135,7 @@ def search_cmd(
     until: str | None,
     sort: str,
     no_time_parse: bool,
+    no_deep: bool,
 ) -> None:
     """Search the index for QUERY (put a query that starts with '-' after '--').
 
@@ -149,6 +155,7 @@ def search_cmd(
             until=until,
             sort=sort,  # type: ignore[arg-type]  # click.Choice(SORTS) checked it
             time_parse=not no_time_parse,
+            multilingual=not no_deep,
         )
     except InvalidDateError as exc:
         raise click.UsageError(str(exc)) from None

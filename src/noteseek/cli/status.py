@@ -71,6 +71,7 @@ def status_cmd(
         *([("documents", outcome_summary(status.documents))] if status.documents else []),
         *([("ocr", status.ocr_summary())] if status.ocr_summary() else []),
         ("chunks", f"{status.chunks} ({status.vectors} with vectors)"),
+        *([("deep lane", status.deep_summary())] if status.deep_summary() else []),
         ("model", f"{status.model} [{status.model_fingerprint or 'not yet used'}]"),
         (
             "vectors",

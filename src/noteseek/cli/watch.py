@@ -60,6 +60,13 @@ class _Progress:
     show_default=True,
     help="Seconds between polls (with --polling, or when the OS watch limit forces polling).",
 )
+@click.option(
+    "--deep/--no-deep",
+    default=None,
+    help="Fill the deep lane at idle priority while watching (needs noteseek[multilingual]); "
+    "default: when the index has one (begun by 'noteseek index --deep'), unless "
+    "$NOTESEEK_DEEP=0.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Notices and errors only, no line per update.")
 def watch_cmd(
     vault: Path,
@@ -72,6 +79,7 @@ def watch_cmd(
     no_ocr: bool,
     polling: bool,
     poll_interval: float,
+    deep: bool | None,
     quiet: bool,
 ) -> None:
     """Keep VAULT's index up to date: catch up, then index each change as it is saved.
@@ -122,6 +130,7 @@ def watch_cmd(
         on_notice=lambda message: _say(f"notice: {message}"),
         on_run=on_run,
         progress=_Progress(),
+        deep=deep,
     )
     stopping = [False]
 

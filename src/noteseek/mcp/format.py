@@ -189,6 +189,9 @@ def format_status(
         f"{status.vectors} with vectors",
         f"Model: {status.model}; vector search {vectors}",
     ]
+    deep = status.deep_summary()
+    if deep:
+        lines.append(f"Deep lane: {deep}")
     last = status.last_run or {}
     if last.get("finished_at"):
         finished = float(last["finished_at"])

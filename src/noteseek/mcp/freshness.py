@@ -87,6 +87,7 @@ class Freshness:
             return
         refresher = IndexRefresher(
             lambda: writer,
+            open_deep=self._open_writer,  # the lane's filler needs a connection of its own
             vault=self._vault,
             on_notice=lambda message: log.warning("watch: %s", message),
             on_run=lambda run: log.info("watch: %s", run.summary()),

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "COMMON_TERMS",
     "COMMON_TERMS_STALE",
+    "DEEP_RATE",
     "GENERATION",
     "GERMAN_NOTES",
     "LAST_RUN",
@@ -40,11 +41,14 @@ UPDATE_INCOMPLETE = "update_incomplete"
 # JSON {"total", "done", "running"}: the files an update reads by OCR (last in a run), so that
 # `status` shows how far a long OCR pass is while it runs.
 OCR_PROGRESS = "ocr_progress"
+# JSON {"seconds_per_chunk", "at"}: how long the last deep-lane batches took per chunk (wall, at
+# the builder's priority), for `status`'s estimate of the time left.
+DEEP_RATE = "deep_rate"
 # Written by the storage backend.
 MODEL_FINGERPRINT = "model_fingerprint"  # the model the stored vectors came from
 VECTOR_DIM = "vector_dim"  # their dimension
 COMMON_TERMS = "ubiquitous_terms"  # JSON: chunk count and document count of frequent stems
 COMMON_TERMS_STALE = "ubiquitous_terms_stale"  # the same, while chunks changed since it was made
 GERMAN_NOTES = "german_notes"  # "1" when some chunk is German (queries add German stems)
-MULTILINGUAL_MODEL = "multilingual_model"  # the model the multilingual lane's vectors came from
-MULTILINGUAL_BUILT = "multilingual_built"  # "1" once a lane build finished (search uses it then)
+MULTILINGUAL_MODEL = "multilingual_model"  # the model the deep lane's vectors came from
+MULTILINGUAL_BUILT = "multilingual_built"  # "1" once a deep-lane build finished

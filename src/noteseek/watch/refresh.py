@@ -29,6 +29,7 @@ from types import TracebackType
 
 from ..errors import IndexLockedError, VaultNotFoundError
 from .changes import ChangeBatch
+from .deep_fill import DeepLaneFiller, filler_wanted
 from .watcher import VaultWatcher
 
 TYPE_CHECKING = False
@@ -106,8 +107,15 @@ class IndexRefresher:
         on_notice: OnNotice | None = None,
         on_run: Callable[[RefreshRun], object] | None = None,
         progress: Callable[[int, int, str], None] | None = None,
+        deep: bool | None = None,
+        open_deep: Callable[[], Index] | None = None,
     ) -> None:
         self._open_writer = open_writer
+        # The deep lane's background filler (watch/deep_fill.py): `deep` None follows the
+        # setting; it opens its own index with `open_deep` (default: `open_writer`).
+        self._deep = deep
+        self._open_deep = open_deep or open_writer
+        self._filler: DeepLaneFiller | None = None
         self._vault = vault
         self._include, self._exclude = include, exclude
         self._watch_options = {
@@ -166,7 +174,15 @@ class IndexRefresher:
         self._root = str(watcher.root)
         self._state = "catching up" if self._watch_options["catch_up"] else "watching"
         watcher.start()
+        if filler_wanted(self._deep, index):
+            index.deep_in_update = False  # the filler embeds the changed chunks
+            self._filler = DeepLaneFiller(self._open_deep, self._updating).start()
         return self
+
+    def _updating(self) -> bool:
+        """Whether an update runs or waits (the filler yields then)."""
+        watcher = self._watcher
+        return self._state != "watching" or (watcher is not None and watcher.pending is not None)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Until the watches are set up (changes from then on are seen) or the watcher ended."""
@@ -174,6 +190,8 @@ class IndexRefresher:
 
     def stop(self) -> None:
         """Stop watching; a running update stops after its current file (any thread)."""
+        if self._filler is not None:
+            self._filler.stop()
         if self._watcher is not None:
             self._watcher.stop()
 
@@ -287,6 +305,9 @@ class IndexRefresher:
         return None
 
     def _close(self) -> None:
+        if self._filler is not None:
+            self._filler.stop()
+            self._filler.join(30)  # at most one batch: a few seconds
         if self._index is not None:
             self._index.close()
             self._index = None

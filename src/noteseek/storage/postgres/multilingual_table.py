@@ -52,17 +52,20 @@ class MultilingualTable(PgConnection):
 
     def multilingual_missing(self, limit: int) -> list[tuple[int, str, str, str]]:
         """(content hash, title, section, text) of up to `limit` distinct chunk contents of the
-        collection without a lane vector; non-English notes' chunks first (the lane is for
-        them), then by first chunk id, as on SQLite."""
+        collection without a lane vector, in the order most likely asked first, as on SQLite:
+        non-English notes' chunks (queries across languages gain the most), then the newest
+        notes, then the shortest, then by first chunk id."""
         rows = self.rows(
             "WITH m AS (SELECT c.content_hash, bool_or(c.lang IS NOT NULL) AS other, "
-            "min(c.id) AS first FROM chunks c WHERE c.collection_id = %s AND NOT EXISTS "
+            "max(f.mtime_ns) AS newest, min(f.size) AS shortest, min(c.id) AS first "
+            "FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.collection_id = %s AND NOT EXISTS "
             "(SELECT 1 FROM chunks_e5 e WHERE e.collection_id = c.collection_id "
             "AND e.content_hash = c.content_hash) GROUP BY c.content_hash "
-            "ORDER BY other DESC, first LIMIT %s) "
+            "ORDER BY other DESC, newest DESC, shortest, first LIMIT %s) "
             "SELECT m.content_hash, coalesce(f.title, ''), c.section, c.chunk_text FROM m "
             "JOIN chunks c ON c.id = m.first JOIN files f ON f.id = c.file_id "
-            "ORDER BY m.other DESC, m.first",
+            "ORDER BY m.other DESC, m.newest DESC, m.shortest, m.first",
             (self.collections.only, int(limit)),
         )
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]

@@ -3,7 +3,8 @@
 Keyed by the chunk's content hash, not its id: a re-processed note (pipeline bump, an edit in
 another section) keeps its e5 vectors, which cost ~0.3 CPU-s per chunk to make. Rows no chunk
 has any more are dropped by `prune_multilingual` (each lane build starts with it). The lane is
-"built" once a build run finished (meta `MULTILINGUAL_BUILT`); search uses it only then.
+"built" once a build run finished (meta `MULTILINGUAL_BUILT`); search uses whatever is there
+(engine/deep_lane.py).
 """
 
 from __future__ import annotations
@@ -43,12 +44,14 @@ class MultilingualTable(SqliteConnection):
 
     def multilingual_missing(self, limit: int) -> list[tuple[int, str, str, str]]:
         """(content hash, title, section, text) of up to `limit` distinct chunk contents without
-        a lane vector; non-English notes' chunks first (the lane is for them)."""
+        a lane vector, in the order most likely asked first: non-English notes' chunks (queries
+        across languages gain the most), then the newest notes, then the shortest."""
         rows = self.db.execute(
             "SELECT c.content_hash, COALESCE(f.title, ''), c.section, c.chunk_text "
             "FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE NOT EXISTS (SELECT 1 FROM chunks_e5 e WHERE e.content_hash = c.content_hash) "
-            "GROUP BY c.content_hash ORDER BY max(c.lang IS NOT NULL) DESC, min(c.id) LIMIT ?",
+            "GROUP BY c.content_hash ORDER BY max(c.lang IS NOT NULL) DESC, max(f.mtime_ns) DESC, "
+            "min(f.size), min(c.id) LIMIT ?",
             (limit,),
         )
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]

