@@ -1,9 +1,10 @@
-"""Bring an index up to date with a vault: full or incremental, one atomic transaction per file.
+"""Bring an index up to date with a vault: full or incremental, every file written whole.
 
 `run_update` holds the index's update lock (one run at a time) and runs the phases in order: plan
 (plan.py: model, pipeline, vault walk or the named paths, candidates), delete (delete.py: notes
 gone from the vault), then per note prepare (prepare.py: read, scrub, chunk) and, per batch of
-prepared notes, embed (embed.py) and write each file in its own transaction; then the vector
+prepared notes, embed (embed.py) and write the batch's files in one transaction (each file whole);
+a large run prepares and embeds its notes in worker processes (workers.py); then the vector
 backfill (embed.py) and finish (finish.py: statistics, text-index upkeep, meta). Documents go
 through the same phases, with extraction (documents.py, in worker processes) in place of
 chunking (document_chunks.py turns a document's units into chunks). A stop (the caller's event,
@@ -142,8 +143,8 @@ def run_update(
 
 class _Writer:
     """Writes prepared files: unchanged and skipped ones at once, the others a batch at a time
-    once their vectors are known (each file in its own transaction). Notes and documents share
-    it, so a run embeds both in the same batches."""
+    once their vectors are known (one transaction per batch, each file whole). Notes and
+    documents share it, so a run embeds both in the same batches."""
 
     def __init__(
         self,

@@ -34,7 +34,8 @@ __all__ = ["FileRows"]
 
 
 class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTable):
-    """Writes of a file's rows (one transaction per file), file-level reads and chunk lookups."""
+    """Writes of a file's rows (inside `write()`: the indexer writes a batch of whole files per
+    transaction), file-level reads and chunk lookups."""
 
     def file_states(self) -> dict[str, FileState]:
         """Every known file with the data needed for change detection."""
