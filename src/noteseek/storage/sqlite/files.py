@@ -176,11 +176,13 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
                     chunk.overlap,
                 ),
             )
+            chunk_id = self.db.last_insert_rowid()
+            self._written(chunk_id)
             if store_vectors:
                 assert vectors is not None
                 self.db.execute(
                     f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
-                    (self.db.last_insert_rowid(), vectors[i].tobytes()),
+                    (chunk_id, vectors[i].tobytes()),
                 )
 
     # -- reads ------------------------------------------------------------------------------
