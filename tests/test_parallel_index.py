@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -171,3 +176,46 @@ def test_small_runs_stay_in_process(tmp_path: Path, pool_calls: list[int]) -> No
     with Index(tmp_path / "i.db", options=IndexOptions(workers=2)) as idx:
         assert idx.update(vault).added > 10
     assert pool_calls == []
+
+
+def test_a_worker_killed_mid_run_leaves_the_serial_rows(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault", POOL_MIN_NOTES + 100)
+    killed: list[int] = []
+
+    def progress(done: int, total: int, path: str) -> None:
+        if done == 40 and not killed:
+            children = [p for p in multiprocessing.active_children() if p.name == "noteseek-prep"]
+            assert children
+            os.kill(children[0].pid or 0, signal.SIGKILL)
+            killed.append(children[0].pid or 0)
+
+    with Index(tmp_path / "p.db", options=IndexOptions(workers=2)) as parallel:
+        stats = parallel.update(vault, progress=progress)
+        assert killed and not stats.interrupted
+        serial = _build(tmp_path / "s.db", vault, 0)
+        try:
+            assert rows(parallel) == rows(serial)
+        finally:
+            serial.close()
+
+
+def test_a_script_without_a_main_guard_is_not_run_again_by_the_workers(tmp_path: Path) -> None:
+    """spawn re-runs a main script in each child unless it is hidden while they start."""
+    vault = _vault(tmp_path / "vault", POOL_MIN_NOTES + 10)
+    marker = tmp_path / "runs.txt"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import sys\n"
+        "from noteseek import Index, IndexOptions\n"
+        f"open({str(marker)!r}, 'a').write('run\\n')\n"
+        f"with Index({str(tmp_path / 'u.db')!r}, options=IndexOptions(workers=2)) as idx:\n"
+        f"    s = idx.update({str(vault)!r})\n"
+        "print(s.added)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, check=True
+    )
+    assert marker.read_text() == "run\n"
+    assert int(done.stdout.split()[-1]) > POOL_MIN_NOTES
+    assert "worker" not in done.stderr, done.stderr

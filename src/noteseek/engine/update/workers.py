@@ -20,14 +20,14 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import queue
 import signal
-from collections import deque
+import sys
 from collections.abc import Generator, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...storage.records import FileState
 from ..vault_walk import NoteFile
@@ -67,8 +67,8 @@ def default_workers() -> int:
 def worker_count(options: IndexOptions, notes: int) -> int:
     """Worker processes for a run that prepares `notes` notes: 0 means in-process."""
     wanted = default_workers() if options.workers is None else options.workers
-    if wanted <= 0 or notes < POOL_MIN_NOTES:
-        return 0
+    if wanted <= 0 or notes < POOL_MIN_NOTES or multiprocessing.current_process().daemon:
+        return 0  # (a daemonic process, such as a multiprocessing pool's worker, has no children)
     return min(wanted, max(1, notes // BATCH_NOTES))
 
 
@@ -185,6 +185,42 @@ def worker_model(embedder: Embedder | None) -> str | None:
     return embedder.source if isinstance(embedder, Model2VecEmbedder) else None
 
 
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start processes without the caller's main module: `spawn` runs a main script again in
+    each child (to find functions defined there), so a script that calls `Index.update`
+    without an `if __name__ == "__main__":` guard would index again in every worker. The
+    workers need nothing from it; hiding its file and spec while they start skips that."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, Any] = {
+        k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__
+    }
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+Batch = list[tuple[NoteFile, FileState | None]]
+
+
+def _serve(tasks: Any, results: Any, setup: _Setup, level: int) -> None:
+    """A worker process: batches in (sequence number, batch), results out, until None."""
+    _start(setup, level)
+    while (task := tasks.get()) is not None:
+        seq, batch = task
+        try:
+            results.put((seq, _work(batch)))
+        except BaseException as exc:  # reported, and the batch prepared again in the indexer
+            results.put((seq, f"{type(exc).__name__}: {exc}"))
+
+
 def prepare_in_pool(
     notes: Sequence[NoteFile],
     *,
@@ -196,49 +232,79 @@ def prepare_in_pool(
     model: str | None,
 ) -> Generator[tuple[NoteFile, Prepared | Skip | None], None, None]:
     """Each note with what preparing it gave, in the order of `notes`, prepared by `workers`
-    processes (and embedded there when `model` is given). Leaving the loop early cancels what
-    is queued and waits for the running tasks; a pool that breaks (a worker killed) leaves the
-    rest to be prepared in-process."""
+    processes (and embedded there when `model` is given). Leaving the loop early stops the
+    workers (a batch they are in the middle of is dropped: nothing of it was written); a worker
+    that dies or fails leaves the batches still out to be prepared in-process."""
+    ctx = multiprocessing.get_context("spawn")
+    tasks, results = ctx.Queue(), ctx.Queue()
     setup = _Setup(root, options, force, model)
     level = logging.getLogger("noteseek").getEffectiveLevel()
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start,
-        initargs=(setup, level),
-    )
+    procs = [
+        ctx.Process(
+            target=_serve, args=(tasks, results, setup, level), daemon=True, name="noteseek-prep"
+        )
+        for _ in range(workers)
+    ]
+    with _main_module_hidden():
+        for proc in procs:
+            proc.start()
     batches = _batches(notes, known)
-    running: deque[tuple[list[tuple[NoteFile, FileState | None]], Future[_Done]]] = deque()
+    out: dict[int, Batch] = {}  # sent, not yet yielded
+    done: dict[int, _Done | str] = {}
+    sent = taken = 0
     broken = False
     try:
-        for batch in batches:
-            running.append((batch, pool.submit(_work, batch)))
-            if len(running) < 2 * workers:
-                continue
-            yield from _take(running)
-        while running:
-            yield from _take(running)
-    except BrokenProcessPool:
-        broken = True
+        while True:
+            while len(out) < 2 * workers and not broken:
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                out[sent] = batch
+                tasks.put((sent, batch))
+                sent += 1
+            if taken not in out:
+                break
+            while taken not in done and not broken:
+                try:
+                    seq, value = results.get(timeout=1.0)
+                    done[seq] = value
+                except queue.Empty:
+                    broken = not all(p.is_alive() for p in procs)
+            value = done.pop(taken, "a worker process died")
+            batch = out.pop(taken)
+            taken += 1
+            if isinstance(value, str):
+                log.warning("an indexing worker failed (%s); preparing its notes here", value)
+                for note, old in batch:
+                    yield note, prepare_safely(note, root, old, options, force)
+            else:
+                for record in value.records:
+                    logging.getLogger(record.name).handle(record)
+                for (note, _), result in zip(batch, value.results):
+                    yield note, result
+            if broken:
+                # The rest in order, here: what was out, then what was never sent.
+                for seq in sorted(out):
+                    for note, old in out.pop(seq):
+                        yield note, prepare_safely(note, root, old, options, force)
+                for rest in batches:
+                    for note, old in rest:
+                        yield note, prepare_safely(note, root, old, options, force)
+                return
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    if broken:
-        log.warning("an indexing worker process died; preparing the remaining notes here")
-        rest = [b for b, _ in running] + list(batches)
-        for batch in rest:
-            for note, old in batch:
-                yield note, prepare_safely(note, root, old, options, force)
+        _stop(procs, tasks, results)
 
 
-def _take(
-    running: deque[tuple[list[tuple[NoteFile, FileState | None]], Future[_Done]]],
-) -> Generator[tuple[NoteFile, Prepared | Skip | None], None, None]:
-    """The oldest batch's results; it stays queued until they are there (a broken pool's
-    batches are all prepared again in-process)."""
-    batch, future = running[0]
-    done = future.result()
-    running.popleft()
-    for record in done.records:
-        logging.getLogger(record.name).handle(record)
-    for (note, _), result in zip(batch, done.results):
-        yield note, result
+def _stop(procs: list[Any], tasks: Any, results: Any) -> None:
+    """Stop the workers: idle ones end at the None; one still busy is terminated."""
+    for _ in procs:
+        with suppress(OSError, ValueError):
+            tasks.put(None)
+    for proc in procs:
+        proc.join(timeout=2.0)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
+    for q in (tasks, results):
+        q.cancel_join_thread()  # a result no one reads must not keep the indexer waiting
+        q.close()
