@@ -219,3 +219,12 @@ def test_a_script_without_a_main_guard_is_not_run_again_by_the_workers(tmp_path:
     assert marker.read_text() == "run\n"
     assert int(done.stdout.split()[-1]) > POOL_MIN_NOTES
     assert "worker" not in done.stderr, done.stderr
+
+
+def test_the_cli_takes_a_worker_count(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault", 5)
+    cli = [sys.executable, "-m", "noteseek", "index", str(vault), "--db", str(tmp_path / "c.db")]
+    done = subprocess.run([*cli, "--workers", "0", "-q"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    bad = subprocess.run([*cli, "--workers", "-1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--workers" in bad.stderr and "Traceback" not in bad.stderr

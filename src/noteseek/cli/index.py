@@ -115,6 +115,13 @@ def _print_stats(stats: IndexStats, db: object) -> None:
     help="Also build the multilingual lane (e5 vectors of every chunk, for queries across "
     "languages; needs noteseek[multilingual]; slow: ~0.3 CPU-s per chunk, resumable).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Processes that read, scrub, chunk and embed notes beside the writer "
+    "(default: one per core, at most two; 0: all in this process).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -128,6 +135,7 @@ def index_cmd(
     no_documents: bool,
     no_ocr: bool,
     multilingual: bool,
+    workers: int | None,
     quiet: bool,
 ) -> None:
     """Index VAULT: new and changed notes and documents only, unless --full."""
@@ -141,6 +149,7 @@ def index_cmd(
         allow=allow,
         documents=not no_documents,
         ocr=ocr_wanted(no_ocr),
+        workers=workers,
     )
     progress = _Progress(quiet)
     with open_index(
