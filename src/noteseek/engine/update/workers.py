@@ -50,8 +50,9 @@ __all__ = [
 log = logging.getLogger("noteseek.indexer")
 
 # Below this many notes to prepare, a pool's start-up (a fresh interpreter per worker, the
-# imports, the model's memory map) costs more than the second core gives back: measured with
-# bench/index_speed.py --crossover (the results file beside it has the figures).
+# imports, the model's memory map: ~0.8 CPU-s each) costs more than the second core gives back.
+# bench/index_speed.py --crossover: on a loaded 2-core machine the pool cost 0.8-1.3 CPU-s more
+# at 50-200 notes and broke even in wall time near 200 (bench/results/index_speed_first_parallel.txt).
 POOL_MIN_NOTES = 150
 BATCH_NOTES = 32  # notes per task: large enough that a task's pickling is noise
 BATCH_BYTES = 1 << 20  # and at most this much note text per task (a few huge notes alone)
