@@ -18,9 +18,7 @@ At most `2 × workers` batches are in flight, each of at most `BATCH_NOTES` note
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-import queue
 import signal
 import sys
 from collections.abc import Generator, Iterator, Sequence
@@ -68,8 +66,12 @@ def default_workers() -> int:
 def worker_count(options: IndexOptions, notes: int) -> int:
     """Worker processes for a run that prepares `notes` notes: 0 means in-process."""
     wanted = default_workers() if options.workers is None else options.workers
-    if wanted <= 0 or notes < POOL_MIN_NOTES or multiprocessing.current_process().daemon:
-        return 0  # (a daemonic process, such as a multiprocessing pool's worker, has no children)
+    if wanted <= 0 or notes < POOL_MIN_NOTES:
+        return 0
+    import multiprocessing  # here: a small run (the watcher's) never pays for the import
+
+    if multiprocessing.current_process().daemon:
+        return 0  # a daemonic process (a multiprocessing pool's worker) may have no children
     return min(wanted, max(1, notes // BATCH_NOTES))
 
 
@@ -236,6 +238,9 @@ def prepare_in_pool(
     processes (and embedded there when `model` is given). Leaving the loop early stops the
     workers (a batch they are in the middle of is dropped: nothing of it was written); a worker
     that dies or fails leaves the batches still out to be prepared in-process."""
+    import multiprocessing
+    import queue
+
     ctx = multiprocessing.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
     setup = _Setup(root, options, force, model)
