@@ -90,6 +90,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "ocr_index.py": ("--smoke",),
     "stop_latency.py": ("--smoke",),
     "time_phrases.py": ("--smoke",),
+    "index_speed.py": ("--smoke",),
     "web_idle.py": ("--smoke",),
 }
 
@@ -121,6 +122,7 @@ NO_SMOKE: dict[str, str] = {
     "pg_hnsw.py": _PG,
     "pg_load.py": f"a helper module of pg_bm25.py; {_PG}",
     "pg_parity.py": _PG,
+    "pg_build.py": _PG,
     "pg_queries.py": f"a helper module of pg_bm25.py; {_PG}",
     "pg_scale.py": _PG,
     "pg_secure_delete.py": _PG,

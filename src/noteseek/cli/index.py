@@ -118,6 +118,13 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 )
 # The flag's name before the lane served every query; kept so that scripts keep working.
 @click.option("--multilingual", is_flag=True, hidden=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Processes that read, scrub, chunk and embed notes beside the writer "
+    "(default: one per core, at most two; 0: all in this process).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def index_cmd(
     vault: Path,
@@ -132,6 +139,7 @@ def index_cmd(
     no_ocr: bool,
     deep: bool,
     multilingual: bool,
+    workers: int | None,
     quiet: bool,
 ) -> None:
     """Index VAULT: new and changed notes and documents only, unless --full."""
@@ -145,6 +153,7 @@ def index_cmd(
         allow=allow,
         documents=not no_documents,
         ocr=ocr_wanted(no_ocr),
+        workers=workers,
     )
     progress = _Progress(quiet)
     with open_index(

@@ -36,9 +36,16 @@ def embed_batch(
     todo = {c.content_hash: t for item in batch for c, t in zip(item.chunks, item.embed_texts)}
     todo = {h: t for h, t in todo.items() if h not in known}
     fresh: dict[int, npt.NDArray[np.int8]] = {}
-    if todo:
-        embedded = quantize(embedder.embed(list(todo.values())))
-        fresh = dict(zip(todo.keys(), embedded))
+    # Rows a worker process embedded (workers.py) are the ones embedding here would give.
+    for item in batch:
+        if item.vectors is not None:
+            for c, row in zip(item.chunks, item.vectors):
+                if c.content_hash in todo:
+                    fresh.setdefault(c.content_hash, row)
+    rest = {h: t for h, t in todo.items() if h not in fresh}
+    if rest:
+        embedded = quantize(embedder.embed(list(rest.values())))
+        fresh.update(zip(rest.keys(), embedded))
     counter["chunks_embedded"] += len(todo)
     counter["reused"] += sum(1 for h in hashes if h in known)
     out: list[npt.NDArray[np.int8]] = []

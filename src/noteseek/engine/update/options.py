@@ -47,6 +47,10 @@ class IndexOptions:
     # OCR of images and of PDF pages without a text layer (the `ocr` extra). Off: images are
     # named (`unsupported`, "OCR is turned off") and such pages listed, until it is on again.
     ocr: bool = True
+    # Worker processes that prepare and embed notes beside the writer (engine/update/workers.py):
+    # None picks the default (one per core, at most two), 0 prepares everything in-process. A
+    # run with only a few notes to prepare (a watcher's batch) is always in-process.
+    workers: int | None = None
 
     def scope(self) -> str:
         """The folders (and whether documents are) indexed, as stored in the index's meta (JSON)."""

@@ -7,6 +7,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.field_caps import FieldCaps
@@ -18,6 +19,10 @@ from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, ScrubResult
 from ...storage.records import ChunkRecord, FileRecord, FileState
 from ..vault_walk import NoteFile, decode_note, read_note
 from .options import IndexOptions
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["Prepared", "Skip", "file_names", "prepare_note"]
 
@@ -36,6 +41,9 @@ class Prepared:
     secrets: int
     ocr_pages: int = 0  # documents: pages (an image is one) whose text OCR read in this run
     ocr_reused: bool = False  # an image whose OCR text was taken from its copy under another path
+    # int8 vectors of the chunks, when a worker process embedded them (workers.py); else the
+    # writer embeds the batch, reusing stored vectors by content hash.
+    vectors: npt.NDArray[np.int8] | None = None
 
 
 def file_names(

@@ -1,9 +1,10 @@
-"""Bring an index up to date with a vault: full or incremental, one atomic transaction per file.
+"""Bring an index up to date with a vault: full or incremental, every file written whole.
 
 `run_update` holds the index's update lock (one run at a time) and runs the phases in order: plan
 (plan.py: model, pipeline, vault walk or the named paths, candidates), delete (delete.py: notes
 gone from the vault), then per note prepare (prepare.py: read, scrub, chunk) and, per batch of
-prepared notes, embed (embed.py) and write each file in its own transaction; then the vector
+prepared notes, embed (embed.py) and write the batch's files in one transaction (each file whole);
+a large run prepares and embeds its notes in worker processes (workers.py); then the vector
 backfill (embed.py) and finish (finish.py: statistics, text-index upkeep, meta). Documents go
 through the same phases, with extraction (documents.py, in worker processes) in place of
 chunking (document_chunks.py turns a document's units into chunks). A stop (the caller's event,
@@ -21,8 +22,8 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,8 @@ from .embed import backfill_vectors, embed_batch
 from .finish import finish_update
 from .options import EMBED_BATCH_CHUNKS, IndexOptions, IndexStats, Progress
 from .plan import UpdatePlan, check_vault, plan_update
-from .prepare import Prepared, Skip, prepare_note
+from .prepare import Prepared, Skip
+from .workers import prepare_in_pool, prepare_safely, worker_count, worker_model
 
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
@@ -141,8 +143,8 @@ def run_update(
 
 class _Writer:
     """Writes prepared files: unchanged and skipped ones at once, the others a batch at a time
-    once their vectors are known (each file in its own transaction). Notes and documents share
-    it, so a run embeds both in the same batches."""
+    once their vectors are known (one transaction per batch, each file whole). Notes and
+    documents share it, so a run embeds both in the same batches."""
 
     def __init__(
         self,
@@ -187,9 +189,14 @@ class _Writer:
             if plan.use_vectors and self.embedder is not None
             else [None] * len(self.pending)
         )
-        for item, vectors in zip(self.pending, all_vectors):
-            with self.store.write():
+        # One transaction per batch, not per file: a file is still all or nothing (a killed run
+        # leaves whole files), and FTS5 writes its pending terms once per commit, so one commit
+        # per file made a segment per file for automerge to merge again (measured:
+        # bench/index_speed.py, the results file beside it).
+        with self.store.write():
+            for item, vectors in zip(self.pending, all_vectors):
                 self.store.replace_file(item.record, item.chunks, vectors)
+        for item in self.pending:
             counter["added" if item.is_new else "changed"] += 1
             counter["chunks_written"] += len(item.chunks)
         self.pending.clear()
@@ -260,20 +267,6 @@ class _Writer:
                 self.flush()
 
 
-def _prepare_safely(note: NoteFile, plan: UpdatePlan) -> Prepared | Skip | None:
-    try:
-        return prepare_note(
-            note, plan.root, plan.known.get(note.rel_path), plan.options, plan.force
-        )
-    except Exception as exc:  # one note must never abort the whole run
-        log.exception("failed to index %s", note.rel_path)
-        return Skip(
-            f"could not be indexed ({type(exc).__name__}: {exc}); "
-            "this is a bug in noteseek, please report it",
-            recheck=True,
-        )
-
-
 def _ocr_sources(store: Storage, plan: UpdatePlan) -> Reusable:
     """Where an image's OCR text is already stored, by content hash: a copy's, or (read now,
     before the delete) that of an image gone from its old path, so a moved one is not read."""
@@ -300,6 +293,38 @@ def _ocr_sources(store: Storage, plan: UpdatePlan) -> Reusable:
     return find
 
 
+def _prepared_notes(
+    writer: _Writer, notes: list[NoteFile]
+) -> Generator[tuple[NoteFile, Prepared | Skip | None], None, None]:
+    """Each note with what preparing it gave, in order: in worker processes for a large run
+    (embedded there too when no stored vector can be reused: a first or --full build), else
+    here."""
+    plan = writer.plan
+    workers = worker_count(plan.options, len(notes))
+    if workers == 0:
+        for note in notes:
+            yield (
+                note,
+                prepare_safely(
+                    note, plan.root, plan.known.get(note.rel_path), plan.options, plan.force
+                ),
+            )
+        return
+    embed_there = plan.use_vectors and (writer.full or not plan.known)
+    with closing(
+        prepare_in_pool(
+            notes,
+            root=plan.root,
+            known=plan.known,
+            options=plan.options,
+            force=plan.force,
+            workers=workers,
+            model=worker_model(writer.embedder) if embed_there else None,
+        )
+    ) as results:
+        yield from results
+
+
 def _write_files(
     writer: _Writer,
     *,
@@ -322,11 +347,12 @@ def _write_files(
         if progress is not None:
             progress(done, len(candidates), note.rel_path)
 
-    for note in notes:
-        if stop.is_set():
-            break
-        writer.take(note, _prepare_safely(note, plan))
-        step(note)
+    with closing(_prepared_notes(writer, notes)) as prepared:  # a pool stops with the loop
+        for note, result in prepared:
+            if stop.is_set():
+                break
+            writer.take(note, result)
+            step(note)
     if documents and not stop.is_set():
         for note, result in document_results(
             documents,

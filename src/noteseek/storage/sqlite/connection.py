@@ -86,7 +86,7 @@ class SqliteConnection:
             raise
         self.vector_error = _load_sqlite_vec(self.db)
         # Before any statement touches the chunks: their triggers feed the FTS5 table, which
-        # tokenizes with it (storage/sqlite/tokenizer.py).
+        # tokenizes with it (storage/tokenizer.py).
         self.stem_options = StemOptions()
         register_tokenizer(self.db, self.stem_options)
         # Chunks this connection deleted (or replaced), for the indexer's decision to merge FTS5.

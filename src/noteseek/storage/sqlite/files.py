@@ -38,7 +38,8 @@ __all__ = ["FileRows"]
 
 
 class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTable):
-    """Writes of a file's rows (one transaction per file), file-level reads and chunk lookups."""
+    """Writes of a file's rows (inside `write()`: the indexer writes a batch of whole files per
+    transaction), file-level reads and chunk lookups."""
 
     def file_states(self) -> dict[str, FileState]:
         """Every known file with the data needed for change detection."""
@@ -179,11 +180,13 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
                     chunk.overlap,
                 ),
             )
+            chunk_id = self.db.last_insert_rowid()
+            self._written(chunk_id)
             if store_vectors:
                 assert vectors is not None
                 self.db.execute(
                     f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
-                    (self.db.last_insert_rowid(), vectors[i].tobytes()),
+                    (chunk_id, vectors[i].tobytes()),
                 )
 
     # -- reads ------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def m003_note_tags(db: Connection) -> None:
 
 def m004_german_stemming(db: Connection) -> None:
     """Each chunk's language (`lang`, NULL = default stemming) reaches the FTS5 tokenizer as its
-    locale, so German notes get German stems (storage/sqlite/tokenizer.py; the connection must have registered
+    locale, so German notes get German stems (storage/tokenizer.py; the connection must have registered
     the `noteseek` tokenizer, as every Store does).
 
     The FTS5 table's content is a view that hands each column to FTS5 with its chunk's locale, so

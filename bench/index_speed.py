@@ -1,0 +1,263 @@
+"""Indexing cost of noteseek against the literal seed-1 design, side by side in one run.
+
+    nice -n 10 python bench/index_speed.py                  # MDN (../shared/data), 2 rounds
+    nice -n 10 python bench/index_speed.py --smoke          # the sample vault, seconds
+
+The seed-1 design is the seed's first complete checkout (commit ae0a9d0 by default, `--seed`):
+the literal reference design (FTS5 + sqlite-vec, potion-base-8M) with its scrubber, taken out of
+this repository with `git archive` into a temporary folder and imported from there. Each round
+builds a fresh index of the vault once per side, in alternating order (seed first in odd rounds,
+noteseek first in even ones), each in its own child process (`Index(db).update(vault)`). CPU is
+the child's user + system time including its worker processes (`wait4`), so a parallel build
+cannot hide work in other processes. The machine's load average is printed with each line:
+wall-time ratios on a loaded machine understate what the second core gives.
+
+Then, on the last noteseek index: a no-op run and a one-note change (whole pass, and a targeted
+update naming the path, as the watcher does), each in a fresh process with the index already
+open, timed around `update` only; the database size per 50,000 chunks; and, with `--crossover`,
+fresh builds of the first N notes in-process (`workers=0`) against the pool (`workers=2`), which
+is how `POOL_MIN_NOTES` in engine/update/workers.py was chosen. `--json FILE` keeps every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SEED_COMMIT = "ae0a9d0"
+SAMPLE = REPO / "examples" / "sample-vault"
+
+BUILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import noteseek
+db, vault, workers = sys.argv[2], sys.argv[3], sys.argv[4]
+kwargs = {}
+if workers != "-":
+    kwargs["options"] = noteseek.IndexOptions(workers=int(workers))
+t = time.perf_counter()
+with noteseek.Index(db, **kwargs) as idx:
+    s = idx.update(vault)
+print(json.dumps({"wall": time.perf_counter() - t, "chunks": s.chunks, "file": noteseek.__file__}))
+"""
+
+UPDATE = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import noteseek
+db, vault, mode, path = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+with noteseek.Index(db) as idx:
+    if mode != "noop":
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("\\nOne more line, appended by the benchmark.\\n")
+    t = time.perf_counter()
+    s = idx.update(vault, paths=[mode.split(":", 1)[1]]) if mode.startswith("paths:") else idx.update(vault)
+    wall = time.perf_counter() - t
+print(json.dumps({"wall": wall, "changed": s.changed, "unchanged": s.unchanged}))
+"""
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _child(args: list[str]) -> dict[str, Any]:
+    """Run a child python, return its JSON line plus its CPU seconds (workers included)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    out = proc.stdout.read() if proc.stdout else ""
+    err = proc.stderr.read() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"child failed:\n{err[-3000:]}")
+    row: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    row["cpu"] = usage.ru_utime + usage.ru_stime
+    row["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return row
+
+
+def _size(db: Path) -> int:
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+
+
+def _clear(db: Path) -> None:
+    for p in db.parent.glob(db.name + "*"):
+        p.unlink()
+
+
+def _seed_src(commit: str, dest: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", commit, "src"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "src"
+
+
+def _subset(vault: Path, dest: Path, count: int) -> Path:
+    notes = sorted(p for p in vault.rglob("*.md") if p.is_file())[:count]
+    for p in notes:
+        target = dest / p.relative_to(vault)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(p, target)
+    return dest
+
+
+def _builds(
+    seed: Path, new: Path, vault: Path, work: Path, rounds: int, workers: str
+) -> dict[str, Any]:
+    results: dict[str, list[dict[str, Any]]] = {"seed": [], "noteseek": []}
+    for r in range(1, rounds + 1):
+        order = ("seed", "noteseek") if r % 2 else ("noteseek", "seed")
+        for side in order:
+            db = work / f"{side}.db"
+            _clear(db)
+            src, w = (seed, "-") if side == "seed" else (new, workers)
+            before = _load()
+            row = _child([BUILD, str(src), str(db), str(vault), w])
+            row.update(bytes=_size(db), load=(before + _load()) / 2)
+            results[side].append(row)
+            print(
+                f"round {r} {side:8}: {row['wall']:6.1f} s wall, {row['cpu']:6.1f} s CPU, "
+                f"{row['chunks']} chunks, {row['bytes'] / 1e6:.1f} MB, "
+                f"peak RSS {row['peak_rss_mb']:.0f} MB, load {row['load']:.1f}",
+                flush=True,
+            )
+    med = {
+        side: {k: statistics.median(row[k] for row in rows) for k in ("wall", "cpu", "bytes")}
+        for side, rows in results.items()
+    }
+    ratio = {k: med["noteseek"][k] / med["seed"][k] for k in ("wall", "cpu", "bytes")}
+    for side, m in med.items():
+        print(f"{side:8}: median {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU")
+    print(
+        f"noteseek / seed-1: wall {ratio['wall']:.3f} (target <= 0.5), "
+        f"CPU {ratio['cpu']:.3f} (target <= 0.8)",
+        flush=True,
+    )
+    chunks = results["noteseek"][-1]["chunks"]
+    per_50k = med["noteseek"]["bytes"] / chunks * 50_000 / 1e6 if chunks else 0.0
+    print(f"noteseek database: {per_50k:.1f} MB per 50,000 chunks (target <= 83)")
+    return {"runs": results, "median": med, "ratio": ratio, "mb_per_50k_chunks": per_50k}
+
+
+def _updates(new: Path, vault: Path, work: Path, repeats: int) -> dict[str, Any]:
+    db = work / "noteseek.db"
+    note = sorted(p for p in vault.rglob("*.md") if p.is_file())[
+        len(list(vault.rglob("*.md"))) // 2
+    ]
+    rel = note.relative_to(vault).as_posix()
+    out: dict[str, list[float]] = {"noop": [], "one_note": [], "one_note_targeted": []}
+    original = note.read_bytes()
+    try:
+        for _ in range(repeats):
+            for name, mode in (
+                ("noop", "noop"),
+                ("one_note", "one"),
+                ("one_note_targeted", f"paths:{rel}"),
+            ):
+                row = _child([UPDATE, str(new), str(db), str(vault), mode, str(note)])
+                out[name].append(row["wall"])
+    finally:
+        note.write_bytes(original)
+    med = {k: statistics.median(v) for k, v in out.items()}
+    print(
+        f"no-op run {med['noop']:.3f} s (target <= 0.3), one-note change: whole pass "
+        f"{med['one_note']:.3f} s, targeted {med['one_note_targeted']:.3f} s (target <= 0.2); "
+        f"load {_load():.1f}",
+        flush=True,
+    )
+    return {"runs": out, "median": med}
+
+
+def _crossover(new: Path, vault: Path, work: Path, sizes: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    for n in sizes:
+        sub = _subset(vault, work / f"sub{n}", n)
+        row: dict[str, Any] = {"notes": n}
+        for w in ("0", "2"):
+            db = work / f"x{n}-{w}.db"
+            _clear(db)
+            # Force the pool at any size: POOL_MIN_NOTES is what this measures.
+            got = _child([_FORCED_POOL + BUILD, str(new), str(db), str(sub), w])
+            row[f"wall_w{w}"], row[f"cpu_w{w}"] = got["wall"], got["cpu"]
+        rows.append(row)
+        print(
+            f"{n:5} notes: in-process {row['wall_w0']:.2f} s wall / {row['cpu_w0']:.2f} s CPU, "
+            f"2 workers {row['wall_w2']:.2f} s / {row['cpu_w2']:.2f} s; load {_load():.1f}",
+            flush=True,
+        )
+        shutil.rmtree(sub)
+    return rows
+
+
+_FORCED_POOL = (
+    "import sys\nsys.path.insert(0, sys.argv[1])\n"
+    "import noteseek.engine.update.workers as w\nw.POOL_MIN_NOTES = 1\n"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--vault", type=Path, help="default: MDN from ../shared/data")
+    parser.add_argument("--seed", default=SEED_COMMIT, help="the seed-1 commit")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--new-src",
+        type=Path,
+        default=REPO / "src",
+        help="noteseek's src folder (default: this one)",
+    )
+    parser.add_argument("--workers", default="-", help="noteseek's workers (default: its own)")
+    parser.add_argument("--repeats", type=int, default=3, help="no-op / one-note runs")
+    parser.add_argument("--crossover", default="", help="note counts, e.g. 25,50,100,200,400")
+    parser.add_argument("--smoke", action="store_true", help="the sample vault, one round")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args()
+    if args.smoke:
+        vault, rounds, repeats = SAMPLE, 1, 1
+        crossover = [10]
+    else:
+        if args.vault is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from datasets import CORPORA, ensure_corpus
+
+            args.vault = ensure_corpus(CORPORA["mdn-content-en"]) / "files" / "en-us"
+        vault, rounds, repeats = args.vault, args.rounds, args.repeats
+        crossover = [int(n) for n in args.crossover.split(",") if n]
+    report: dict[str, Any] = {
+        "vault": str(vault),
+        "seed": args.seed,
+        "cores": os.cpu_count(),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_at_start": _load(),
+    }
+    with tempfile.TemporaryDirectory(prefix="index-speed-") as tmp:
+        work = Path(tmp)
+        (work / "seed").mkdir()
+        seed = _seed_src(args.seed, work / "seed")
+        copy = _subset(vault, work / "vault", 10**9)  # the one-note change edits a copy
+        new = args.new_src.resolve()
+        report["builds"] = _builds(seed, new, copy, work, rounds, args.workers)
+        report["updates"] = _updates(new, copy, work, repeats)
+        if crossover:
+            report["crossover"] = _crossover(new, copy, work, crossover)
+    report["load_at_end"] = _load()
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
