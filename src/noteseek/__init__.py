@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .engine.locations import data_dir, default_db_path
     from .engine.note_access import NoteText
     from .engine.open import LazyIndex, Locator, locate_index, open_index
-    from .engine.request import SearchRequest, SearchResult
+    from .engine.request import DEFAULT_MIN_SCORE, SearchRequest, SearchResult
     from .engine.search import MODES, Explanation, Hit, Mode, SearchSettings
     from .engine.secret_scan import ScanReport, load_allowlist, scan_secrets
     from .engine.update.options import IndexOptions, IndexStats
@@ -95,6 +95,7 @@ _EXPORTS: dict[str, str] = {
     "Locator": "engine.open",
     "locate_index": "engine.open",
     "open_index": "engine.open",
+    "DEFAULT_MIN_SCORE": "engine.request",
     "SearchRequest": "engine.request",
     "SearchResult": "engine.request",
     "IndexOptions": "engine.update.options",
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DEFAULT_MIN_SCORE",
     "MODES",
     "Allowlist",
     "AllowlistError",

@@ -7,6 +7,7 @@ import json
 import click
 
 from .. import MODES, Hit, SearchRequest, open_index
+from ..core.markup import readable
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .options import collection_option, db_option
 
@@ -14,12 +15,14 @@ __all__ = ["context_cmd", "search_cmd"]
 
 
 def _snippet(text: str, width: int = 220) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(readable(text).split())
     return flat if len(flat) <= width else flat[: width - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _explain(hit: Hit) -> str:
-    """One line: each list's rank, raw and normalised score, its fusion term, and the total."""
+    """Two lines: each list's rank, raw and normalised score and fusion term, the fused score and
+    the rerank's output (the order before calibration); then the calibrated probability and the
+    score shown (the probability capped at the hit above, so the list is in score order)."""
     e = hit.explanation
     assert e is not None
     parts = []
@@ -35,7 +38,17 @@ def _explain(hit: Hit) -> str:
         parts.append("vector —")
     if e.exact_name:
         parts.append("exact name match (ranked first)")
-    return f"{e.fusion}: " + " · ".join(parts) + f" = {hit.score:.4f}"
+    order = f"{e.fusion}: " + " · ".join(parts) + f" = {e.fused:.4f}"
+    if e.rerank is not None:
+        order += f" · rerank {e.rerank:+.3f}"
+    p = e.probability if e.probability is not None else hit.score
+    capped = " (capped at the hit above)" if hit.score < p - 5e-4 else ""
+    return order + f"\n    calibrated: P(relevant) {p:.3f} → score {hit.score:.3f}{capped}"
+
+
+def _hidden_line(hidden: int) -> str:
+    noun = "match" if hidden == 1 else "matches"
+    return f"{hidden} weaker {noun} hidden (use --all)"
 
 
 @click.command("search")
@@ -47,7 +60,17 @@ def _explain(hit: Hit) -> str:
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, None), help="Token budget for all hit texts.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every hit field.")
-@click.option("--explain", is_flag=True, help="Show each hit's ranks, scores and fusion terms.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show why each hit ranks where it does: fusion, rerank and calibration.",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also show weaker matches (hits scored below the relevance threshold).",
+)
 @click.option(
     "--folder", "folders", multiple=True, help="Only notes under this vault folder (repeatable)."
 )
@@ -69,11 +92,16 @@ def search_cmd(
     max_tokens: int | None,
     as_json: bool,
     explain: bool,
+    show_all: bool,
     folders: tuple[str, ...],
     tags: tuple[str, ...],
     files: tuple[str, ...],
 ) -> None:
-    """Search the index for QUERY (put a query that starts with '-' after '--')."""
+    """Search the index for QUERY (put a query that starts with '-' after '--').
+
+    Only hits the calibrated relevance score trusts are shown; --all shows the weaker ones too.
+    """
+    threshold = {} if not show_all else {"min_score": 0.0}
     request = SearchRequest(
         query,
         limit=limit,
@@ -83,18 +111,27 @@ def search_cmd(
         folders=folders or None,
         tags=tags or None,
         files=files or None,
+        **threshold,
     )
     with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
     hits, degraded = result.hits, result.degraded
     if as_json:
-        doc = {"query": query, "mode": mode, "degraded": degraded, "hits": result.hits_json()}
+        doc = {
+            "query": query,
+            "mode": mode,
+            "degraded": degraded,
+            "hits": result.hits_json(),
+            "hidden": result.hidden,
+        }
         click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         return
     if degraded:
         click.echo(f"warning: keyword search only ({degraded})", err=True)
     if not hits:
-        click.echo("no matches")
+        click.echo("no confident match" if result.hidden else "no matches")
+        if result.hidden:
+            click.echo(_hidden_line(result.hidden))
         return
     for rank, hit in enumerate(hits, start=1):
         ranks = ", ".join(
@@ -103,11 +140,14 @@ def search_cmd(
             if value
         )
         click.echo(
-            click.style(f"{rank:>2}. {hit.heading}", bold=True) + f"  ({ranks})"
+            click.style(f"{rank:>2}. {hit.heading}", bold=True)
+            + f"  (score {hit.score:.2f}" + (f" · {ranks})" if ranks else ")")
         )
         if hit.explanation is not None:
             click.echo(f"    {_explain(hit)}")
         click.echo(f"    {_snippet(hit.text)}")
+    if result.hidden:
+        click.echo(_hidden_line(result.hidden))
 
 
 @click.command("context")

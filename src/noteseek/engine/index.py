@@ -27,7 +27,7 @@ from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .open import Locator, as_locator
-from .request import SearchRequest, SearchResult
+from .request import DEFAULT_MIN_SCORE, SearchRequest, SearchResult
 from .search import Hit, Mode, Searcher, SearchSettings
 
 if TYPE_CHECKING:
@@ -208,8 +208,10 @@ class Index:
         files: Sequence[str] | None = None,
         max_term_share: float | None = None,
         multilingual: bool = True,
+        min_score: float = DEFAULT_MIN_SCORE,
     ) -> list[Hit]:
-        """The best notes for `query`, each with its best section, best first.
+        """The best notes for `query`, each with its best section, best first; only those
+        scored `min_score` or more (0: all of them).
 
         Never raises on the query text. The options are `SearchRequest`'s (see there).
         """
@@ -224,14 +226,16 @@ class Index:
             files=None if files is None else tuple(files),
             max_term_share=max_term_share,
             multilingual=multilingual,
+            min_score=min_score,
         )
-        return self._searcher.search(request)
+        return list(self.run_search(request).hits)
 
     def run_search(self, request: SearchRequest) -> SearchResult:
-        """The hits for a request, and why vectors were not used if they were not."""
+        """The hits for a request, how many its threshold hid, and why vectors were not used if
+        they were not."""
         hits = self._searcher.search(request)
         degraded = self.vector_problem if request.mode != "bm25" else None
-        return SearchResult(tuple(hits), degraded)
+        return SearchResult.of(hits, request, degraded)
 
     @property
     def vector_problem(self) -> str | None:

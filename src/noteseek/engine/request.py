@@ -10,9 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.budget import fit_to_budget
 from .search import MODES, Hit, Mode
 
-__all__ = ["SearchRequest", "SearchResult"]
+__all__ = ["DEFAULT_MIN_SCORE", "SearchRequest", "SearchResult"]
+
+# Hits scored below this are hidden by default (counted in `SearchResult.hidden`). Chosen on the
+# development sets with off-topic queries (bench/relevance_eval.py, docs/ranking.md "Calibrated
+# relevance"): what it costs on-topic recall is written there.
+DEFAULT_MIN_SCORE = 0.1
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,8 @@ class SearchRequest:
     `multilingual=False` keeps the query off the multilingual lane (engine/multilingual.py) even
     where it would be routed there (the prompt hook: its relevance gate's cosine thresholds are
     the bundled model's).
+    `min_score` hides hits whose calibrated score (P(relevant)) is below it; `limit` stays the
+    most hits shown. `min_score=0` shows every hit, as `--all` does.
     """
 
     query: str
@@ -40,6 +48,7 @@ class SearchRequest:
     files: tuple[str, ...] | None = None
     max_term_share: float | None = None
     multilingual: bool = True
+    min_score: float = DEFAULT_MIN_SCORE
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -48,15 +57,29 @@ class SearchRequest:
             raise ValueError(f"limit must be at least 1, got {self.limit}")
         if not isinstance(self.query, str):
             raise TypeError("query must be a string")
+        if not 0.0 <= self.min_score <= 1.0:
+            raise ValueError(f"min_score must be between 0 and 1, got {self.min_score}")
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The hits for a request, best first, and why vectors were not used (None if they were, or
-    if the request did not ask for them: mode bm25)."""
+    """The hits for a request, best first, why vectors were not used (None if they were, or if
+    the request did not ask for them: mode bm25), and how many hits within the limit were hidden
+    for scoring below `min_score`."""
 
     hits: tuple[Hit, ...]
     degraded: str | None
+    hidden: int = 0
+
+    @classmethod
+    def of(cls, ranked: list[Hit], request: SearchRequest, degraded: str | None) -> SearchResult:
+        """The ranked hits cut at the request's threshold, then fitted to its token budget."""
+        # Scores never rise down the list, so the hits kept are a prefix.
+        shown = [hit for hit in ranked if hit.score >= request.min_score]
+        hidden = len(ranked) - len(shown)
+        if request.max_tokens is not None:
+            shown = fit_to_budget(shown, request.max_tokens)
+        return cls(tuple(shown), degraded, hidden)
 
     def hits_json(self) -> list[dict[str, Any]]:
         """Every hit as `noteseek search --json` prints it."""

@@ -6,13 +6,14 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
-from ..core.budget import fit_to_budget
+from ..core.calibration import calibration_features, non_increasing, query_facts
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_key, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
+from .calibration import Calibration
 from .hits import Explanation, Hit
-from .known_words import nothing_known
+from .known_words import content_words, nothing_known
 from .note_lists import NoteList, best_chunks, group
 from .query_plan import CommonTerms
 from .rerank import Reranker
@@ -90,6 +91,7 @@ class Searcher:
         self.vectors = VectorIndex(store)
         self._common_terms = CommonTerms(store)
         self.reranker = Reranker(store)
+        self.calibration = Calibration()
         self._multilingual: MultilingualLane | None = None
         self.vector_problem: str | None = None
         if not store.vectors_available:
@@ -146,8 +148,9 @@ class Searcher:
         return self.vectors.search(vector, limit, allowed=allowed)
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        """The best `request.limit` notes for a query, each with its best section; never raises on
-        the query text (the request has checked its options)."""
+        """The best `request.limit` notes for a query, each with its best section and its
+        calibrated score, whatever that score; never raises on the query text (the request has
+        checked its options). `SearchResult.of` applies the request's threshold and budget."""
         # One read transaction for every statement below: a note rewritten by a concurrent
         # indexer between the BM25 query and the chunk lookup would otherwise vanish from the hits.
         # An empty sequence is no filter, like None (an adapter's unset repeatable option).
@@ -168,7 +171,6 @@ class Searcher:
                 request.query,
                 limit=request.limit,
                 mode=request.mode,
-                max_tokens=request.max_tokens,
                 explain=request.explain,
                 allowed=allowed,
                 term_share=request.max_term_share,
@@ -181,7 +183,6 @@ class Searcher:
         *,
         limit: int,
         mode: Mode,
-        max_tokens: int | None,
         explain: bool,
         allowed: set[int] | None,
         term_share: float | None,
@@ -228,6 +229,9 @@ class Searcher:
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
         fused = self._fuse(kw, vec, heads, alpha)
+        # The query words' chunk counts: the rerank's coverage features and the calibration's
+        # IDF mass (one fts5vocab read per word).
+        counts = self.store.query_term_counts(content_words(query))
         rerank = lane is None and (s.rerank or self.reranker.capture)
         if mode == "hybrid" and s.fusion == "convex" and rerank:
             # A full head may end inside a run of equal scores that goes on past it: leave that
@@ -238,7 +242,7 @@ class Searcher:
             )
             fused = self.reranker.rerank(
                 query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
-                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank,
+                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank, counts=counts,
             )
         ranked = _promote(fused, exact, s.fusion)[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
@@ -248,11 +252,31 @@ class Searcher:
         kw_rank, vec_rank = kw.rank, vec.rank
         kw_best = {fid: score for fid, score in kw.scores}
         vec_best = {fid: score for fid, score in vec.scores}
+        found = [
+            (fid, explanation, row)
+            for (fid, _, explanation), chunk_id in zip(ranked, chunk_ids)
+            if chunk_id is not None and (row := rows.get(chunk_id)) is not None
+        ]
+        facts = query_facts([c for _, c in counts], self.reranker.chunk_total())
+        features = [
+            calibration_features(
+                facts,
+                rank,
+                (kw_rank.get(fid), kw_best.get(fid)),
+                (vec_rank.get(fid), vec_best.get(fid)),
+                explanation.rerank,
+                explanation.exact_name,
+            )
+            for rank, (fid, explanation, _) in enumerate(found, start=1)
+        ]
+        calibrated = self.calibration.model
+        probabilities = [calibrated.probability(mode, row) for row in features]
+        if self.calibration.capture:
+            self.calibration.last = (mode, [r.path for _, _, r in found], features)
         hits = []
-        for (fid, score, explanation), chunk_id in zip(ranked, chunk_ids):
-            row = rows.get(chunk_id) if chunk_id is not None else None
-            if row is None:
-                continue
+        for (fid, explanation, row), p, score in zip(
+            found, probabilities, non_increasing(probabilities)
+        ):
             hits.append(
                 Hit(
                     path=row.path,
@@ -270,10 +294,10 @@ class Searcher:
                     slide=row.slide,
                     sheet=row.sheet,
                     rows=_rows(row.row_first, row.row_last),
-                    explanation=explanation if explain else None,
+                    explanation=replace(explanation, probability=p) if explain else None,
                 )
             )
-        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+        return hits
 
     def _exact_names(self, query: str) -> list[int]:
         key = name_key(query)
@@ -317,7 +341,8 @@ class Searcher:
                     w / (s.rrf_k + r) if r and r <= h else 0.0
                     for w, r, h in zip(weights, item.ranks, heads)
                 )
-                out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
+                why = Explanation("rrf", b, v, None, None, False, fused=item.score)
+                out.append((item.key, item.score, why))
         else:
             fused = convex_fusion(
                 [kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads
@@ -331,6 +356,7 @@ class Searcher:
                     b if scored.ranks[0] else None,
                     v if scored.ranks[1] else None,
                     False,
+                    fused=scored.score,
                 )
                 out.append((scored.key, scored.score, explanation))
         return out

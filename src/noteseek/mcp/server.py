@@ -33,7 +33,6 @@ import click
 
 from .. import (
     Coverage,
-    Hit,
     Index,
     IndexStatus,
     LazyIndex,
@@ -42,6 +41,7 @@ from .. import (
     NoteseekError,
     NoteText,
     SearchRequest,
+    SearchResult,
     open_index,
 )
 from .descriptions import GET_NOTE_DOC, INSTRUCTIONS, SEARCH_DOC, STATUS_DOC
@@ -112,8 +112,10 @@ class VaultService:
         folders: list[str],
         tags: list[str],
         files: list[str] | None = None,
-    ) -> tuple[list[Hit], str | None]:
-        """Hits (unbudgeted) and why vectors were not used, if they were not."""
+        show_all: bool = False,
+    ) -> SearchResult:
+        """Hits (unbudgeted), how many the relevance threshold hid (none with `show_all`), and
+        why vectors were not used, if they were not."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -121,10 +123,10 @@ class VaultService:
             folders=tuple(folders) or None,
             tags=tuple(tags) or None,
             files=tuple(files or ()) or None,
+            **({"min_score": 0.0} if show_all else {}),
         )
         with self._lock:
-            result = self._index.get().run_search(request)
-        return list(result.hits), result.degraded
+            return self._index.get().run_search(request)
 
     def get_note(
         self,
@@ -240,7 +242,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
     """The MCP server with the search, get_note and status tools over `service`."""
     sdk = _load_sdk()
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
     from pydantic import Field
 
     from .. import __version__
@@ -283,8 +285,12 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
-    ) -> str:
-        hits, degraded = call(
+        all: Annotated[
+            bool,
+            Field(description="Also the weaker matches the relevance threshold leaves out."),
+        ] = False,
+    ) -> CallToolResult:
+        result = call(
             "search",
             lambda: service.search(
                 query,
@@ -293,6 +299,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 folders=folders or [],
                 tags=tags or [],
                 files=files or [],
+                show_all=all,
             ),
         )
         scope = "".join(
@@ -304,9 +311,22 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             )
             if values
         )
-        return format_hits(
-            query, hits, mode=mode, max_tokens=max_tokens, degraded=degraded, filters=scope
+        text = format_hits(
+            query,
+            list(result.hits),
+            mode=mode,
+            max_tokens=max_tokens,
+            degraded=result.degraded,
+            filters=scope,
+            hidden=result.hidden,
         )
+        # The counts and scores ride in `_meta`, not `structuredContent`: a client that has
+        # structured content hands the model that instead of the budgeted text (module docstring).
+        meta = {
+            "noteseek/hidden": result.hidden,
+            "noteseek/hits": [{"path": h.path, "score": h.score} for h in result.hits],
+        }
+        return CallToolResult(content=[TextContent(type="text", text=text)], _meta=meta)
 
     def get_note(
         path: Annotated[str, Field(description="Vault-relative path, as search returns it.")],

@@ -167,10 +167,14 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         file: Filter = [],  # noqa: B006
         max_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
         explain: bool = False,
+        all: Annotated[
+            bool, Query(description="Also the hits scored below the relevance threshold.")
+        ] = False,
     ) -> Response:
         """Best notes for `q`, each with its best section (the hits of `noteseek search --json`).
         `folder` keeps notes under any of the folders, `tag` notes with every tag, `file` only
-        these vault-relative files."""
+        these vault-relative files. Hits below the relevance threshold are left out and counted
+        in `hidden` unless `all` is true."""
         request = SearchRequest(
             q,
             limit=limit,
@@ -180,6 +184,7 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             folders=tuple(folder) or None,
             tags=tuple(tag) or None,
             files=tuple(file) or None,
+            **({"min_score": 0.0} if all else {}),
         )
         submitted = time.perf_counter()
 
@@ -189,7 +194,13 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             result = index.run_search(request)
             searched = time.perf_counter()
             body = _json_bytes(
-                {"query": q, "mode": mode, "degraded": result.degraded, "hits": result.hits_json()}
+                {
+                    "query": q,
+                    "mode": mode,
+                    "degraded": result.degraded,
+                    "hits": result.hits_json(),
+                    "hidden": result.hidden,
+                }
             )
             return body, _server_timing(
                 queue=started - submitted,
