@@ -35,7 +35,7 @@ import numpy as np
 from scipy import stats as sps
 
 import noteseek
-from datasets import DATASETS, load_qrels
+from datasets import CACHE_DIR, DATASETS, load_qrels
 from noteseek.agents.prompt_context import (
     CONTEXT_CANDIDATES,
     CONTEXT_TERM_SHARE,
@@ -206,6 +206,36 @@ def hook(per: int) -> dict[str, Any]:
     return out
 
 
+def golden() -> dict[str, Any]:
+    """The public golden set (examples/golden) over the sample vault: search kept, hook names."""
+    import shutil
+
+    from noteseek.evaluation import load_qrels as golden_qrels
+    from noteseek.evaluation import load_queries
+
+    repo = Path(__file__).resolve().parent.parent
+    vault = CACHE_DIR / "sample-vault"
+    if not vault.is_dir():
+        shutil.copytree(repo / "examples" / "sample-vault", vault, symlinks=True)
+    queries = load_queries(repo / "examples" / "golden" / "queries.jsonl")
+    qrels = golden_qrels(repo / "examples" / "golden" / "qrels.tsv")
+    shown = held = named = silent_words = 0
+    with noteseek.Index(CACHE_DIR / "sample-vault.db") as idx:
+        idx.update(vault)
+        for q in queries:
+            rel = set(qrels.get(q.id, {}))
+            full = [h.path for h in idx.search(q.text, limit=LIMIT, min_score=0)]
+            default = [h.path for h in idx.search(q.text, limit=LIMIT)]
+            if rel & set(full):
+                held += 1
+                shown += bool(rel & set(default))
+            ctx = prompt_context(idx, q.text)
+            named += any(h.path in rel and f"({h.path[:-3]}" in ctx.text for h in ctx.hits)
+            silent_words += "content words" in ctx.reason
+    return {"queries": len(queries), "top10_held": held, "still_shown": shown,
+            "hook_names_relevant": named / len(queries), "hook_too_short": silent_words}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-set", type=int, default=1000, help="on-topic queries per set (sample)")
@@ -240,6 +270,13 @@ def main() -> int:
         n = sum(r["queries"] for r in rows)
         print(f"\nAll pairs: no hit shown {sum(r['no_hit'] * r['queries'] for r in rows) / n:.3f}, "
               f"hits shown {sum(r['mean_shown'] * r['queries'] for r in rows) / n:.2f} on average")
+    if "golden" not in skip:
+        g = golden()
+        report["golden"] = g
+        print(f"\nGolden set (examples/golden, sample vault, {g['queries']} queries): relevant note "
+              f"still shown by default {g['still_shown']}/{g['top10_held']}; the hook's block names "
+              f"a relevant note for {g['hook_names_relevant']:.3f} ({g['hook_too_short']} prompts "
+              "are too short for the hook: fewer than 2 content words)")
     if "hook" not in skip:
         h = hook(args.hook_per)
         report["hook"] = h

@@ -23,6 +23,13 @@ _CALLOUT = re.compile(r"^([ \t]*>[ \t>]*)\[![A-Za-z][\w-]*\][+-]?[ \t]*", re.MUL
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 # ![alt](image.png): Markdown images say nothing in text; [label](url) -> label.
 _MD_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
+# %% comment %%: Obsidian comments are not rendered.
+_COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
+# Inline HTML of the kinds notes use for layout (not `Array<string>` in code).
+_HTML_TAG = re.compile(
+    r"</?(?:span|div|button|br|img|a|p|sup|sub|font|center|details|summary|iframe|u|b|i)\b[^<>\n]*>",
+    re.IGNORECASE,
+)
 _MD_LINK = re.compile(r"\[([^\]\n]+)\]\((?:[^)\s\n]+)(?:\s+\"[^\"\n]*\")?\)")
 
 
@@ -38,11 +45,13 @@ def _link_text(match: re.Match[str]) -> str:
 
 
 def readable(text: str) -> str:
-    """`text` with wiki-links as their labels, embeds and images dropped, callout markers and
-    quote markers removed, Markdown links as their labels."""
-    if "[" not in text and ">" not in text:
+    """`text` with wiki-links as their labels, embeds, images, comments and layout HTML dropped,
+    callout markers and quote markers removed, Markdown links as their labels."""
+    if "[" not in text and ">" not in text and "%%" not in text:
         return text
-    out = _EMBED.sub("", text)
+    out = _COMMENT.sub("", text)
+    out = _HTML_TAG.sub("", out)
+    out = _EMBED.sub("", out)
     out = _MD_IMAGE.sub("", out)
     out = _WIKILINK.sub(_link_text, out)
     out = _MD_LINK.sub(r"\1", out)

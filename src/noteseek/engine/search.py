@@ -14,7 +14,7 @@ from ..errors import ModelLoadError
 from .calibration import Calibration
 from .hits import Explanation, Hit
 from .known_words import content_words, nothing_known
-from .note_lists import NoteList, best_chunks, group
+from .note_lists import NoteList, best_chunks, group, own_match, pick_section
 from .query_plan import CommonTerms
 from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
@@ -31,6 +31,8 @@ log = logging.getLogger("noteseek.search")
 Mode = Literal["hybrid", "bm25", "vector"]
 MODES: tuple[str, ...] = get_args(Mode)
 EXACT_NAME_LIMIT = 5
+# Sections of a shown note compared for the one it is shown by (engine/note_lists.pick_section).
+SECTION_CANDIDATES = 3
 
 
 Fusion = Literal["convex", "rrf"]
@@ -246,9 +248,29 @@ class Searcher:
             )
         ranked = _promote(fused, exact, s.fusion)[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
-        best = best_chunks(keyword, semantic, file_of, share, head_depth)
-        chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
-        rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
+        sections = best_chunks(keyword, semantic, file_of, share, head_depth, SECTION_CANDIDATES)
+        options = [sections.get(fid, []) for fid, *_ in ranked]
+        rows = self.store.chunk_rows([cid for found in options for _, cid in found])
+        words = [w for w in content_words(query) if len(w) >= 3]
+        texts = {cid: (row.section, row.text) for cid, row in rows.items()}
+        chunk_ids = [
+            pick_section(found, texts, words) if len(found) > 1 else
+            (found[0][1] if found else self.store.first_chunk(fid))
+            for (fid, *_), found in zip(ranked, options)
+        ]
+        if words:
+            # A section that holds none of the query's words was found through the title field
+            # alone (boilerplate, a footer): the note's opening says more, if it names the query.
+            for i, ((fid, *_), cid) in enumerate(zip(ranked, chunk_ids)):
+                if cid is not None and not own_match(words, *texts.get(cid, ("", ""))):
+                    first = self.store.first_chunk(fid)
+                    if first is not None and first != cid:
+                        row = self.store.chunk_rows([first]).get(first)
+                        if row is not None and own_match(words, row.section, row.text):
+                            rows[first], chunk_ids[i] = row, first
+        missing = [c for c in chunk_ids if c is not None and c not in rows]
+        if missing:  # notes found by exact name only: their first chunk
+            rows.update(self.store.chunk_rows(missing))
         kw_rank, vec_rank = kw.rank, vec.rank
         kw_best = {fid: score for fid, score in kw.scores}
         vec_best = {fid: score for fid, score in vec.scores}
