@@ -52,6 +52,14 @@ class FakeEmbedder:
         return out
 
 
+@pytest.fixture(autouse=True)
+def _show_every_hit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches show every hit unless a test asks for the threshold: the fake embedder's vectors
+    and tiny vaults say nothing about relevance, and most tests are about something else (filters,
+    updates, adapters). tests/test_relevance.py tests the default threshold with the real model."""
+    monkeypatch.setenv("NOTESEEK_MIN_SCORE", "0")
+
+
 @pytest.fixture
 def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()

@@ -245,7 +245,7 @@ def test_refresh_updates_in_the_background_and_status_reports_it(
     service.start_refresh()
     state = service.wait_refresh(timeout=120)
     assert state.state == "done" and "1 added" in state.message
-    hits, _ = service.search("quokka", limit=5, mode="bm25", folders=[], tags=[])
+    hits = service.search("quokka", limit=5, mode="bm25", folders=[], tags=[]).hits
     assert [h.path for h in hits] == ["fresh.md"]
 
     async def body(client: Client) -> None:

@@ -259,7 +259,7 @@ def test_openapi_schema_documents_every_endpoint(served: Any) -> None:
         "/api/tags",
     }
     params = {p["name"] for p in schema["paths"]["/api/search"]["get"]["parameters"]}
-    assert params == {"q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain"}
+    assert params == {"q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain", "all"}
     assert client.get("/docs").status_code == 404  # Swagger UI would load from a CDN
 
 

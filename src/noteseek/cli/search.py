@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 
@@ -101,7 +102,6 @@ def search_cmd(
 
     Only hits the calibrated relevance score trusts are shown; --all shows the weaker ones too.
     """
-    threshold = {} if not show_all else {"min_score": 0.0}
     request = SearchRequest(
         query,
         limit=limit,
@@ -111,8 +111,9 @@ def search_cmd(
         folders=folders or None,
         tags=tags or None,
         files=files or None,
-        **threshold,
     )
+    if show_all:
+        request = replace(request, min_score=0.0)
     with open_index(db, vault, collection=collection) as idx:
         result = idx.run_search(request)
     hits, degraded = result.hits, result.degraded

@@ -32,6 +32,7 @@ they use the searching `Index` and read the last committed state. `ping` says wh
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -167,8 +168,9 @@ class Daemon:
             folders=tuple(folders) if folders else None,
             tags=tuple(tags) if tags else None,
             files=tuple(files) if files else None,
-            **({"min_score": 0.0} if message.get("all") else {}),
         )
+        if message.get("all"):
+            request = dataclasses.replace(request, min_score=0.0)
         result = index.run_search(request)
         return {"degraded": result.degraded, "hits": result.hits_json(), "hidden": result.hidden}
 

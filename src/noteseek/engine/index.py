@@ -27,7 +27,7 @@ from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .open import Locator, as_locator
-from .request import DEFAULT_MIN_SCORE, SearchRequest, SearchResult
+from .request import SearchRequest, SearchResult
 from .search import Hit, Mode, Searcher, SearchSettings
 
 if TYPE_CHECKING:
@@ -208,10 +208,10 @@ class Index:
         files: Sequence[str] | None = None,
         max_term_share: float | None = None,
         multilingual: bool = True,
-        min_score: float = DEFAULT_MIN_SCORE,
+        min_score: float | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first; only those
-        scored `min_score` or more (0: all of them).
+        scored `min_score` or more (0: all of them; None: `SearchRequest`'s default).
 
         Never raises on the query text. The options are `SearchRequest`'s (see there).
         """
@@ -226,7 +226,7 @@ class Index:
             files=None if files is None else tuple(files),
             max_term_share=max_term_share,
             multilingual=multilingual,
-            min_score=min_score,
+            **({} if min_score is None else {"min_score": min_score}),
         )
         return list(self.run_search(request).hits)
 

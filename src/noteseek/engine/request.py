@@ -7,10 +7,12 @@ the daemon and the MCP server all fill it in, and `Index.run_search` answers it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.budget import fit_to_budget
+from ..settings import ENV_MIN_SCORE
 from .search import MODES, Hit, Mode
 
 __all__ = ["DEFAULT_MIN_SCORE", "SearchRequest", "SearchResult"]
@@ -19,6 +21,17 @@ __all__ = ["DEFAULT_MIN_SCORE", "SearchRequest", "SearchResult"]
 # development sets with off-topic queries (bench/relevance_eval.py, docs/ranking.md "Calibrated
 # relevance"): what it costs on-topic recall is written there.
 DEFAULT_MIN_SCORE = 0.1
+
+
+def default_min_score() -> float:
+    """`$NOTESEEK_MIN_SCORE` when it is set to a number, else `DEFAULT_MIN_SCORE`."""
+    value = os.environ.get(ENV_MIN_SCORE, "").strip()
+    if not value:
+        return DEFAULT_MIN_SCORE
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{ENV_MIN_SCORE} must be a number between 0 and 1, got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -34,8 +47,9 @@ class SearchRequest:
     `multilingual=False` keeps the query off the multilingual lane (engine/multilingual.py) even
     where it would be routed there (the prompt hook: its relevance gate's cosine thresholds are
     the bundled model's).
-    `min_score` hides hits whose calibrated score (P(relevant)) is below it; `limit` stays the
-    most hits shown. `min_score=0` shows every hit, as `--all` does.
+    `min_score` hides hits whose calibrated score (P(relevant)) is below it (default
+    `DEFAULT_MIN_SCORE`, or `$NOTESEEK_MIN_SCORE`); `limit` stays the most hits shown.
+    `min_score=0` shows every hit, as `--all` does.
     """
 
     query: str
@@ -48,7 +62,7 @@ class SearchRequest:
     files: tuple[str, ...] | None = None
     max_term_share: float | None = None
     multilingual: bool = True
-    min_score: float = DEFAULT_MIN_SCORE
+    min_score: float = field(default_factory=default_min_score)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

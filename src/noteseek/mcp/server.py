@@ -23,6 +23,7 @@ Design (the user-facing version is docs/mcp.md):
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures, whose pydantic
 # `Field`s are imported inside build_server (pydantic comes with the optional SDK).
+import dataclasses
 import logging
 import threading
 import time
@@ -114,8 +115,7 @@ class VaultService:
         files: list[str] | None = None,
         show_all: bool = False,
     ) -> SearchResult:
-        """Hits (unbudgeted), how many the relevance threshold hid (none with `show_all`), and
-        why vectors were not used, if they were not."""
+        """Hits (unbudgeted), how many the threshold hid (none with `show_all`), why no vectors."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -123,8 +123,9 @@ class VaultService:
             folders=tuple(folders) or None,
             tags=tuple(tags) or None,
             files=tuple(files or ()) or None,
-            **({"min_score": 0.0} if show_all else {}),
         )
+        if show_all:
+            request = dataclasses.replace(request, min_score=0.0)
         with self._lock:
             return self._index.get().run_search(request)
 
@@ -286,8 +287,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
         all: Annotated[
-            bool,
-            Field(description="Also the weaker matches the relevance threshold leaves out."),
+            bool, Field(description="Also the weaker matches the relevance threshold leaves out.")
         ] = False,
     ) -> CallToolResult:
         result = call(
@@ -320,12 +320,9 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
             filters=scope,
             hidden=result.hidden,
         )
-        # The counts and scores ride in `_meta`, not `structuredContent`: a client that has
-        # structured content hands the model that instead of the budgeted text (module docstring).
-        meta = {
-            "noteseek/hidden": result.hidden,
-            "noteseek/hits": [{"path": h.path, "score": h.score} for h in result.hits],
-        }
+        # Counts and scores in `_meta`, not `structuredContent` (see the module docstring).
+        shown = [{"path": h.path, "score": h.score} for h in result.hits]
+        meta = {"noteseek/hidden": result.hidden, "noteseek/hits": shown}
         return CallToolResult(content=[TextContent(type="text", text=text)], _meta=meta)
 
     def get_note(

@@ -13,6 +13,7 @@ searching different folders at the same moment cannot see each other's scope
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -184,8 +185,9 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             folders=tuple(folder) or None,
             tags=tuple(tag) or None,
             files=tuple(file) or None,
-            **({"min_score": 0.0} if all else {}),
         )
+        if all:
+            request = dataclasses.replace(request, min_score=0.0)
         submitted = time.perf_counter()
 
         def work(index: Index) -> tuple[bytes, str]:

@@ -97,7 +97,7 @@ class StatusReply(_StatusFields):  # type: ignore[valid-type,misc]
     secrets_scrubbed: int
 
 
-ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})  # type: ignore[valid-type]
+ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})
 NoteReply = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
 
 
@@ -107,7 +107,7 @@ class SearchReply(BaseModel):
     query: str
     mode: str
     degraded: str | None = Field(description="Why vectors were not used, or null.")
-    hits: list[HitModel]  # type: ignore[valid-type]
+    hits: list[HitModel]
     hidden: int = Field(
         description="Hits within the limit left out for scoring below the relevance threshold "
         "(0 with all=true)."
