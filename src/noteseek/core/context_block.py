@@ -107,7 +107,8 @@ def select_sections(hits: Sequence[_HitLike], *, max_tokens: int) -> list[Contex
     chosen: list[ContextSection] = []
     for hit in hits:
         heading, source = _heading(hit), _source(hit)
-        text = readable(hit.text).strip()
+        # A section that is all markup keeps its raw text rather than vanish.
+        text = readable(hit.text).strip() or hit.text.strip()
         overhead = estimate_tokens(f"\n\n### {heading} ({source}; relevance 0.00)\n")
         cost = overhead + estimate_tokens(text)
         if used + cost <= max_tokens:
