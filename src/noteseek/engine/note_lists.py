@@ -20,6 +20,19 @@ class NoteList:
     def rank(self) -> dict[int, int]:
         return {fid: i for i, (fid, _) in enumerate(self.scores, start=1)}
 
+    @property
+    def tied_rank(self) -> dict[int, int]:
+        """1-based ranks where equal scores share the best one: which of several equal scores
+        comes first is up to ids and list depth, and must not change a calibrated score."""
+        ranks: dict[int, int] = {}
+        previous: float | None = None
+        rank = 0
+        for position, (fid, score) in enumerate(self.scores, start=1):
+            if score != previous:
+                rank, previous = position, score
+            ranks.setdefault(fid, rank)
+        return ranks
+
 
 def normalise(chunks: list[tuple[int, float]], head: int) -> dict[int, float]:
     """Min-max over the first `head` chunks; deeper ones (below that minimum) count 0."""

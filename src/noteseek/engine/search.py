@@ -280,12 +280,13 @@ class Searcher:
             if chunk_id is not None and (row := rows.get(chunk_id)) is not None
         ]
         facts = query_facts([c for _, c in counts], self.reranker.chunk_total())
+        kw_tied, vec_tied = kw.tied_rank, vec.tied_rank
         features = [
             calibration_features(
                 facts,
                 rank,
-                (kw_rank.get(fid), kw_best.get(fid)),
-                (vec_rank.get(fid), vec_best.get(fid)),
+                (kw_tied.get(fid), kw_best.get(fid)),
+                (vec_tied.get(fid), vec_best.get(fid)),
                 explanation.rerank,
                 explanation.exact_name,
             )
