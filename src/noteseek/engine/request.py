@@ -13,11 +13,14 @@ option, which each adapter turns into its own reply (CLI exit 2, HTTP 422, an MC
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.budget import fit_to_budget
 from ..errors import InvalidDateError, SearchRequestError
+from ..settings import ENV_MIN_SCORE
 from .search import MODES, Hit, Mode
 
 if TYPE_CHECKING:
@@ -26,7 +29,31 @@ if TYPE_CHECKING:
 
     from ..core.time_range import TimeRange
 
-__all__ = ["SEARCH_LIMITS", "SORTS", "SearchLimits", "SearchRequest", "SearchResult", "Sort"]
+__all__ = [
+    "DEFAULT_MIN_SCORE",
+    "SEARCH_LIMITS",
+    "SORTS",
+    "SearchLimits",
+    "SearchRequest",
+    "SearchResult",
+    "Sort",
+]
+
+# Hits scored below this are hidden by default (counted in `SearchResult.hidden`). Chosen on the
+# development sets with off-topic queries (bench/relevance_eval.py, docs/relevance.md): what it
+# costs on-topic recall is written there.
+DEFAULT_MIN_SCORE = 0.1
+
+
+def default_min_score() -> float:
+    """`$NOTESEEK_MIN_SCORE` when it is set to a number, else `DEFAULT_MIN_SCORE`."""
+    value = os.environ.get(ENV_MIN_SCORE, "").strip()
+    if not value:
+        return DEFAULT_MIN_SCORE
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{ENV_MIN_SCORE} must be a number between 0 and 1, got {value!r}") from None
 
 Sort = Literal["relevance", "date"]
 SORTS: tuple[str, ...] = ("relevance", "date")
@@ -77,6 +104,10 @@ class SearchRequest:
 
     Every option is checked against `SEARCH_LIMITS` here, and the filters normalised; a value out
     of range raises `SearchRequestError` (a ValueError) naming the option.
+
+    `min_score` hides hits whose calibrated score (P(relevant)) is below it (default
+    `DEFAULT_MIN_SCORE`, or `$NOTESEEK_MIN_SCORE`); `limit` stays the most hits shown.
+    `min_score=0` shows every hit, as `--all` does.
     """
 
     query: str
@@ -96,6 +127,7 @@ class SearchRequest:
     time_parse: bool = True
     sort: Sort = "relevance"
     today: date | None = None
+    min_score: float | None = None  # None: the default, read when the request is made
 
     def __post_init__(self) -> None:
         limits = SEARCH_LIMITS
@@ -118,6 +150,17 @@ class SearchRequest:
         # an empty one is no filter, like None (an adapter's unset repeatable option).
         for name in ("folders", "tags", "files"):
             object.__setattr__(self, name, _filter(name, getattr(self, name), limits))
+        if self.min_score is None:
+            object.__setattr__(self, "min_score", default_min_score())
+        if (
+            not isinstance(self.min_score, int | float)
+            or isinstance(self.min_score, bool)
+            or not 0.0 <= self.min_score <= 1.0
+        ):
+            raise SearchRequestError(
+                f"min_score must be a number between 0 and 1, got {self.min_score!r}",
+                option="min_score",
+            )
         if self.sort not in SORTS:
             raise SearchRequestError(f"sort must be one of {', '.join(SORTS)}, got {self.sort!r}", option="sort")
         # Strings become dates now, so a bad value is refused here and a relative one ("7d")
@@ -203,8 +246,9 @@ def _filter(name: str, values: Iterable[str] | None, limits: SearchLimits) -> tu
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The hits for a request, best first, and why vectors were not used (None if they were, or
-    if the request did not ask for them: mode bm25)."""
+    """The hits for a request, best first, why vectors were not used (None if they were, or if
+    the request did not ask for them: mode bm25), and how many hits within the limit were hidden
+    for scoring below `min_score`."""
 
     hits: tuple[Hit, ...]
     degraded: str | None
@@ -212,6 +256,27 @@ class SearchResult:
     # searched when a phrase was taken out of it; None when there was neither.
     time_range: TimeRange | None = None
     searched: str | None = None
+    hidden: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        ranked: list[Hit],
+        request: SearchRequest,
+        degraded: str | None,
+        *,
+        time_range: TimeRange | None = None,
+        searched: str | None = None,
+        cut: bool = True,
+    ) -> SearchResult:
+        """The ranked hits cut at the request's threshold (unless not `cut`: a period's notes
+        listed by date have no score), then fitted to its token budget."""
+        least = request.min_score or 0.0  # a number by now (__post_init__)
+        shown = [hit for hit in ranked if not cut or hit.score >= least]
+        hidden = len(ranked) - len(shown)
+        if request.max_tokens is not None:
+            shown = fit_to_budget(shown, request.max_tokens)
+        return cls(tuple(shown), degraded, time_range=time_range, searched=searched, hidden=hidden)
 
     def hits_json(self) -> list[dict[str, Any]]:
         """Every hit as `noteseek search --json` prints it."""

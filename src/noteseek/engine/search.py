@@ -7,15 +7,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
-from ..core.budget import fit_to_budget
+from ..core.calibration import calibration_features, non_increasing, query_facts
 from ..core.file_kinds import document_kind
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
+from .calibration import Calibration
 from .hits import Explanation, Hit, hit_from_row
-from .known_words import nothing_known
-from .note_lists import NoteList, best_chunks, group
+from .known_words import content_words, nothing_known
+from .note_lists import NoteList, best_chunks, group, own_match, pick_section
 from .query_plan import CommonTerms
 from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
@@ -26,13 +27,15 @@ if TYPE_CHECKING:
     from .multilingual import MultilingualLane
     from .request import SearchRequest
 
-__all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
+__all__ = ["Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher", "browses"]
 
 log = logging.getLogger("noteseek.search")
 
 Mode = Literal["hybrid", "bm25", "vector"]
 MODES: tuple[str, ...] = get_args(Mode)
 EXACT_NAME_LIMIT = 5
+# Sections of a shown note compared for the one it is shown by (engine/note_lists.pick_section).
+SECTION_CANDIDATES = 3
 
 
 Fusion = Literal["convex", "rrf"]
@@ -89,6 +92,7 @@ class Searcher:
         self.vectors = VectorIndex(store)
         self._common_terms = CommonTerms(store)
         self.reranker = Reranker(store)
+        self.calibration = Calibration()
         self._multilingual: MultilingualLane | None = None
         self.vector_problem: str | None = None
         if not store.vectors_available:
@@ -147,9 +151,10 @@ class Searcher:
     def search(
         self, request: SearchRequest, timed: tuple[str, TimeRange | None] | None = None
     ) -> list[Hit]:
-        """The best `request.limit` notes for a query, each with its best section; never raises on
-        the query text (the request has checked its options). `timed` is the request's
-        `time_filter()` when the caller has it already."""
+        """The best `request.limit` notes for a query, each with its best section and its
+        calibrated score, whatever that score; never raises on the query text (the request has
+        checked its options). `SearchResult.of` applies the request's threshold and budget.
+        `timed` is the request's `time_filter()` when the caller has it already."""
         text, window = timed if timed is not None else request.time_filter()
         if window is not None and window.empty:
             return []
@@ -176,13 +181,12 @@ class Searcher:
                 )
                 if not allowed:
                     return []
-            if not text.strip() and (window is not None or request.sort == "date"):
-                return self._browse(allowed, request.limit, request.max_tokens)
+            if browses(request, (text, window)):
+                return self._browse(allowed, request.limit)
             hits = self._search(
                 text,
                 limit=request.limit,
                 mode=request.mode,
-                max_tokens=request.max_tokens,
                 explain=request.explain,
                 allowed=allowed,
                 term_share=request.max_term_share,
@@ -192,13 +196,12 @@ class Searcher:
             hits.sort(key=lambda hit: hit.date or "", reverse=True)
         return hits
 
-    def _browse(self, allowed: set[int] | None, limit: int, max_tokens: int | None) -> list[Hit]:
+    def _browse(self, allowed: set[int] | None, limit: int) -> list[Hit]:
         """A period's notes newest first, for a query that was only a time phrase (no ranking:
-        score 0, no list ranks), each shown by its first section."""
+        score 0, no list ranks, no threshold: `browses`), each shown by its first section."""
         chunk_ids = [self.store.first_chunk(fid) for fid in self.store.files_by_date(allowed, limit)]
         rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
-        hits = [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
-        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+        return [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
 
     def _spelled(
         self,
@@ -234,7 +237,6 @@ class Searcher:
         *,
         limit: int,
         mode: Mode,
-        max_tokens: int | None,
         explain: bool,
         allowed: set[int] | None,
         term_share: float | None,
@@ -281,6 +283,9 @@ class Searcher:
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
         fused = self._fuse(kw, vec, heads, alpha)
+        # The query words' chunk counts: the rerank's coverage features and the calibration's
+        # IDF mass (one fts5vocab read per word).
+        counts = self.store.query_term_counts(content_words(query))
         rerank = lane is None and (s.rerank or self.reranker.capture)
         if mode == "hybrid" and s.fusion == "convex" and rerank:
             # A full head may end inside a run of equal scores that goes on past it: leave that
@@ -291,21 +296,67 @@ class Searcher:
             )
             fused = self.reranker.rerank(
                 query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
-                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank,
+                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank, counts=counts,
             )
         ranked = _promote(fused, exact, s.fusion)[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
-        best = best_chunks(keyword, semantic, file_of, share, head_depth)
-        chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
-        rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
+        sections = best_chunks(keyword, semantic, file_of, share, head_depth, SECTION_CANDIDATES)
+        options = [sections.get(fid, []) for fid, *_ in ranked]
+        rows = self.store.chunk_rows([cid for found in options for _, cid in found])
+        words = [w for w in content_words(query) if len(w) >= 3]
+        texts = {cid: (row.section, row.text) for cid, row in rows.items()}
+        chunk_ids = [
+            pick_section(found, texts, words) if len(found) > 1 else
+            (found[0][1] if found else self.store.first_chunk(fid))
+            for (fid, *_), found in zip(ranked, options)
+        ]
+        if words:
+            # A section that holds none of the query's words was found through the title field
+            # alone (boilerplate, a footer): the note's opening says more, if it names the query.
+            for i, ((fid, *_), cid) in enumerate(zip(ranked, chunk_ids)):
+                if cid is not None and not own_match(words, *texts.get(cid, ("", ""))):
+                    first = self.store.first_chunk(fid)
+                    if first is not None and first != cid:
+                        row = self.store.chunk_rows([first]).get(first)
+                        if row is not None and own_match(words, row.section, row.text):
+                            rows[first], chunk_ids[i] = row, first
+        missing = [c for c in chunk_ids if c is not None and c not in rows]
+        if missing:  # notes found by exact name only: their first chunk
+            rows.update(self.store.chunk_rows(missing))
         kw_rank, vec_rank = kw.rank, vec.rank
         kw_best = {fid: score for fid, score in kw.scores}
         vec_best = {fid: score for fid, score in vec.scores}
+        found = [
+            (fid, explanation, row)
+            for (fid, _, explanation), chunk_id in zip(ranked, chunk_ids)
+            if chunk_id is not None and (row := rows.get(chunk_id)) is not None
+        ]
+        facts = query_facts([c for _, c in counts], self.reranker.chunk_total())
+        # The lists' heads only, as for the ranking: a deeper list (a larger `limit`) reaches
+        # notes the head did not hold, and a note's features must not change with it.
+        kw_head, vec_head = list_heads
+        kw_tied, vec_tied = kw_head.tied_rank, vec_head.tied_rank
+        kw_top = {fid: score for fid, score in kw_head.scores}
+        vec_top = {fid: score for fid, score in vec_head.scores}
+        features = [
+            calibration_features(
+                facts,
+                rank,
+                (kw_tied.get(fid), kw_top.get(fid)),
+                (vec_tied.get(fid), vec_top.get(fid)),
+                explanation.rerank,
+                explanation.exact_name,
+            )
+            for rank, (fid, explanation, _) in enumerate(found, start=1)
+        ]
+        calibrated = self.calibration.model
+        probabilities = [calibrated.probability(mode, row) for row in features]
+        if self.calibration.capture:
+            self.calibration.last = (mode, [r.path for _, _, r in found], features)
         hits = []
-        for (fid, score, explanation), chunk_id in zip(ranked, chunk_ids):
-            row = rows.get(chunk_id) if chunk_id is not None else None
-            if row is None:
-                continue
+        for (fid, explanation, row), p, score in zip(
+            found, probabilities, non_increasing(probabilities)
+        ):
             hits.append(
                 hit_from_row(
                     row,
@@ -314,11 +365,11 @@ class Searcher:
                     vec_rank=vec_rank.get(fid),
                     bm25_score=kw_best.get(fid),
                     cosine=vec_best.get(fid),
-                    explanation=explanation if explain else None,
+                    explanation=replace(explanation, probability=p) if explain else None,
                     kind=document_kind(row.path),
                 )
             )
-        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+        return hits
 
     def _exact_names(self, query: str) -> list[int]:
         key = name_key(query)
@@ -362,7 +413,8 @@ class Searcher:
                     w / (s.rrf_k + r) if r and r <= h else 0.0
                     for w, r, h in zip(weights, item.ranks, heads)
                 )
-                out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
+                why = Explanation("rrf", b, v, None, None, False, fused=item.score)
+                out.append((item.key, item.score, why))
         else:
             fused = convex_fusion(
                 [kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads
@@ -376,9 +428,17 @@ class Searcher:
                     b if scored.ranks[0] else None,
                     v if scored.ranks[1] else None,
                     False,
+                    fused=scored.score,
                 )
                 out.append((scored.key, scored.score, explanation))
         return out
+
+
+def browses(request: SearchRequest, timed: tuple[str, TimeRange | None]) -> bool:
+    """Whether the request lists a period's notes instead of ranking them (a query that is only
+    a time phrase, or empty with a range or a date sort): those hits have no score to cut at."""
+    text, window = timed
+    return not text.strip() and (window is not None or request.sort == "date")
 
 
 def _promote(

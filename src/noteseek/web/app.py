@@ -13,6 +13,7 @@ searching different folders at the same moment cannot see each other's scope
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -188,11 +189,15 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         until: When = None,
         sort: Literal["relevance", "date"] = "relevance",
         time_parse: bool = True,
+        all: Annotated[
+            bool, Query(description="Also the hits scored below the relevance threshold.")
+        ] = False,
     ) -> Response:
         """Best notes for `q`, each with its best section (the hits of `noteseek search --json`).
         `folder` keeps notes under any of the folders, `tag` notes with every tag, `file` only
         these vault-relative files; `since`/`until` notes dated within them (`2026-11-30`, `7d`,
-        `last week`, …), and a time phrase in `q` does the same unless `time_parse=false`."""
+        `last week`, …), and a time phrase in `q` does the same unless `time_parse=false`. Hits
+        below the relevance threshold are left out and counted in `hidden` unless `all` is true."""
         request = SearchRequest(
             q,
             limit=limit,
@@ -207,6 +212,8 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             sort=sort,
             time_parse=time_parse,
         )
+        if all:
+            request = dataclasses.replace(request, min_score=0.0)
         submitted = time.perf_counter()
 
         def work(index: Index) -> tuple[bytes, str]:
@@ -223,6 +230,7 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
                     "time_range": window.to_json() if window is not None else None,
                     "searched": result.searched,
                     "hits": result.hits_json(),
+                    "hidden": result.hidden,
                 }
             )
             return body, _server_timing(

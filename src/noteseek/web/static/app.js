@@ -10,12 +10,13 @@
   const $ = (id) => document.getElementById(id);
   const q = $("q"), mode = $("mode"), folder = $("folder"), tag = $("tag");
   const since = $("since"), sort = $("sort");
-  const list = $("results"), status = $("status");
+  const list = $("results"), status = $("status"), weaker = $("weaker");
   const previewTitle = $("preview-title"), previewCrumb = $("preview-crumb");
   const previewText = $("preview-text"), obsidian = $("obsidian-link");
   const previewImage = $("preview-image");
 
   let hits = [];
+  let showWeaker = false; // also the hits below the relevance threshold (all=true)
   let active = -1;
   let terms = [];
   let timer = 0;
@@ -107,7 +108,7 @@
   }
 
   function title(hit) {
-    return hit.heading_context.split(" | ")[0] || hit.path;
+    return hit.title || hit.path;
   }
 
   // Where a document's section is: "p. 12", "slide 3", "sheet Data, rows 2–21"; "" for a note.
@@ -185,6 +186,7 @@
 
   function params() {
     const p = new URLSearchParams({ q: q.value, mode: mode.value, limit: String(LIMIT) });
+    if (showWeaker) p.append("all", "true");
     if (folder.value) p.append("folder", folder.value);
     for (const t of tag.value.split(/[\s,]+/)) if (t) p.append("tag", t);
     if (since.value) p.append("since", since.value);
@@ -201,6 +203,7 @@
       terms = [];
       render();
       status.textContent = "";
+      weaker.hidden = true;
       return;
     }
     inflight = new AbortController();
@@ -212,10 +215,18 @@
       hits = body.hits;
       render();
       const ms = Math.round(performance.now() - started);
+      const hidden = body.hidden || 0;
+      const found = hits.length
+        ? `${hits.length} note${hits.length === 1 ? "" : "s"}`
+        : hidden ? "No confident match" : "No notes match";
+      const note = hidden ? ` — ${hidden} weaker match${hidden === 1 ? "" : "es"} hidden` : "";
       status.textContent =
-        (hits.length ? `${hits.length} note${hits.length === 1 ? "" : "s"}` : "No notes match") +
-        ` (${ms} ms)` + dates(body.time_range) +
+        found + note + ` (${ms} ms)` + dates(body.time_range) +
         (body.degraded ? ` — keyword search only: ${body.degraded}` : "");
+      // The toggle shows while there is something to show or to hide again.
+      weaker.hidden = !(hidden || showWeaker);
+      weaker.textContent = showWeaker ? "Hide weaker matches" : "Show weaker matches";
+      weaker.setAttribute("aria-pressed", showWeaker ? "true" : "false");
     } catch (error) {
       if (error.name === "AbortError" || mine !== generation) return;
       status.textContent = "Search failed: " + error.message;
@@ -304,6 +315,7 @@
   }
 
   $("search-form").addEventListener("submit", (event) => event.preventDefault());
+  weaker.addEventListener("click", () => { showWeaker = !showWeaker; search(); });
   q.addEventListener("input", () => schedule());
   q.addEventListener("keydown", onKey);
   list.addEventListener("keydown", onKey);
