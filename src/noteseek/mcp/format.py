@@ -111,7 +111,8 @@ def format_hits(
     hits = [replace(hit, text=readable(hit.text)) for hit in hits]
     headers = [_hit_header(rank, hit) for rank, hit in enumerate(hits, start=1)]
     weaker = f" {_hidden_line(hidden)}" if hidden else ""
-    intro = f'{warning}{len(hits)} notes for "{shown}" ({mode}{filters}), best first.{weaker}'
+    noun = "note" if len(hits) == 1 else "notes"
+    intro = f'{warning}{len(hits)} {noun} for "{shown}" ({mode}{filters}), best first.{weaker}'
     fixed = estimate_tokens(intro) + sum(estimate_tokens(h) + 1 for h in headers) + 40
     full = fit_to_budget(hits, max(max_tokens - fixed, 1))
     parts = [intro]
