@@ -55,6 +55,7 @@ class FakeEmbedder:
 
 # Also for servers a module-scoped fixture starts before any test's own environment is set.
 os.environ["NOTESEEK_MIN_SCORE"] = "0"
+os.environ["NOTESEEK_MIN_ANSWER"] = "0"
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +64,7 @@ def _show_every_hit(monkeypatch: pytest.MonkeyPatch) -> None:
     and tiny vaults say nothing about relevance, and most tests are about something else (filters,
     updates, adapters). tests/test_relevance.py tests the default threshold with the real model."""
     monkeypatch.setenv("NOTESEEK_MIN_SCORE", "0")
+    monkeypatch.setenv("NOTESEEK_MIN_ANSWER", "0")
 
 
 @pytest.fixture

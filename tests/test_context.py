@@ -96,19 +96,30 @@ def test_block_never_exceeds_the_budget_and_never_cuts_a_word(
 
 
 def test_gate_silences_greetings_and_hits_below_its_score() -> None:
+    settings = GateSettings(min_score=0.2)
     strong = FakeHit("a.md", "A", "x", score=0.62)
     enough = FakeHit("b.md", "B", "x", score=0.2)
     weak = FakeHit("c.md", "C", "x", score=0.19)
     assert judge("hi", [strong]).kept == ()
     assert "content words" in judge("ok", [strong]).reason
     assert judge("continue", [strong]).kept == ()
-    assert judge("rotate the oauth tokens", [strong, enough, weak]).kept == (0, 1)
-    none = judge("rotate the oauth tokens", [weak])
+    prompt = "rotate the oauth tokens"
+    assert judge(prompt, [strong, enough, weak], settings=settings).kept == (0, 1)
+    none = judge(prompt, [weak], settings=settings)
     assert none.kept == () and "0.19" in none.reason and "0.20" in none.reason
     stricter = GateSettings(min_score=0.7)
-    assert judge("rotate the oauth tokens", [strong], settings=stricter).kept == ()
-    assert judge("rotate the oauth tokens", []).reason == "no hits"
+    assert judge(prompt, [strong], settings=stricter).kept == ()
+    assert judge(prompt, []).reason == "no hits"
     assert content_terms("How do I do it?") == []
+
+
+def test_gate_stays_silent_when_the_notes_likely_do_not_answer() -> None:
+    strong = FakeHit("a.md", "A", "x", score=0.62)
+    prompt = "rotate the oauth tokens"
+    assert judge(prompt, [strong], answered=0.9).kept == (0,)
+    doubt = judge(prompt, [strong], answered=0.3)
+    assert doubt.kept == () and "0.30" in doubt.reason and "do not answer" in doubt.reason
+    assert judge(prompt, [strong], answered=0.3, settings=GateSettings(min_answer=0.2)).kept == (0,)
 
 
 def _vault(make_vault: WriteNotes) -> Path:

@@ -1,5 +1,5 @@
-"""The calibrated relevance score and the threshold every surface applies (docs/ranking.md,
-"Calibrated relevance"): pure parts, the library, and the real bundled model on a small vault."""
+"""The calibrated relevance score and the thresholds every surface applies (docs/relevance.md):
+pure parts, the library, and the real bundled model on a small vault."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import noteseek
-from noteseek import DEFAULT_MIN_SCORE, Index, SearchRequest
+from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE, Index, SearchRequest
 from noteseek.core.calibration import (
+    ANSWER_WIDTH,
     CALIBRATION_FEATURES,
     Calibrator,
     calibration_features,
@@ -55,8 +56,10 @@ NOTES = {
 
 @pytest.fixture(autouse=True)
 def _default_threshold(_show_every_hit: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests are about the default threshold: undo conftest's NOTESEEK_MIN_SCORE=0."""
+    """These tests are about the default thresholds: undo conftest's NOTESEEK_MIN_SCORE=0 and
+    NOTESEEK_MIN_ANSWER=0."""
     monkeypatch.delenv("NOTESEEK_MIN_SCORE", raising=False)
+    monkeypatch.delenv("NOTESEEK_MIN_ANSWER", raising=False)
 
 
 def test_non_increasing_caps_each_score_at_the_one_above() -> None:
@@ -100,6 +103,27 @@ def test_calibrator_json_round_trip_and_refuses_other_features() -> None:
         Calibrator.from_json({"features": ["other"], "modes": {}})
     with pytest.raises(ValueError):
         Calibrator({"hybrid": ([1.0], 0.0)})
+    with pytest.raises(ValueError):
+        Calibrator({"hybrid": ([0.5] * len(CALIBRATION_FEATURES), 0.0)}, answers={"hybrid": ([1.0], 0.0)})
+
+
+def test_the_query_level_model_reads_a_fixed_depth_and_round_trips() -> None:
+    width = len(CALIBRATION_FEATURES)
+    cal = Calibrator(
+        {"hybrid": ([0.1] * width, -2.0)}, answers={"hybrid": ([0.05] * ANSWER_WIDTH, -1.0)}
+    )
+    rows = [[0.5 - 0.01 * i] * width for i in range(30)]
+    p = [cal.probability("hybrid", r) for r in rows]
+    q = cal.answered("hybrid", rows, p)
+    assert 0.0 < q < 1.0
+    # Rows past the first ten do not count: a longer list (a larger limit) gives the same answer.
+    assert cal.answered("hybrid", rows[:10], p[:10]) == q
+    assert cal.answered("hybrid", [], []) == 0.0
+    assert cal.answered("bm25", rows, p) == 1.0  # no query-level model for the mode: no gate
+    again = Calibrator.from_json(json.loads(json.dumps(cal.to_json())))
+    assert again.answered("hybrid", rows, p) == q
+    # The bundled model has one for hybrid search.
+    assert "answer" in bundled_calibrator().to_json()["modes"]["hybrid"]
 
 
 def test_readable_drops_obsidian_syntax() -> None:
@@ -118,6 +142,12 @@ def test_readable_drops_obsidian_syntax() -> None:
 
 def test_min_score_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert SearchRequest("q").min_score == DEFAULT_MIN_SCORE
+    assert SearchRequest("q").min_answer == DEFAULT_MIN_ANSWER
+    monkeypatch.setenv("NOTESEEK_MIN_ANSWER", "0.3")
+    assert SearchRequest("q").min_answer == 0.3
+    monkeypatch.delenv("NOTESEEK_MIN_ANSWER")
+    with pytest.raises(ValueError):
+        SearchRequest("q", min_answer=2)
     monkeypatch.setenv("NOTESEEK_MIN_SCORE", "0.4")
     assert SearchRequest("q").min_score == 0.4
     monkeypatch.setenv("NOTESEEK_MIN_SCORE", "lots")
@@ -136,18 +166,23 @@ def test_threshold_hides_a_suffix_and_counts_it(
     vault = make_vault(NOTES)
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
-        everything = idx.run_search(SearchRequest("tomato watering", min_score=0))
+        everything = idx.run_search(SearchRequest("tomato watering", min_score=0, min_answer=0))
         assert everything.hidden == 0 and everything.hits
         scores = [h.score for h in everything.hits]
         assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
         cut = scores[0] - 1e-9 if len(scores) > 1 else scores[0]
-        some = idx.run_search(SearchRequest("tomato watering", min_score=cut))
+        some = idx.run_search(SearchRequest("tomato watering", min_score=cut, min_answer=0))
         shown = [h.score for h in some.hits]
         assert shown == [s for s in scores if s >= cut]
         assert some.hidden == len(scores) - len(shown)
         # `limit` stays the most hits shown, and the scores do not depend on it.
-        one = idx.run_search(SearchRequest("tomato watering", min_score=0, limit=1))
+        one = idx.run_search(SearchRequest("tomato watering", min_score=0, min_answer=0, limit=1))
         assert [h.score for h in one.hits] == scores[:1]
+        assert one.answered == everything.answered
+        # Past the query-level threshold the whole list is hidden and counted.
+        none = idx.run_search(SearchRequest("tomato watering", min_score=0, min_answer=1.0))
+        if everything.answered < 1.0:
+            assert none.hits == () and none.hidden == len(scores)
 
 
 @pytest.fixture(scope="module")
@@ -178,15 +213,18 @@ def test_off_topic_hides_everything_and_on_topic_shows_its_note(real_vault: Path
         for query in OFF_TOPIC:
             result = idx.run_search(SearchRequest(query))
             assert result.hits == () and result.hidden > 0, (query, result.hits)
-            everything = idx.run_search(SearchRequest(query, min_score=0))
+            assert result.answered < DEFAULT_MIN_ANSWER, (query, result.answered)
+            everything = idx.run_search(SearchRequest(query, min_score=0, min_answer=0))
             assert len(everything.hits) == result.hidden
         on = idx.run_search(SearchRequest("how do I feed a sourdough starter"))
         assert on.hits and on.hits[0].path == "howto/sourdough.md"
-        assert on.hits[0].score >= DEFAULT_MIN_SCORE
+        assert on.answered >= DEFAULT_MIN_ANSWER
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "NOTESEEK_MIN_SCORE"}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("NOTESEEK_MIN_SCORE", "NOTESEEK_MIN_ANSWER")
+    }
     return subprocess.run(
         [sys.executable, "-m", "noteseek", *args],
         capture_output=True,
@@ -215,12 +253,13 @@ def test_cli_json_hidden_and_all_restore(real_vault: Path) -> None:
     on = _cli("search", "how do I feed a sourdough starter", "--db", db, "--explain")
     assert on.returncode == 0 and "howto/sourdough.md" in on.stdout
     assert "calibrated: P(relevant)" in on.stdout and "rerank" in on.stdout
+    assert "calibration: P(the notes answer this)" in on.stdout
 
 
 def test_prompt_hook_is_silent_off_topic_and_shows_probabilities(real_vault: Path) -> None:
     with noteseek.Index(real_vault / "real.db", create=False) as idx:
         for query in OFF_TOPIC:
             ctx = noteseek.prompt_context(idx, query)
-            assert ctx.text == "" and "likely relevant" in ctx.reason, (query, ctx.reason)
+            assert ctx.text == "" and "likely" in ctx.reason, (query, ctx.reason)
         ctx = noteseek.prompt_context(idx, "how do I feed a sourdough starter every day")
         assert "howto/sourdough" in ctx.text and "relevance 0." in ctx.text

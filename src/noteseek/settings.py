@@ -40,6 +40,8 @@ ENV_HOOK_LOG = "NOTESEEK_HOOK_LOG"  # "all": the hook log records every call, no
 # A number in [0, 1]: the relevance threshold searches use by default instead of
 # DEFAULT_MIN_SCORE (0 shows every hit, as --all does); the prompt hook keeps its own.
 ENV_MIN_SCORE = "NOTESEEK_MIN_SCORE"
+# Likewise for the query-level threshold (DEFAULT_MIN_ANSWER): 0 never hides a whole list.
+ENV_MIN_ANSWER = "NOTESEEK_MIN_ANSWER"
 ENV_CLAUDE_CONFIG_DIR = "CLAUDE_CONFIG_DIR"  # Claude Code's own: where its settings.json lives
 # Written into a Bash command by the user (`NOTESEEK_RAW=1 make test`): keep that output whole.
 RAW_OUTPUT_MARKER = "NOTESEEK_RAW=1"

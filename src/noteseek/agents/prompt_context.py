@@ -62,7 +62,7 @@ def prompt_context(
     """The context block for `prompt`: the hits scored at least the gate's `min_score` (stricter
     than a search's default); `gated=False` skips the gate (`noteseek context --no-gate`), so the
     best hits are shown whatever their scores."""
-    from ..engine.request import DEFAULT_MIN_SCORE, SearchRequest
+    from ..engine.request import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE, SearchRequest
 
     query = prompt[:MAX_PROMPT_CHARS]
     # A time phrase in the prompt ("what did I decide last week about …") keeps sections of that
@@ -75,6 +75,7 @@ def prompt_context(
         # The calibration was measured on the bundled model's lists, as the hook runs them.
         multilingual=False,
         min_score=0.0,  # the gate below decides, and says why
+        min_answer=0.0,
     )
     result = index.run_search(request)
     hits = list(result.hits)
@@ -84,8 +85,12 @@ def prompt_context(
         if result.time_range is not None:
             # The period already narrowed the notes to a few: a hit of it needs the search's own
             # threshold, not the hook's stricter one.
-            settings = replace(settings, min_score=min(settings.min_score, DEFAULT_MIN_SCORE))
-        decision = judge(judged, hits, settings=settings)
+            settings = replace(
+                settings,
+                min_score=min(settings.min_score, DEFAULT_MIN_SCORE),
+                min_answer=min(settings.min_answer, DEFAULT_MIN_ANSWER),
+            )
+        decision = judge(judged, hits, settings=settings, answered=result.answered)
         kept = tuple(hits[i] for i in decision.kept)
         reason = decision.reason
     else:

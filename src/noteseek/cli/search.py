@@ -176,6 +176,7 @@ def search_cmd(
             sort=sort,  # type: ignore[arg-type]  # click.Choice(SORTS) checked it
             time_parse=not no_time_parse,
             min_score=0.0 if show_all else None,
+            min_answer=0.0 if show_all else None,
         )
     except InvalidDateError as exc:
         raise click.UsageError(str(exc)) from None
@@ -196,6 +197,7 @@ def search_cmd(
             "searched": result.searched,
             "hits": result.hits_json(),
             "hidden": result.hidden,
+            "answered": round(result.answered, 4),
         }
         if unknown:
             doc["unknown_filters"] = list(unknown)
@@ -208,6 +210,11 @@ def search_cmd(
         # On stdout with --explain (part of the trace), else on stderr: a script's stdout keeps
         # its shape, and a person still sees why hits are missing.
         echo_line(time_line, err=not explain)
+    if explain:
+        echo_line(
+            f"calibration: P(the notes answer this) {result.answered:.3f} (a list is shown from "
+            f"{request.min_answer or 0.0:.2f}; each hit's score is its P(relevant))"
+        )
     if not hits:
         if result.hidden:
             echo_line("no confident match")

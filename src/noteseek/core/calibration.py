@@ -23,8 +23,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "ANSWER_DEPTH",
     "CALIBRATION_FEATURES",
     "Calibrator",
+    "answer_features",
     "calibration_features",
     "non_increasing",
     "query_facts",
@@ -44,6 +46,51 @@ CALIBRATION_FEATURES: tuple[str, ...] = (
     "rank_rrank",
     "query_terms",
 )
+
+
+# The first hits the query-level model reads (`answer_features`): a fixed depth, so P(answered)
+# does not depend on `limit`.
+ANSWER_DEPTH = 10
+_F = {name: i for i, name in enumerate(CALIBRATION_FEATURES)}
+
+
+def answer_features(rows: Sequence[Sequence[float]], probabilities: Sequence[float]) -> list[float]:
+    """The query-level row of a list: from its first `ANSWER_DEPTH` hits' feature rows and their
+    per-hit probabilities, what says whether the vault answers the query at all (the first hit's
+    cosine, BM25 coverage, known-word share, exact name, rerank and query length; its probability
+    as a logit; how the first three hits and the whole head agree) and the first three rows
+    themselves (zeros where the list is shorter). Empty list: all zeros."""
+    rows = [list(r) for r in rows[:ANSWER_DEPTH]]
+    if not rows:
+        return [0.0] * ANSWER_WIDTH
+    p = non_increasing(probabilities[:ANSWER_DEPTH])
+    first, top3 = rows[0], rows[:3]
+    width = len(CALIBRATION_FEATURES)
+    padded = [x for r in top3 for x in r] + [0.0] * (width * (3 - len(top3)))
+    head = len(rows)
+    bm25_share = sum(r[_F["bm25_present"]] for r in rows) / head
+    vec_share = sum(r[_F["vec_present"]] for r in rows) / head
+    p0 = min(max(p[0], 1e-6), 1 - 1e-6)
+    return [
+        first[_F["cosine"]],
+        first[_F["bm25_per_idf"]],
+        first[_F["known_share"]],
+        first[_F["exact_name"]],
+        first[_F["rerank"]],
+        first[_F["rerank_present"]],
+        first[_F["query_terms"]],
+        math.log(p0 / (1 - p0)),
+        sum(r[_F["cosine"]] for r in top3) / len(top3),
+        max(r[_F["bm25_per_idf"]] for r in rows),
+        bm25_share,
+        vec_share * bm25_share,
+        *padded,
+        math.log(max(p[min(2, len(p) - 1)], 1e-6)),
+        max(r[_F["known_share"]] for r in rows),
+    ]
+
+
+ANSWER_WIDTH = 12 + 3 * len(CALIBRATION_FEATURES) + 2
 
 
 def query_facts(counts: Sequence[int], total_chunks: int) -> tuple[float, float, int]:
@@ -91,13 +138,18 @@ def calibration_features(
 class Calibrator:
     """Logistic model per search mode, then an optional monotone table: a row to a probability."""
 
-    __slots__ = ("_models", "_tables")
+    __slots__ = ("_answers", "_models", "_tables")
 
     def __init__(
         self,
         models: Mapping[str, tuple[Sequence[float], float]],
         tables: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+        answers: Mapping[str, tuple[Sequence[float], float]] | None = None,
     ) -> None:
+        for mode, (weights, _) in (answers or {}).items():
+            if len(weights) != ANSWER_WIDTH:
+                raise ValueError(f"{mode}: {len(weights)} answer weights for {ANSWER_WIDTH}")
+        self._answers = {m: (tuple(map(float, w)), float(b)) for m, (w, b) in (answers or {}).items()}
         for mode, (weights, _) in models.items():
             if len(weights) != len(CALIBRATION_FEATURES):
                 raise ValueError(
@@ -115,7 +167,12 @@ class Calibrator:
         tables = {
             m: (d["table"]["x"], d["table"]["y"]) for m, d in data["modes"].items() if d.get("table")
         }
-        return cls(models, tables)
+        answers = {
+            m: (d["answer"]["weights"], d["answer"]["bias"])
+            for m, d in data["modes"].items()
+            if d.get("answer")
+        }
+        return cls(models, tables, answers)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of this calibrator."""
@@ -125,6 +182,9 @@ class Calibrator:
             if mode in self._tables:
                 x, y = self._tables[mode]
                 modes[mode]["table"] = {"x": list(x), "y": list(y)}
+            if mode in self._answers:
+                w, b = self._answers[mode]
+                modes[mode]["answer"] = {"weights": list(w), "bias": b}
         return {"kind": "logistic", "features": list(CALIBRATION_FEATURES), "modes": modes}
 
     def logit(self, mode: str, row: Sequence[float]) -> float:
@@ -139,6 +199,20 @@ class Calibrator:
         p = 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
         table = self._tables.get(mode)
         return _interpolate(table, p) if table else p
+
+
+    def answered(self, mode: str, rows: Sequence[Sequence[float]], probabilities: Sequence[float]) -> float:
+        """P(the first `ANSWER_DEPTH` hits hold a relevant note | the list), in [0, 1]; 1.0 for a
+        mode the model has no query-level part for (nothing is held back then), 0.0 for an
+        empty list."""
+        if not rows:
+            return 0.0
+        model = self._answers.get(mode)
+        if model is None:
+            return 1.0
+        weights, bias = model
+        z = bias + sum(w * x for w, x in zip(weights, answer_features(rows, probabilities)))
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 
 def _interpolate(table: tuple[Sequence[float], Sequence[float]], p: float) -> float:

@@ -16,12 +16,17 @@ from typing import Protocol
 
 from .query import STOPWORDS, query_terms
 
-__all__ = ["HOOK_MIN_SCORE", "GateDecision", "GateSettings", "content_terms", "judge"]
+__all__ = ["HOOK_MIN_ANSWER", "HOOK_MIN_SCORE", "GateDecision", "GateSettings", "content_terms", "judge"]
 
-# The probability a section needs to be injected: on the development sets, the hook stays silent
-# for nearly every off-topic prompt at this level and still injects for most real questions
-# (bench/relevance_eval.py; the search's own threshold is noteseek.DEFAULT_MIN_SCORE).
-HOOK_MIN_SCORE = 0.2
+# What a block needs (bench/relevance_gate.py, leave-one-corpus-out on the development sets; the
+# search's own thresholds are noteseek.DEFAULT_MIN_ANSWER and DEFAULT_MIN_SCORE): P(the vault
+# answers the prompt) of at least HOOK_MIN_ANSWER, far stricter than a search's, since an agent
+# given wrong context learns to ignore the hook; then the sections scored HOOK_MIN_SCORE or more.
+# At these levels the hook stayed silent for 88 % of off-topic prompts and named a relevant note
+# for 79 % of the Help vault's questions (estimated on the search lists); 0.7 would be silent for
+# 91 % but name one for 78 %, and leaves small vaults (whose lists score lower) without blocks.
+HOOK_MIN_ANSWER = 0.5
+HOOK_MIN_SCORE = 0.02
 
 
 class _Scored(Protocol):
@@ -36,7 +41,9 @@ class GateSettings:
     # A prompt needs this many content words (not stop words, at least 2 characters) to be a
     # question for the notes at all: greetings and one-word replies ("ok", "thanks") are not.
     min_terms: int = 2
-    # A hit needs this calibrated probability of relevance.
+    # The list needs this P(the vault answers the prompt), and a hit this calibrated
+    # probability of relevance.
+    min_answer: float = HOOK_MIN_ANSWER
     min_score: float = HOOK_MIN_SCORE
 
 
@@ -54,9 +61,14 @@ def content_terms(prompt: str) -> list[str]:
 
 
 def judge(
-    prompt: str, hits: Sequence[_Scored], *, settings: GateSettings | None = None
+    prompt: str,
+    hits: Sequence[_Scored],
+    *,
+    settings: GateSettings | None = None,
+    answered: float = 1.0,
 ) -> GateDecision:
-    """Keep the hits that are relevant enough to `prompt`, and say why when none is."""
+    """Keep the hits that are relevant enough to `prompt`, and say why when none is; `answered`
+    is the search's P(the vault answers the query) (`SearchResult.answered`)."""
     s = settings or GateSettings()
     if not hits:
         return GateDecision((), "no hits")
@@ -64,6 +76,12 @@ def judge(
     # "yes" are replies to the agent, and also page titles in developer documentation.
     if len(content_terms(prompt)) < s.min_terms:
         return GateDecision((), f"prompt has fewer than {s.min_terms} content words")
+    if answered < s.min_answer:
+        return GateDecision(
+            (),
+            f"the notes likely do not answer this (P {answered:.2f}, the hook needs "
+            f"{s.min_answer:.2f})",
+        )
     kept = tuple(i for i, hit in enumerate(hits) if hit.score >= s.min_score)
     if not kept:
         best = max(h.score for h in hits)

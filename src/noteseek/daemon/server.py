@@ -173,7 +173,7 @@ class Daemon:
             time_parse=bool(message.get("time_parse", True)),
         )
         if message.get("all"):
-            request = dataclasses.replace(request, min_score=0.0)
+            request = dataclasses.replace(request, min_score=0.0, min_answer=0.0)
         result = index.run_search(request)
         window = result.time_range
         return {
@@ -182,6 +182,7 @@ class Daemon:
             "searched": result.searched,
             "hits": result.hits_json(),
             "hidden": result.hidden,
+            "answered": round(result.answered, 4),
         }
 
     def _context(self, message: dict[str, Any]) -> dict[str, Any]:

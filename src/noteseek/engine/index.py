@@ -220,9 +220,11 @@ class Index:
         time_parse: bool = True,
         sort: Sort = "relevance",
         min_score: float | None = None,
+        min_answer: float | None = None,
     ) -> list[Hit]:
         """The best notes for `query`, each with its best section, best first; only those
-        scored `min_score` or more (0: all of them; None: `SearchRequest`'s default).
+        scored `min_score` or more, and none when P(the vault answers the query) is below
+        `min_answer` (both 0: every hit; None: `SearchRequest`'s defaults).
 
         Never raises on the query text: past `SEARCH_LIMITS.query_chars` only its start is
         searched (a `SearchRequest` made by an adapter refuses it instead, so the user hears of
@@ -245,6 +247,7 @@ class Index:
             time_parse=time_parse,
             sort=sort,
             min_score=min_score,
+            min_answer=min_answer,
         )
         return list(self.run_search(request).hits)
 
@@ -255,7 +258,7 @@ class Index:
         Raises IndexNotFoundError for an index nothing was ever indexed into (an empty answer
         there would read as "no matches" for every query)."""
         timed = request.time_filter()
-        hits = self._searcher.search(request, timed)
+        hits, answered = self._searcher.search(request, timed)
         if not hits and self.vault_root is None and self._store.counts()["files"] == 0:
             raise IndexNotFoundError.empty(self._store.location)
         degraded = self.vector_problem if request.mode != "bm25" else None
@@ -264,6 +267,7 @@ class Index:
         return SearchResult.of(
             hits, request, degraded, time_range=window, searched=searched,
             cut=not browses(request, timed),
+            answered=answered,
         )
 
     @property

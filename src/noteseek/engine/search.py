@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
-from ..core.calibration import calibration_features, non_increasing, query_facts
+from ..core.calibration import ANSWER_DEPTH, calibration_features, non_increasing, query_facts
 from ..core.file_kinds import document_kind
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
@@ -150,14 +150,14 @@ class Searcher:
 
     def search(
         self, request: SearchRequest, timed: tuple[str, TimeRange | None] | None = None
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], float]:
         """The best `request.limit` notes for a query, each with its best section and its
         calibrated score, whatever that score; never raises on the query text (the request has
         checked its options). `SearchResult.of` applies the request's threshold and budget.
         `timed` is the request's `time_filter()` when the caller has it already."""
         text, window = timed if timed is not None else request.time_filter()
         if window is not None and window.empty:
-            return []
+            return [], 0.0
         since = window.since.isoformat() if window is not None and window.since else None
         until = window.until.isoformat() if window is not None and window.until else None
         # One read transaction for every statement below: a note rewritten by a concurrent
@@ -165,7 +165,7 @@ class Searcher:
         # An empty sequence is no filter, like None (an adapter's unset repeatable option).
         tag_keys = [k for k in (tag_key(t) for t in request.tags or ()) if k] or None
         if request.files and not any(file_keys(f) for f in request.files):
-            return []  # only the vault root or empty names: no file
+            return [], 0.0  # only the vault root or empty names: no file
         with self.store.snapshot():
             folders = self._spelled(request.folders, folder_keys, "folders")
             file_names = self._spelled(request.files, file_keys, "files")
@@ -180,10 +180,10 @@ class Searcher:
                     until=until,
                 )
                 if not allowed:
-                    return []
+                    return [], 0.0
             if browses(request, (text, window)):
-                return self._browse(allowed, request.limit)
-            hits = self._search(
+                return self._browse(allowed, request.limit), 1.0
+            hits, answered = self._search(
                 text,
                 limit=request.limit,
                 mode=request.mode,
@@ -194,7 +194,7 @@ class Searcher:
             )
         if request.sort == "date":  # newest first; equal dates keep their relevance order
             hits.sort(key=lambda hit: hit.date or "", reverse=True)
-        return hits
+        return hits, answered
 
     def _browse(self, allowed: set[int] | None, limit: int) -> list[Hit]:
         """A period's notes newest first, for a query that was only a time phrase (no ranking:
@@ -241,7 +241,7 @@ class Searcher:
         allowed: set[int] | None,
         term_share: float | None,
         multilingual: bool = False,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], float]:
         s = self.settings
         # The ranking is decided by the head of each list: `candidates` notes from the first
         # `chunk_depth` chunks. A larger `limit` reads the lists further, but what lies past the
@@ -257,7 +257,7 @@ class Searcher:
         unknown = not kw_rows and mode != "bm25" and s.known_words and self._nothing_known(query)
         lane = self._lane(query, unknown) if multilingual and mode == "hybrid" else None
         if unknown and lane is None:
-            return []
+            return [], 0.0
         alpha = s.alpha
         if lane is not None:
             vec_rows = lane.search(query, depth, allowed)
@@ -298,7 +298,8 @@ class Searcher:
                 query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
                 cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank, counts=counts,
             )
-        ranked = _promote(fused, exact, s.fusion)[:limit]
+        promoted = _promote(fused, exact, s.fusion)
+        ranked = promoted[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
         sections = best_chunks(keyword, semantic, file_of, share, head_depth, SECTION_CANDIDATES)
         options = [sections.get(fid, []) for fid, *_ in ranked]
@@ -338,6 +339,9 @@ class Searcher:
         kw_tied, vec_tied = kw_head.tied_rank, vec_head.tied_rank
         kw_top = {fid: score for fid, score in kw_head.scores}
         vec_top = {fid: score for fid, score in vec_head.scores}
+        # Scored to a fixed depth whatever `limit`: the query-level model reads the first
+        # ANSWER_DEPTH notes, and a hit's score is capped by the ones above it only.
+        scored = promoted[: max(limit, ANSWER_DEPTH)]
         features = [
             calibration_features(
                 facts,
@@ -347,16 +351,18 @@ class Searcher:
                 explanation.rerank,
                 explanation.exact_name,
             )
-            for rank, (fid, explanation, _) in enumerate(found, start=1)
+            for rank, (fid, _, explanation) in enumerate(scored, start=1)
         ]
         calibrated = self.calibration.model
-        probabilities = [calibrated.probability(mode, row) for row in features]
+        raw = [calibrated.probability(mode, row) for row in features]
+        capped = non_increasing(raw)
+        answered = calibrated.answered(mode, features, raw)
+        position = {fid: i for i, (fid, *_) in enumerate(scored)}
         if self.calibration.capture:
-            self.calibration.last = (mode, [r.path for _, _, r in found], features)
+            self.calibration.last = (mode, [r.path for _, _, r in found], features[: len(ranked)])
         hits = []
-        for (fid, explanation, row), p, score in zip(
-            found, probabilities, non_increasing(probabilities)
-        ):
+        for fid, explanation, row in found:
+            p, score = raw[position[fid]], capped[position[fid]]
             hits.append(
                 hit_from_row(
                     row,
@@ -369,7 +375,7 @@ class Searcher:
                     kind=document_kind(row.path),
                 )
             )
-        return hits
+        return hits, answered
 
     def _exact_names(self, query: str) -> list[int]:
         key = name_key(query)

@@ -152,7 +152,7 @@ class VaultService:
             time_parse=time_parse,
         )
         if show_all:
-            request = dataclasses.replace(request, min_score=0.0)
+            request = dataclasses.replace(request, min_score=0.0, min_answer=0.0)
         with self._lock:
             return self._index.get().run_search(request)
 

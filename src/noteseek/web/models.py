@@ -98,7 +98,15 @@ class StatusReply(_StatusFields):  # type: ignore[valid-type,misc]
 
 
 ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})
-NoteReply = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
+_NoteFields = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
+
+
+class NoteReply(_NoteFields):  # type: ignore[valid-type,misc]
+    """One note or section; with `html=true`, also its text rendered (web/preview.py)."""
+
+    html: str | None = Field(
+        default=None, description="The text as sanitised HTML (html=true), wiki-links as #note=PATH."
+    )
 
 
 class TimeRangeModel(BaseModel):
@@ -126,6 +134,10 @@ class SearchReply(BaseModel):
     hidden: int = Field(
         description="Hits within the limit left out for scoring below the relevance threshold "
         "(0 with all=true)."
+    )
+    answered: float = Field(
+        description="P(the first ten notes hold a relevant one): below the threshold, no hit is "
+        "shown unless all=true."
     )
 
 
