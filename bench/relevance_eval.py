@@ -9,9 +9,9 @@ Printed, per development set and per off-topic pair (queries of one corpus asked
 vault; coding-agent prompts of data/agent_prompts.txt, odd lines, which training never saw; the
 chit-chat prompts below):
 
-- search, default threshold (``DEFAULT_MIN_SCORE``), limit 10: off-topic queries with no hit
-  shown and hits shown on average; on-topic queries whose top 10 (``min_score=0``, today's list)
-  held a relevant note and that still show one; nDCG@10 of the ranking (``min_score=0``) against
+- search, default thresholds (``DEFAULT_MIN_ANSWER``, ``DEFAULT_MIN_SCORE``), limit 10: off-topic queries with no hit
+  shown and hits shown on average; on-topic queries whose top 10 (``min_score=0, min_answer=0``, today's list)
+  held a relevant note and that still show one; nDCG@10 of the ranking (every hit) against
   the checkout in ``--old-src`` (paired t-test) and of what is shown by default;
 - the prompt hook (``prompt_context``, its own threshold): off-topic prompts it stays silent for,
   and on-topic questions (the Obsidian Help alias queries stand in for the golden questions) whose
@@ -43,7 +43,7 @@ from noteseek.agents.prompt_context import (
     prompt_context,
 )
 from noteseek.core.context_block import select_sections
-from noteseek.core.relevance import HOOK_MIN_SCORE, content_terms
+from noteseek.core.relevance import HOOK_MIN_ANSWER, HOOK_MIN_SCORE, content_terms
 from quality import evaluate
 from relevance_train import OFF_TOPIC, ON_TOPIC, index_of, queries_of
 
@@ -108,11 +108,11 @@ def on_topic(name: str, per: int, old_src: Path | None) -> dict[str, Any]:
     shown: dict[str, list[str]] = {}
     with noteseek.Index(db, create=False) as idx:
         for qid, text in queries:
-            hits = idx.search(text, limit=LIMIT, min_score=0)
+            hits = idx.search(text, limit=LIMIT, min_score=0, min_answer=0)
             scores = [h.score for h in hits]
             assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
             full[qid] = [matcher.note_id(h.path) for h in hits]
-            shown[qid] = [matcher.note_id(h.path) for h in hits if h.score >= noteseek.DEFAULT_MIN_SCORE]
+            shown[qid] = [matcher.note_id(h.path) for h in idx.search(text, limit=LIMIT)]
     held = [q for q, _ in queries if set(full[q]) & set(qrels[q])]
     kept = [q for q in held if set(shown[q]) & set(qrels[q])]
     sub = {q: qrels[q] for q, _ in queries}
@@ -159,7 +159,7 @@ def hook_rows(idx: noteseek.Index, text: str) -> tuple[bool, list[Any]]:
     """(prompt has enough content words, the hook's candidate hits with their scores)."""
     query = text[:MAX_PROMPT_CHARS]
     hits = idx.search(query, limit=CONTEXT_CANDIDATES, explain=True,
-                      max_term_share=CONTEXT_TERM_SHARE, multilingual=False, min_score=0)
+                      max_term_share=CONTEXT_TERM_SHARE, multilingual=False, min_score=0, min_answer=0)
     return len(content_terms(query)) >= 2, hits
 
 
@@ -224,7 +224,7 @@ def golden() -> dict[str, Any]:
         idx.update(vault)
         for q in queries:
             rel = set(qrels.get(q.id, {}))
-            full = [h.path for h in idx.search(q.text, limit=LIMIT, min_score=0)]
+            full = [h.path for h in idx.search(q.text, limit=LIMIT, min_score=0, min_answer=0)]
             default = [h.path for h in idx.search(q.text, limit=LIMIT)]
             if rel & set(full):
                 held += 1
@@ -246,7 +246,7 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: on,off,hook")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
-    report: dict[str, Any] = {"default_min_score": noteseek.DEFAULT_MIN_SCORE, "hook_min_score": HOOK_MIN_SCORE}
+    report: dict[str, Any] = {"default_min_score": noteseek.DEFAULT_MIN_SCORE, "default_min_answer": noteseek.DEFAULT_MIN_ANSWER, "hook_min_score": HOOK_MIN_SCORE, "hook_min_answer": HOOK_MIN_ANSWER}
     if "on" not in skip:
         rows = [on_topic(name, args.per_set, args.old_src) for name in ON_TOPIC]
         report["on_topic"] = rows
@@ -280,7 +280,7 @@ def main() -> int:
     if "hook" not in skip:
         h = hook(args.hook_per)
         report["hook"] = h
-        print(f"\nPrompt hook (its threshold {HOOK_MIN_SCORE}; sweep columns: other thresholds):\n")
+        print(f"\nPrompt hook (its thresholds: answered {HOOK_MIN_ANSWER}, score {HOOK_MIN_SCORE}; sweep columns: other thresholds):\n")
         head = " | ".join(f"{t}" for t in HOOK_SWEEP)
         print(f"| on-topic set | prompts | block names a relevant note | {head} |")
         print("|---|---:|---:|" + "---:|" * len(HOOK_SWEEP))
