@@ -37,7 +37,8 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
     # The network is never needed: make any attempt to reach the hub fail loudly.
     # Every hit: these tests are about indexing and output, tests/test_relevance.py about the threshold.
-    env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", VAULT=str(vault), NOTESEEK_MIN_SCORE="0")
+    env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", VAULT=str(vault), NOTESEEK_MIN_SCORE="0",
+               NOTESEEK_MIN_ANSWER="0")
     run("index", str(vault), env=env)
     return env
 

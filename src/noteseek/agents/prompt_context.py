@@ -21,12 +21,11 @@ __all__ = ["HOOK_MIN_SCORE", "MAX_PROMPT_CHARS", "PromptContext", "prompt_contex
 
 # Hits considered for a block: a 500-token block holds two to four sections.
 CONTEXT_CANDIDATES = 6
-# Query words in more than this share of chunks are left out of the prompt's BM25 query. A prompt
-# runs on every message, so its latency counts more than for a search; on the development sets this
-# changed which prompts got a relevant section by 1 in 476 (388 vs 387, measured with the cosine
-# gate this hook had before the calibrated score) and cut BM25 time by about a third
-# (docs/agents.md).
-CONTEXT_TERM_SHARE = 0.2
+# Query words in more than this share of chunks would be left out of the prompt's BM25 query (it
+# cut BM25 time by about a third). None: every word is searched, because the query-level model
+# (SearchResult.answered) judges the lists a search makes: with 0.2, a five-note vault lost most of
+# a prompt's words and P(answered) for a plainly on-topic prompt fell from 0.97 to 0.27.
+CONTEXT_TERM_SHARE: float | None = None
 # Long prompts (pasted logs, files) are cut before searching: the first part states the task, and
 # embedding or matching 100 KB of paste would cost more than the whole hook may take.
 MAX_PROMPT_CHARS = 2000
@@ -62,7 +61,7 @@ def prompt_context(
     """The context block for `prompt`: the hits scored at least the gate's `min_score` (stricter
     than a search's default); `gated=False` skips the gate (`noteseek context --no-gate`), so the
     best hits are shown whatever their scores."""
-    from ..engine.request import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE, SearchRequest
+    from ..engine.request import SearchRequest
 
     query = prompt[:MAX_PROMPT_CHARS]
     # A time phrase in the prompt ("what did I decide last week about …") keeps sections of that
@@ -83,13 +82,9 @@ def prompt_context(
         judged = result.searched if result.searched else query
         settings = gate or GateSettings()
         if result.time_range is not None:
-            # The period already narrowed the notes to a few: a hit of it needs the search's own
-            # threshold, not the hook's stricter one.
-            settings = replace(
-                settings,
-                min_score=min(settings.min_score, DEFAULT_MIN_SCORE),
-                min_answer=min(settings.min_answer, DEFAULT_MIN_ANSWER),
-            )
+            # The period already narrowed the notes to a few: the query-level model (trained on
+            # whole vaults) does not judge that list, as in a search; each hit still needs its score.
+            settings = replace(settings, min_answer=0.0)
         decision = judge(judged, hits, settings=settings, answered=result.answered)
         kept = tuple(hits[i] for i in decision.kept)
         reason = decision.reason

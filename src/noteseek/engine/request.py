@@ -307,7 +307,9 @@ class SearchResult:
         """The ranked hits cut at the request's threshold (unless not `cut`: a period's notes
         listed by date have no score), then fitted to its token budget."""
         least = request.min_score or 0.0  # a number by now (__post_init__)
-        if cut and answered < (request.min_answer or 0.0):
+        # A period (since/until or a time phrase) already narrowed the notes to the ones asked
+        # for: the query-level model, trained on whole vaults, does not judge those lists.
+        if cut and time_range is None and answered < (request.min_answer or 0.0):
             shown: list[Hit] = []
         else:
             shown = [hit for hit in ranked if not cut or hit.score >= least]
