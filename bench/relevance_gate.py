@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from noteseek.core.calibration import Calibrator, answer_features, non_increasing
-from relevance_train import CORPUS_OF, collect, corpora, fit
+from relevance_train import CORPUS_OF, collect, corpora, fit, reliability
 
 
 def per_hit_loco(blocks: list[dict]) -> list[np.ndarray]:
@@ -104,6 +104,15 @@ def main() -> int:
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
             print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
+    print("\nQ's calibration per vault corpus (LOCO; label: the top 10 holds a relevant note; "
+          "on-topic queries whose top 10 holds none are left out):\n")
+    print("| vault | queries | ECE | reliability (mean predicted → observed, count) |")
+    print("|---|---:|---:|---|")
+    for corpus in [*sorted({CORPUS_OF[b["vault"]] for b in blocks}), "all"]:
+        idx = [i for i, b in enumerate(blocks) if usable[i] and corpus in ("all", CORPUS_OF[b["vault"]])]
+        ece, bins = reliability([q[idx]], [answered[idx]])
+        curve = " · ".join(f"{m:.2f}→{o:.2f} ({n})" for _, m, o, n in bins)
+        print(f"| {corpus} | {len(idx)} | {ece:.3f} | {curve} |")
     print(f"\nPer vault corpus at Q ≥ {args.answer}, p ≥ {args.floor}:\n")
     print("| vault | off-topic queries | no hit | hits shown | on-topic queries | relevant kept | hits shown |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -145,8 +154,12 @@ def main() -> int:
         doc["modes"]["hybrid"] = {"weights": list(map(float, w)), "bias": float(bias),
                                   "answer": {"weights": list(map(float, aw)), "bias": ab}}
         Calibrator.from_json(doc)  # refuses a malformed document before it is written
-        doc["note"] = (doc.get("note", "") + " Hybrid per-hit and query-level ('answer') models: "
-                       "bench/relevance_gate.py.").strip()
+        doc["note"] = (
+            "bm25, vector: bench/relevance_train.py (scikit-learn LogisticRegression(C=1) on "
+            "standardised features, folded into raw-feature weights); hybrid per-hit and "
+            "query-level ('answer', class-balanced) models: bench/relevance_gate.py; development "
+            "sets with off-topic pairs only"
+        )
         args.export.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         print(f"\nwrote {args.export} ({args.export.stat().st_size} bytes)")
     return 0
