@@ -194,7 +194,7 @@ def run_queries(
         for qid, text in queries:
             notes: list[str] = []
             seen: set[str] = set()
-            for hit in idx.search(text, limit=LIMIT, mode=mode):  # type: ignore[arg-type]
+            for hit in idx.search(text, limit=LIMIT, mode=mode, min_score=0):  # type: ignore[arg-type]
                 note = matcher.note_id(hit.path)
                 if note not in seen:
                     seen.add(note)

@@ -106,7 +106,7 @@ def collect(name: str, data_dir: Path, cache_dir: Path) -> list[dict[str, Any]]:
             for qid, text in texts.items():
                 if qid not in qrels:
                     continue
-                hits = idx.search(text, limit=LIMIT, explain=True)
+                hits = idx.search(text, limit=LIMIT, explain=True, min_score=0, min_answer=0)
                 last = rerank_rows()
                 head, rows = last if last is not None else ([], [])
                 out.append(
@@ -266,7 +266,7 @@ def check(args: argparse.Namespace, data: dict[str, list[dict[str, Any]]], full:
         with noteseek.Index(db, create=False) as idx:
             counts = {p: 1 for p in _internals.storage(idx).file_paths().values()}
             matcher = NoteMatcher(counts, ds.id_prefix)
-            lists = [list(dict.fromkeys(matcher.note_id(h.path) for h in idx.search(q["text"], limit=LIMIT))) for q in data[name]]
+            lists = [list(dict.fromkeys(matcher.note_id(h.path) for h in idx.search(q["text"], limit=LIMIT, min_score=0, min_answer=0))) for q in data[name]]
         engine = ndcg(data[name], lists)
         worst = max((abs(a - b) for a, b in zip(engine, full[name])), default=0.0)
         print(f"  check {name}: engine {np.mean(engine):.4f}, emulated {np.mean(full[name]):.4f}, max per-query |Δ| {worst:.2e}")

@@ -99,6 +99,9 @@ _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
 _PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
 NO_SMOKE: dict[str, str] = {
+    "relevance_train.py": f"{_DATA} (every development set, on-topic and against the other vaults)",
+    "relevance_gate.py": f"{_DATA} (relevance_train's blocks of every development set)",
+    "relevance_eval.py": f"{_DATA} (every development set and the off-topic pairs)",
     "deep_cost.py": f"{_DATA} (a development index built by quality.py, embedded with e5)",
     "deep_latency.py": f"{_DATA} (a development index with its deep lane built)",
     "mcp_agents_vault.py": f"{_DATA} (a copy of the Obsidian Hub vault through the MCP client)",
@@ -114,7 +117,6 @@ NO_SMOKE: dict[str, str] = {
     "documents_install_size.py": "installs each document library from PyPI into a fresh venv",
     "documents_libraries.py": _DEBIAN,
     "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
-    "gate_eval.py": f"{_DATA} (development prompts of every set)",
     "intake_eval.py": f"{_DATA} (held-out real notes of the hub and help vaults)",
     "pg_bm25.py": _PG,
     "pg_concurrency.py": _PG,

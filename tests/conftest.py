@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -50,6 +51,20 @@ class FakeEmbedder:
                 out[row, 0] = 1.0
         out /= np.linalg.norm(out, axis=1, keepdims=True)
         return out
+
+
+# Also for servers a module-scoped fixture starts before any test's own environment is set.
+os.environ["NOTESEEK_MIN_SCORE"] = "0"
+os.environ["NOTESEEK_MIN_ANSWER"] = "0"
+
+
+@pytest.fixture(autouse=True)
+def _show_every_hit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches show every hit unless a test asks for the threshold: the fake embedder's vectors
+    and tiny vaults say nothing about relevance, and most tests are about something else (filters,
+    updates, adapters). tests/test_relevance.py tests the default threshold with the real model."""
+    monkeypatch.setenv("NOTESEEK_MIN_SCORE", "0")
+    monkeypatch.setenv("NOTESEEK_MIN_ANSWER", "0")
 
 
 @pytest.fixture

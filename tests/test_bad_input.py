@@ -57,7 +57,7 @@ def status_of(idx: Index) -> dict[str, tuple[str, str]]:
 
 
 def top(idx: Index, query: str) -> str | None:
-    hits = idx.search(query, mode="bm25")
+    hits = idx.search(query, mode="bm25", min_score=0)
     return hits[0].path if hits else None
 
 

@@ -36,7 +36,9 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
     # The network is never needed: make any attempt to reach the hub fail loudly.
-    env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", VAULT=str(vault))
+    # Every hit: these tests are about indexing and output, tests/test_relevance.py about the threshold.
+    env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", VAULT=str(vault), NOTESEEK_MIN_SCORE="0",
+               NOTESEEK_MIN_ANSWER="0")
     run("index", str(vault), env=env)
     return env
 
@@ -59,14 +61,16 @@ def test_search_json_has_every_hit_field(cli_env: dict[str, str]) -> None:
         "search", "§3 Absatz 2", "--json", "-n", "3", "--vault", cli_env["VAULT"], env=cli_env
     )
     doc = json.loads(out.stdout)
-    assert doc["mode"] == "hybrid" and doc["degraded"] is None
+    assert doc["mode"] == "hybrid" and doc["degraded"] is None and doc["hidden"] == 0
     assert len(doc["hits"]) == 3
     top = doc["hits"][0]
     assert top["path"] == "de/Mietvertrag Kündigung.md"
     assert set(top) >= {
         "path",
         "section",
-        "heading_context",
+        "title",
+        "aliases",
+        "tags",
         "text",
         "score",
         "bm25_rank",

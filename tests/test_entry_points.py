@@ -107,6 +107,11 @@ def test_the_settings_json_entries_install_hooks_writes_run(
             timeout=300,
         )
         assert result.returncode == 0 and result.stderr == "", (kind, result.stderr)
-        answer = json.loads(result.stdout)["hookSpecificOutput"]
-        assert answer["hookEventName"] == payload["hook_event_name"], kind
-    assert not (tmp_path / "home" / "hook.log").exists()  # nothing failed
+        if kind == "post-tool" or result.stdout:
+            answer = json.loads(result.stdout)["hookSpecificOutput"]
+            assert answer["hookEventName"] == payload["hook_event_name"], kind
+    # A context hook may stay silent on a two-note vault (its score threshold), and then says
+    # why in the log; nothing failed.
+    log = tmp_path / "home" / "hook.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    assert all("silent: " in line for line in lines), lines

@@ -75,7 +75,7 @@ def test_relevant_prompt_gets_additional_context(env: dict[str, str]) -> None:
     assert out["hookEventName"] == "UserPromptSubmit"
     text = out["additionalContext"]
     assert text.startswith(CONTEXT_HEADING + "\n")
-    assert "(projects/auth-service-token-rotation)" in text
+    assert "(projects/auth-service-token-rotation; relevance 0." in text
     assert "noteseek" in text and "installed" in text  # says where it comes from
     assert len(text) <= 500 * 4
 

@@ -271,7 +271,8 @@ def test_one_hit_per_note_with_its_best_section_and_explanations(
         assert hits[0].path == "db/postgres.md" and hits[0].section == "VACUUM FULL"
         e = hits[0].explanation
         assert e is not None and e.fusion == "convex"
-        assert hits[0].score == pytest.approx(e.bm25_term + e.vector_term)
+        assert e.fused == pytest.approx(e.bm25_term + e.vector_term)
+        assert e.probability is not None and hits[0].score == pytest.approx(e.probability)
         assert idx.search("postgres", explain=False)[0].explanation is None
 
 
@@ -311,7 +312,8 @@ def test_rrf_fusion_is_still_available(
         hit = idx.search("refresh token keychain", explain=True)[0]
         assert hit.path == "security/oauth.md"
         assert hit.explanation is not None and hit.explanation.fusion == "rrf"
-        assert hit.score == pytest.approx(hit.explanation.bm25_term + hit.explanation.vector_term)
+        e = hit.explanation
+        assert e.fused == pytest.approx(e.bm25_term + e.vector_term) and 0 <= hit.score <= 1
 
 
 def test_allow_list_keeps_a_known_false_positive_and_rescrubs_on_change(

@@ -46,7 +46,11 @@ def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    clean.update(NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+    # Every hit: these tests are about index size, not the relevance thresholds.
+    clean.update(
+        NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1",
+        NOTESEEK_MIN_SCORE="0", NOTESEEK_MIN_ANSWER="0",
+    )
     return clean
 
 

@@ -5,6 +5,7 @@ and the MCP server over stdio."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.error
@@ -100,6 +101,9 @@ def test_the_mcp_server_reads_every_path_its_search_returns(indexed: Path, tmp_p
         command=sys.executable,
         args=["-m", "noteseek", "mcp", "--db", str(indexed)],
         cwd=str(tmp_path),
+        # Every hit: this is about paths, not the relevance thresholds (the SDK starts the server
+        # with a minimal environment of its own).
+        env={**os.environ, "NOTESEEK_MIN_SCORE": "0", "NOTESEEK_MIN_ANSWER": "0"},
     )
 
     def text(result: Any) -> str:

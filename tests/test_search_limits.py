@@ -5,6 +5,7 @@ the library, the CLI and the MCP server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,9 @@ def test_the_mcp_server_answers_1000_folders_and_refuses_1500_as_a_tool_error(
         command=sys.executable,
         args=["-m", "noteseek", "mcp", "--db", str(indexed)],
         cwd=str(tmp_path),
+        # Every hit: this is about the filter limits, not the relevance thresholds (the SDK
+        # starts the server with a minimal environment of its own).
+        env={**os.environ, "NOTESEEK_MIN_SCORE": "0", "NOTESEEK_MIN_ANSWER": "0"},
     )
 
     async def main() -> dict[str, Any]:

@@ -108,7 +108,11 @@ def indexed(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, s
 
         db = pg_locator(request.getfixturevalue("pg_schema")).url
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env.update(NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+    # Every hit: these tests are about dates, not about the relevance thresholds.
+    env.update(
+        NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1",
+        NOTESEEK_MIN_SCORE="0", NOTESEEK_MIN_ANSWER="0",
+    )
     run("index", str(journal(tmp_path)), "--db", db, env=env)
     return env, db
 

@@ -130,7 +130,9 @@ def test_the_daemon_watches_and_answers_while_an_update_holds_a_transaction(
         assert daemon_paths_found(db, "zqdaemonedit") == ["notes/n1.md"]
         assert daemon_paths_found(db, "zqslow") == []
         hook = ask(db, {"op": "context", "prompt": "what is zqdaemonedit about"})
-        assert "zqdaemonedit" in hook["text"]
+        # Answered during the update: the block, or the gate's reason when the made-up word's
+        # section (or the list) scores below the hook's thresholds.
+        assert "zqdaemonedit" in hook["text"] or "likely" in hook["reason"], hook
         held.release.set()
         wait_until(lambda: daemon_paths_found(db, "zqslow") == ["notes/slow.md"])
         assert server.refresher is not None

@@ -272,7 +272,7 @@ def test_openapi_schema_documents_every_endpoint(served: Any) -> None:
     params = {p["name"] for p in schema["paths"]["/api/search"]["get"]["parameters"]}
     assert params == {
         "q", "limit", "mode", "folder", "tag", "file", "max_tokens", "explain",
-        "since", "until", "sort", "time_parse",
+        "since", "until", "sort", "time_parse", "all",
     }  # fmt: skip
     assert client.get("/docs").status_code == 404  # Swagger UI would load from a CDN
 

@@ -224,7 +224,7 @@ def test_keyboard_navigation_and_the_preview(page: Any) -> None:
 def test_note_text_is_shown_as_text_never_run(page: Any) -> None:
     search(page, "injection hostile markup")
     page.wait_for_function(
-        "() => document.querySelector('#results li .path').textContent"
+        "() => document.querySelector('#results li .path')?.textContent"
         " === 'howto/injection-sample.md'"
     )
     snippet = page.locator("#results li").first.locator(".snippet")
@@ -292,3 +292,111 @@ def test_a_token_server_asks_for_the_token_then_searches(
     search(page, "rebase")
     assert result_paths(page)
     context.close()
+
+
+def search_for(page: Any, text: str) -> None:
+    """Type `text` and wait for its own answer: the page writes the query into the address once
+    its results are shown (a status line may still be the previous query's)."""
+    page.fill("#q", "")
+    page.locator("#q").press_sequentially(text, delay=20)
+    page.wait_for_function(
+        "t => new URL(location.href).searchParams.get('q') === t", arg=text
+    )
+
+
+def open_first(page: Any, path: str) -> None:
+    """Choose the result `path` and open it in the preview; wait for its rendered text."""
+    index = result_paths(page).index(path)
+    page.locator("#results li").nth(index).click()
+    page.wait_for_function(
+        "p => document.getElementById('preview-crumb').textContent.startsWith(p)"
+        " && !document.querySelector('#preview-text').textContent.startsWith('Choose')",
+        arg=path,
+    )
+
+
+def test_the_preview_is_rendered_markdown_and_sanitised(page: Any) -> None:
+    search_for(page, "undo a rebase")
+    open_first(page, "howto/git-rebase-recipes.md")
+    page.wait_for_selector("#preview-text pre code")  # a fenced block rendered as code
+    text = page.inner_text("#preview-text")
+    assert "~~~" not in text and "```" not in text and "[!tip]" not in text.split("\n")[0]
+    assert page.locator("#preview-text p").count() >= 1
+    # The hostile note renders its raw HTML as text, never as markup.
+    search_for(page, "injection hostile markup")
+    open_first(page, "howto/injection-sample.md")
+    assert "onerror" in page.inner_text("#preview-text")
+    assert page.locator("#preview script, #preview img:not(#preview-image), #preview b").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_a_wiki_link_in_the_preview_opens_the_linked_note(page: Any) -> None:
+    search_for(page, "rebase of the export branch onto main")
+    open_first(page, "journal/2024-01-08.md")
+    link = page.locator("#preview-text a[href^='#note=']").first
+    assert link.inner_text() == "git-rebase-recipes"
+    link.click()
+    page.wait_for_function(
+        "() => document.getElementById('preview-crumb').textContent"
+        " === 'howto/git-rebase-recipes.md'"
+    )
+    assert page.inner_text("#preview-title") == "Git rebase recipes"
+    assert "reflog" in page.inner_text("#preview-text")
+
+
+def test_the_query_is_in_the_url_and_back_and_forward_work(
+    browser: Any, site: dict[str, str]
+) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(site["url"] + "/?q=undo+a+rebase")  # a shared link, or a reload
+    page.wait_for_selector("#results li")
+    assert page.input_value("#q") == "undo a rebase"
+    assert result_paths(page)[0] == "howto/git-rebase-recipes.md"
+    page.wait_for_timeout(1700)  # a query kept for a moment gets its own history entry
+    search_for(page, "vacuum full")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('q') === 'vacuum full'")
+    page.go_back()
+    page.wait_for_function("() => document.getElementById('q').value === 'undo a rebase'")
+    page.wait_for_function(
+        "() => document.querySelector('#results li .path')?.textContent"
+        " === 'howto/git-rebase-recipes.md'"
+    )
+    page.go_forward()
+    page.wait_for_function("() => document.getElementById('q').value === 'vacuum full'")
+    page.reload()
+    page.wait_for_selector("#results li")
+    assert page.input_value("#q") == "vacuum full"
+    context.close()
+
+
+def test_no_stale_preview_after_no_match_or_escape(page: Any) -> None:
+    search_for(page, "undo a rebase")
+    open_first(page, "howto/git-rebase-recipes.md")
+    page.fill("#tag", "no-such-tag")  # no note matches
+    page.wait_for_function("() => document.getElementById('status').textContent"
+                           ".startsWith('No notes match')")
+    assert result_paths(page) == []
+    assert page.inner_text("#preview-title") == "Preview"
+    assert page.inner_text("#preview-text").startswith("Choose a result")
+    assert page.locator("#obsidian-link").is_hidden()
+    page.fill("#tag", "")
+    search_for(page, "undo a rebase again")
+    open_first(page, "howto/git-rebase-recipes.md")
+    page.focus("#q")
+    page.keyboard.press("Escape")
+    page.wait_for_function(
+        "() => document.getElementById('preview-text').textContent.startsWith('Choose a result')"
+    )
+
+
+def test_the_placeholder_is_neutral_and_the_count_honest(page: Any) -> None:
+    placeholder = page.get_attribute("#q", "placeholder") or ""
+    assert placeholder and "rebase" not in placeholder  # not the sample vault's own note
+    search_for(page, "rebase")  # these tests show every hit: the page fills its limit of 20
+    paths = result_paths(page)
+    status = page.inner_text("#status")
+    if len(paths) == 20:
+        assert status.startswith("The best 20 notes"), status
+    else:
+        assert status.startswith(f"{len(paths)} note"), status

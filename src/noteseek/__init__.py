@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from .engine.open import Locator as Locator
     from .engine.open import locate_index as locate_index
     from .engine.open import open_index as open_index
+    from .engine.request import DEFAULT_MIN_ANSWER as DEFAULT_MIN_ANSWER
+    from .engine.request import DEFAULT_MIN_SCORE as DEFAULT_MIN_SCORE
     from .engine.request import MODES as MODES
     from .engine.request import SEARCH_LIMITS as SEARCH_LIMITS
     from .engine.request import SORTS as SORTS
@@ -120,6 +122,8 @@ _EXPORTS: dict[str, str] = {
     "Locator": "engine.open",
     "locate_index": "engine.open",
     "open_index": "engine.open",
+    "DEFAULT_MIN_ANSWER": "engine.request",
+    "DEFAULT_MIN_SCORE": "engine.request",
     "SEARCH_LIMITS": "engine.request",
     "SearchLimits": "engine.request",
     "SearchRequest": "engine.request",

@@ -40,6 +40,11 @@ ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # 1/true/yes: hooks never use or start the
 ENV_DEEP = "NOTESEEK_DEEP"
 ENV_OCR = "NOTESEEK_OCR"  # 0/false/no/off: images and scanned PDF pages are not read by OCR
 ENV_HOOK_LOG = "NOTESEEK_HOOK_LOG"  # "all": the hook log records every call, not only failures
+# A number in [0, 1]: the relevance threshold searches use by default instead of
+# DEFAULT_MIN_SCORE (0 shows every hit, as --all does); the prompt hook keeps its own.
+ENV_MIN_SCORE = "NOTESEEK_MIN_SCORE"
+# Likewise for the query-level threshold (DEFAULT_MIN_ANSWER): 0 never hides a whole list.
+ENV_MIN_ANSWER = "NOTESEEK_MIN_ANSWER"
 ENV_CLAUDE_CONFIG_DIR = "CLAUDE_CONFIG_DIR"  # Claude Code's own: where its settings.json lives
 # Written into a Bash command by the user (`NOTESEEK_RAW=1 make test`): keep that output whole.
 RAW_OUTPUT_MARKER = "NOTESEEK_RAW=1"

@@ -10,22 +10,22 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.context_block import format_context
-from ..core.relevance import GateSettings, judge
+from ..core.relevance import HOOK_MIN_SCORE, GateSettings, judge
 from ..settings import DEFAULT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:
     from ..engine.index import Index
     from ..engine.search import Hit
 
-__all__ = ["MAX_PROMPT_CHARS", "PromptContext", "prompt_context"]
+__all__ = ["HOOK_MIN_SCORE", "MAX_PROMPT_CHARS", "PromptContext", "prompt_context"]
 
 # Hits considered for a block: a 500-token block holds two to four sections.
 CONTEXT_CANDIDATES = 6
-# Query words in more than this share of chunks are left out of the prompt's BM25 query. A prompt
-# runs on every message, so its latency counts more than for a search; on the development sets this
-# changed which prompts got a relevant section by 1 in 476 (388 vs 387, bench/gate_eval.py
-# --max-term-share 0.2) and cut BM25 time by about a third (docs/agents.md).
-CONTEXT_TERM_SHARE = 0.2
+# Query words in more than this share of chunks would be left out of the prompt's BM25 query (it
+# cut BM25 time by about a third). None: every word is searched, because the query-level model
+# (SearchResult.answered) judges the lists a search makes: with 0.2, a five-note vault lost most of
+# a prompt's words and P(answered) for a plainly on-topic prompt fell from 0.97 to 0.27.
+CONTEXT_TERM_SHARE: float | None = None
 # Long prompts (pasted logs, files) are cut before searching: the first part states the task, and
 # embedding or matching 100 KB of paste would cost more than the whole hook may take.
 MAX_PROMPT_CHARS = 2000
@@ -58,8 +58,9 @@ def prompt_context(
     gate: GateSettings | None = None,
     gated: bool = True,
 ) -> PromptContext:
-    """The context block for `prompt`; `gated=False` skips the relevance gate (`noteseek context
-    --no-gate`), so the best hits are shown whatever their scores."""
+    """The context block for `prompt`: the hits scored at least the gate's `min_score` (stricter
+    than a search's default); `gated=False` skips the gate (`noteseek context --no-gate`), so the
+    best hits are shown whatever their scores."""
     from ..engine.request import SearchRequest
 
     query = prompt[:MAX_PROMPT_CHARS]
@@ -70,21 +71,21 @@ def prompt_context(
         limit=CONTEXT_CANDIDATES,
         explain=True,
         max_term_share=CONTEXT_TERM_SHARE,
-        multilingual=False,  # the gate's cosine thresholds are the bundled model's
+        # The calibration was measured on the bundled model's lists, as the hook runs them.
+        multilingual=False,
+        min_score=0.0,  # the gate below decides, and says why
+        min_answer=0.0,
     )
     result = index.run_search(request)
     hits = list(result.hits)
     if gated:
-        exact = [h.explanation is not None and h.explanation.exact_name for h in hits]
         judged = result.searched if result.searched else query
         settings = gate or GateSettings()
         if result.time_range is not None:
-            # The period already narrowed the notes to a few: a hit of it that shares words
-            # with the prompt needs the cosine of a hit both lists agree on, not more.
-            settings = replace(
-                settings, alone_cosine=min(settings.alone_cosine, settings.agree_cosine)
-            )
-        decision = judge(judged, hits, exact=exact, settings=settings)
+            # The period already narrowed the notes to a few: the query-level model (trained on
+            # whole vaults) does not judge that list, as in a search; each hit still needs its score.
+            settings = replace(settings, min_answer=0.0)
+        decision = judge(judged, hits, settings=settings, answered=result.answered)
         kept = tuple(hits[i] for i in decision.kept)
         reason = decision.reason
     else:

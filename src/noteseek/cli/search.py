@@ -17,6 +17,7 @@ from .. import (
     SearchResult,
     open_index,
 )
+from ..core.markup import readable
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .options import collection_option, db_option
 from .output import echo_block, echo_line
@@ -36,12 +37,14 @@ _OPTIONS = {
 
 
 def _snippet(text: str, width: int = 220) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(readable(text).split())
     return flat if len(flat) <= width else flat[: width - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _explain(hit: Hit) -> str:
-    """One line: each list's rank, raw and normalised score, its fusion term, and the total."""
+def _explain(hit: Hit) -> list[str]:
+    """Two lines: each list's rank, raw and normalised score and fusion term, the fused score and
+    the rerank's output (the order before calibration); then the calibrated probability and the
+    score shown (the probability capped at the hit above, so the list is in score order)."""
     e = hit.explanation
     assert e is not None
     parts = []
@@ -57,7 +60,17 @@ def _explain(hit: Hit) -> str:
         parts.append("vector —")
     if e.exact_name:
         parts.append("exact name match (ranked first)")
-    return f"{e.fusion}: " + " · ".join(parts) + f" = {hit.score:.4f}"
+    order = f"{e.fusion}: " + " · ".join(parts) + f" = {e.fused:.4f}"
+    if e.rerank is not None:
+        order += f" · rerank {e.rerank:+.3f}"
+    p = e.probability if e.probability is not None else hit.score
+    capped = " (capped at the hit above)" if hit.score < p - 5e-4 else ""
+    return [order, f"calibrated: P(relevant) {p:.3f} → score {hit.score:.3f}{capped}"]
+
+
+def _hidden_line(hidden: int) -> str:
+    noun = "match" if hidden == 1 else "matches"
+    return f"{hidden} weaker {noun} hidden (use --all)"
 
 
 def _time_line(result: SearchResult) -> str | None:
@@ -82,7 +95,17 @@ def _time_line(result: SearchResult) -> str | None:
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--max-tokens", type=click.IntRange(1, None), help="Token budget for all hit texts.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document with every hit field.")
-@click.option("--explain", is_flag=True, help="Show each hit's ranks, scores and fusion terms.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show why each hit ranks where it does: fusion, rerank and calibration.",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also show weaker matches (hits scored below the relevance threshold).",
+)
 @click.option(
     "--folder", "folders", multiple=True, help="Only notes under this vault folder (repeatable)."
 )
@@ -128,6 +151,7 @@ def search_cmd(
     max_tokens: int | None,
     as_json: bool,
     explain: bool,
+    show_all: bool,
     folders: tuple[str, ...],
     tags: tuple[str, ...],
     files: tuple[str, ...],
@@ -140,7 +164,9 @@ def search_cmd(
     """Search the index for QUERY (put a query that starts with '-' after '--').
 
     A time phrase in QUERY ("in the last 7 days", "last week", "gestern", "from March 2026")
-    becomes a date filter and is not searched; --no-time-parse turns that off."""
+    becomes a date filter and is not searched; --no-time-parse turns that off.
+
+    Only hits the calibrated relevance score trusts are shown; --all shows the weaker ones too."""
     try:
         request = SearchRequest(
             query,
@@ -156,6 +182,8 @@ def search_cmd(
             sort=sort,  # type: ignore[arg-type]  # click.Choice(SORTS) checked it
             time_parse=not no_time_parse,
             multilingual=not no_deep,
+            min_score=0.0 if show_all else None,
+            min_answer=0.0 if show_all else None,
         )
     except InvalidDateError as exc:
         raise click.UsageError(str(exc)) from None
@@ -175,6 +203,8 @@ def search_cmd(
             "time_range": window.to_json() if window is not None else None,
             "searched": result.searched,
             "hits": result.hits_json(),
+            "hidden": result.hidden,
+            "answered": round(result.answered, 4),
         }
         if unknown:
             doc["unknown_filters"] = list(unknown)
@@ -187,9 +217,18 @@ def search_cmd(
         # On stdout with --explain (part of the trace), else on stderr: a script's stdout keeps
         # its shape, and a person still sees why hits are missing.
         echo_line(time_line, err=not explain)
+    if explain:
+        echo_line(
+            f"calibration: P(the notes answer this) {result.answered:.3f} (a list is shown from "
+            f"{request.min_answer or 0.0:.2f}; each hit's score is its P(relevant))"
+        )
     if not hits:
-        suffix = f": no indexed note has the {' or the '.join(unknown)}" if unknown else ""
-        echo_line(f"no matches{suffix}")
+        if result.hidden:
+            echo_line("no confident match")
+            echo_line(_hidden_line(result.hidden))
+        else:
+            suffix = f": no indexed note has the {' or the '.join(unknown)}" if unknown else ""
+            echo_line(f"no matches{suffix}")
         return
     for rank, hit in enumerate(hits, start=1):
         ranks = ", ".join(
@@ -198,12 +237,16 @@ def search_cmd(
             if value
         )
         dated = f"  {hit.date[:10]}" if hit.date else ""
-        echo_line(dated + (f"  ({ranks})" if ranks else ""), bold=f"{rank:>2}. {hit.heading}")
+        scored = f"  (score {hit.score:.2f}" + (f" · {ranks})" if ranks else ")")
+        echo_line(dated + scored, bold=f"{rank:>2}. {hit.heading}")
         if hit.explanation is not None:
-            echo_line(f"    {_explain(hit)}")
+            for line in _explain(hit):
+                echo_line(f"    {line}")
             if hit.date:
                 echo_line(f"    date {hit.date} ({hit.date_source})")
         echo_line(f"    {_snippet(hit.text)}")
+    if result.hidden:
+        echo_line(_hidden_line(result.hidden))
 
 
 @click.command("context")

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .budget import CHARS_PER_TOKEN, estimate_tokens, truncate_at_word
+from .markup import readable
 
 __all__ = [
     "CONTEXT_HEADING",
@@ -44,6 +45,8 @@ class _HitLike(Protocol):
     def text(self) -> str: ...
     @property
     def location(self) -> str: ...  # `p. 12` in a document, '' in a note
+    @property
+    def score(self) -> float: ...  # the calibrated P(relevant)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class ContextSection:
     source: str
     text: str
     shortened: bool
+    score: float = 0.0
 
 
 def note_source(path: str) -> str:
@@ -87,7 +91,8 @@ def _heading(hit: _HitLike) -> str:
 def _render(sections: Sequence[ContextSection]) -> str:
     parts = [CONTEXT_HEADING, "", CONTEXT_PROVENANCE]
     for section in sections:
-        parts += ["", f"### {section.heading} ({section.source})", section.text]
+        title = f"### {section.heading} ({section.source}; relevance {section.score:.2f})"
+        parts += ["", title, section.text]
     return "\n".join(parts) + "\n"
 
 
@@ -102,18 +107,19 @@ def select_sections(hits: Sequence[_HitLike], *, max_tokens: int) -> list[Contex
     chosen: list[ContextSection] = []
     for hit in hits:
         heading, source = _heading(hit), _source(hit)
-        text = hit.text.strip()
-        overhead = estimate_tokens(f"\n\n### {heading} ({source})\n")
+        # A section that is all markup keeps its raw text rather than vanish.
+        text = readable(hit.text).strip() or hit.text.strip()
+        overhead = estimate_tokens(f"\n\n### {heading} ({source}; relevance 0.00)\n")
         cost = overhead + estimate_tokens(text)
         if used + cost <= max_tokens:
-            chosen.append(ContextSection(hit.path, heading, source, text, False))
+            chosen.append(ContextSection(hit.path, heading, source, text, False, hit.score))
             used += cost
             continue
         room = max_tokens - used - overhead
         if not chosen and room >= MIN_SECTION_TOKENS:
             short = truncate_at_word(text, room * CHARS_PER_TOKEN)
             if short:
-                chosen.append(ContextSection(hit.path, heading, source, short, True))
+                chosen.append(ContextSection(hit.path, heading, source, short, True, hit.score))
                 used += overhead + estimate_tokens(short)
     return chosen
 
@@ -126,8 +132,8 @@ def format_context(hits: Sequence[_HitLike], *, max_tokens: int = DEFAULT_CONTEX
 
     <one line saying where this comes from>
 
-    ### <section heading> (<note path without .md>[, <place in a document: p. 12, slide 3>])
-    <section text>
+    ### <section heading> (<note path without .md>[, <place in a document: p. 12, slide 3>]; relevance <P>)
+    <section text, Obsidian link and callout syntax removed>
     ```
     """
     sections = select_sections(hits, max_tokens=max_tokens)

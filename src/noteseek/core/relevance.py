@@ -1,12 +1,11 @@
 """The relevance gate of the prompt hook: inject notes only when they are about the prompt. Pure.
 
 A search always returns *something* (the nearest vectors exist for any text), so the hook needs
-its own judgement of whether the best hits are relevant at all. The gate looks at what the
-ranking already computed and is comparable across vaults and queries: the cosine between the
-prompt and the hit's best section (a property of the model, not of the vault, unlike raw BM25
-scores or min-max normalised fusion scores), whether both lists found the note, and exact names.
-The thresholds were set from the cosine distribution of prompts that have nothing to do with a
-vault (bench/gate_eval.py, docs/hooks.md), not fitted to the judged queries.
+its own judgement of whether the best hits are relevant at all. Every hit carries a calibrated
+probability of relevance (`Hit.score`, core/calibration.py), comparable across vaults and
+queries; the hook asks for more than a search shows (`min_score` above the search's default),
+because an agent given wrong context on a coding prompt learns to ignore the hook. The threshold
+was chosen on development prompts and off-topic ones (bench/relevance_eval.py, docs/agents.md).
 """
 
 from __future__ import annotations
@@ -17,16 +16,22 @@ from typing import Protocol
 
 from .query import STOPWORDS, query_terms
 
-__all__ = ["GateDecision", "GateSettings", "content_terms", "judge"]
+__all__ = ["HOOK_MIN_ANSWER", "HOOK_MIN_SCORE", "GateDecision", "GateSettings", "content_terms", "judge"]
+
+# What a block needs (bench/relevance_gate.py, leave-one-corpus-out on the development sets; the
+# search's own thresholds are noteseek.DEFAULT_MIN_ANSWER and DEFAULT_MIN_SCORE): P(the vault
+# answers the prompt) of at least HOOK_MIN_ANSWER, far stricter than a search's, since an agent
+# given wrong context learns to ignore the hook; then the sections scored HOOK_MIN_SCORE or more.
+# At these levels the hook stayed silent for 88 % of off-topic prompts and named a relevant note
+# for 79 % of the Help vault's questions (estimated on the search lists); 0.7 would be silent for
+# 91 % but name one for 78 %, and leaves small vaults (whose lists score lower) without blocks.
+HOOK_MIN_ANSWER = 0.5
+HOOK_MIN_SCORE = 0.02
 
 
-class _Ranked(Protocol):
+class _Scored(Protocol):
     @property
-    def bm25_rank(self) -> int | None: ...
-    @property
-    def vec_rank(self) -> int | None: ...
-    @property
-    def cosine(self) -> float | None: ...
+    def score(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -36,16 +41,10 @@ class GateSettings:
     # A prompt needs this many content words (not stop words, at least 2 characters) to be a
     # question for the notes at all: greetings and one-word replies ("ok", "thanks") are not.
     min_terms: int = 2
-    # A hit that both lists rank within `agree_rank` needs this cosine to the prompt ...
-    agree_rank: int = 5
-    agree_cosine: float = 0.45
-    # ... another hit that shares words with the prompt (found by BM25) needs this much. Prompts
-    # unrelated to a vault reach a top-hit cosine of 0.40 at the median and 0.48 at the 75th
-    # percentile (bench/gate_eval.py); relevant top hits 0.61 at the median.
-    alone_cosine: float = 0.55
-    # A hit that shares no word with the prompt (vector list only) needs more: short prompts have
-    # noisy vectors ("passt so" is 0.61 from a page about `pass otp`).
-    vector_only_cosine: float = 0.65
+    # The list needs this P(the vault answers the prompt), and a hit this calibrated
+    # probability of relevance.
+    min_answer: float = HOOK_MIN_ANSWER
+    min_score: float = HOOK_MIN_SCORE
 
 
 @dataclass(frozen=True)
@@ -61,37 +60,32 @@ def content_terms(prompt: str) -> list[str]:
     return [t for t in query_terms(prompt) if t not in STOPWORDS and len(t) >= 2]
 
 
-def _passes(hit: _Ranked, exact: bool, s: GateSettings) -> bool:
-    if exact:
-        return True
-    cosine = hit.cosine
-    if cosine is None:
-        return False
-    if hit.bm25_rank is None:
-        return cosine >= s.vector_only_cosine
-    both = hit.vec_rank is not None and max(hit.bm25_rank, hit.vec_rank) <= s.agree_rank
-    return cosine >= (s.agree_cosine if both else s.alone_cosine)
-
-
 def judge(
     prompt: str,
-    hits: Sequence[_Ranked],
+    hits: Sequence[_Scored],
     *,
-    exact: Sequence[bool] | None = None,
     settings: GateSettings | None = None,
+    answered: float = 1.0,
 ) -> GateDecision:
-    """Keep the hits that are relevant to `prompt`; `exact[i]` marks an exact note-name match."""
+    """Keep the hits that are relevant enough to `prompt`, and say why when none is; `answered`
+    is the search's P(the vault answers the query) (`SearchResult.answered`)."""
     s = settings or GateSettings()
-    flags = list(exact) if exact is not None else [False] * len(hits)
     if not hits:
         return GateDecision((), "no hits")
     # Even an exact note name does not make a one-word prompt a question: "continue", "stop" and
     # "yes" are replies to the agent, and also page titles in developer documentation.
     if len(content_terms(prompt)) < s.min_terms:
         return GateDecision((), f"prompt has fewer than {s.min_terms} content words")
-    kept = tuple(i for i, hit in enumerate(hits) if _passes(hit, flags[i], s))
+    if answered < s.min_answer:
+        return GateDecision(
+            (),
+            f"the notes likely do not answer this (P {answered:.2f}, the hook needs "
+            f"{s.min_answer:.2f})",
+        )
+    kept = tuple(i for i, hit in enumerate(hits) if hit.score >= s.min_score)
     if not kept:
-        best = max((h.cosine for h in hits if h.cosine is not None), default=None)
-        shown = "none" if best is None else f"{best:.2f}"
-        return GateDecision((), f"no hit is close enough to the prompt (best cosine {shown})")
-    return GateDecision(kept, f"{len(kept)} of {len(hits)} hits relevant")
+        best = max(h.score for h in hits)
+        return GateDecision(
+            (), f"no hit is likely relevant (best score {best:.2f}, the hook needs {s.min_score:.2f})"
+        )
+    return GateDecision(kept, f"{len(kept)} of {len(hits)} hits scored {s.min_score:.2f} or more")

@@ -9,8 +9,9 @@ line per request. Every request names `db` (the real path of the database it mea
 
 - `ping` → `{"ok": true, "pid", "version", "uptime", "served"}`
 - `search` (`query`, optional `limit`, `mode`, `max_tokens`, `folders`, `tags`, `files`,
-  `explain`) →
-  `{"ok": true, "hits": [...], "degraded": ...}`, hits as `noteseek search --json` prints them
+  `explain`, `all`) →
+  `{"ok": true, "hits": [...], "degraded": ..., "hidden": N}`, hits as `noteseek search --json`
+  prints them (only those above the relevance threshold unless `all`; `hidden` counts the others)
 - `context` (`prompt`, optional `max_tokens`) → `{"ok": true, "text", "reason", "considered",
   "hits"}` from `noteseek.prompt_context`
 - `shutdown` → `{"ok": true}`, then the daemon exits
@@ -31,6 +32,7 @@ they use the searching `Index` and read the last committed state. `ping` says wh
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -170,6 +172,8 @@ class Daemon:
             sort=message.get("sort", "relevance"),
             time_parse=bool(message.get("time_parse", True)),
         )
+        if message.get("all"):
+            request = dataclasses.replace(request, min_score=0.0, min_answer=0.0)
         result = index.run_search(request)
         window = result.time_range
         return {
@@ -177,6 +181,8 @@ class Daemon:
             "time_range": window.to_json() if window is not None else None,
             "searched": result.searched,
             "hits": result.hits_json(),
+            "hidden": result.hidden,
+            "answered": round(result.answered, 4),
         }
 
     def _context(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -197,15 +203,28 @@ class Daemon:
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise ValueError("hook input is not a JSON object")
+        reasons: list[str] = []
+
+        def context(query: str, tokens: int) -> str:
+            found = prompt_context(index, query, max_tokens=tokens)
+            if not found.text:
+                reasons.append(found.reason)
+            return found.text
+
         with self._serving():
             index = self.index()
             result = run_hook(
                 event,
                 payload,
-                context=lambda query, tokens: prompt_context(index, query, max_tokens=tokens).text,
+                context=context,
                 rank=lambda query, segments: cosine_rank(index, query, segments),
                 max_tokens=max_tokens or DEFAULT_CONTEXT_TOKENS,
             )
+        if result is None and reasons:
+            from ..agents.hook_log import append
+
+            # The gate's reason is built from our own words and scores, never the prompt's text.
+            append(f"{event[:20]!r} warm silent: {reasons[-1]}")
         return render(result)
 
     # -- keeping the index fresh -------------------------------------------------------------

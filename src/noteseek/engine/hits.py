@@ -23,6 +23,12 @@ class Explanation:
     bm25_normalised: float | None  # min-max normalised note score in the list (convex fusion)
     vector_normalised: float | None
     exact_name: bool
+    # The list's order comes from here: the fused score, the rerank's raw output (None when the
+    # note was not in the reranked head), the calibrated model's probability, and the score shown
+    # (that probability capped at the hit above it, so the order shown and the scores agree).
+    fused: float = 0.0
+    rerank: float | None = None
+    probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,21 @@ class Hit:
     kind: str | None = None
 
     @property
+    def title(self) -> str:
+        """The note's title (frontmatter `title`, first H1 or file name; a document's title)."""
+        return _note_fields(self.heading_context)[0]
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The note's frontmatter aliases."""
+        return _note_fields(self.heading_context)[3]
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The note's tags (frontmatter and inline)."""
+        return _note_fields(self.heading_context)[2]
+
+    @property
     def location(self) -> str:
         """Where in its document the text is (`p. 12`, `slide 3`, `sheet Data, rows 2–21`);
         '' for a note."""
@@ -79,8 +100,12 @@ class Hit:
 
     def to_json(self) -> dict[str, Any]:
         """Every field, as `noteseek search --json` and the daemon print it (no `explanation` key
-        unless the search was explained; `rows` as [first, last])."""
+        unless the search was explained; `rows` as [first, last]); the note's `title`, `aliases`
+        and `tags` in place of `heading_context`, the text they are stored as for BM25."""
         data = asdict(self)
+        heading_context = data.pop("heading_context")
+        title, _, tags, aliases = _note_fields(heading_context)
+        data["title"], data["aliases"], data["tags"] = title, list(aliases), list(tags)
         if self.explanation is None:
             data.pop("explanation")
         if self.kind is None:  # a note: the output notes have always had
@@ -127,3 +152,22 @@ def hit_from_row(
         explanation=explanation,
         kind=kind,
     )
+
+
+def _note_fields(heading_context: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """(title, type, tags, aliases) of a stored heading context.
+
+    The chunker stores them as one BM25 field, `title | type | tags | aliases` (tags and aliases
+    comma-joined, empty trailing parts dropped: core/chunker.py); a title that itself holds ` | `
+    keeps it, since the last three parts are fixed.
+    """
+    parts = heading_context.split(" | ")
+    if len(parts) > 4:
+        parts = [" | ".join(parts[:-3]), *parts[-3:]]
+    parts += [""] * (4 - len(parts))
+    title, kind, tags, aliases = parts
+
+    def items(text: str) -> tuple[str, ...]:
+        return tuple(x for x in (p.strip() for p in text.split(", ")) if x)
+
+    return title.strip(), kind.strip(), items(tags), items(aliases)

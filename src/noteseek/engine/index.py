@@ -32,7 +32,7 @@ from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .locator import Locator, as_locator
 from .request import SEARCH_LIMITS, SearchRequest, SearchResult, Sort
-from .search import Hit, Mode, Searcher, SearchSettings
+from .search import Hit, Mode, Searcher, SearchSettings, browses
 
 if TYPE_CHECKING:
     # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
@@ -239,8 +239,12 @@ class Index:
         until: date | str | None = None,
         time_parse: bool = True,
         sort: Sort = "relevance",
+        min_score: float | None = None,
+        min_answer: float | None = None,
     ) -> list[Hit]:
-        """The best notes for `query`, each with its best section, best first.
+        """The best notes for `query`, each with its best section, best first; only those
+        scored `min_score` or more, and none when P(the vault answers the query) is below
+        `min_answer` (both 0: every hit; None: `SearchRequest`'s defaults).
 
         Never raises on the query text: past `SEARCH_LIMITS.query_chars` only its start is
         searched (a `SearchRequest` made by an adapter refuses it instead, so the user hears of
@@ -262,22 +266,29 @@ class Index:
             until=until,
             time_parse=time_parse,
             sort=sort,
+            min_score=min_score,
+            min_answer=min_answer,
         )
-        return self._searcher.search(request)
+        return list(self.run_search(request).hits)
 
     def run_search(self, request: SearchRequest) -> SearchResult:
-        """The hits for a request, and why vectors were not used if they were not.
+        """The hits for a request, how many its threshold hid, and why vectors were not used if
+        they were not.
 
         Raises IndexNotFoundError for an index nothing was ever indexed into (an empty answer
         there would read as "no matches" for every query)."""
         timed = request.time_filter()
-        hits = self._searcher.search(request, timed)
+        hits, answered = self._searcher.search(request, timed)
         if not hits and self.vault_root is None and self._store.counts()["files"] == 0:
             raise IndexNotFoundError.empty(self._store.location)
         degraded = self.vector_problem if request.mode != "bm25" else None
         text, window = timed
         searched = text if text != request.query else None
-        return SearchResult(tuple(hits), degraded, time_range=window, searched=searched)
+        return SearchResult.of(
+            hits, request, degraded, time_range=window, searched=searched,
+            cut=not browses(request, timed),
+            answered=answered,
+        )
 
     @property
     def vector_problem(self) -> str | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["NoteList", "best_chunks", "group", "normalise"]
+from ..core.markup import readable
+
+__all__ = ["NoteList", "best_chunks", "group", "normalise", "own_match", "pick_section"]
 
 
 @dataclass
@@ -17,6 +19,19 @@ class NoteList:
     @property
     def rank(self) -> dict[int, int]:
         return {fid: i for i, (fid, _) in enumerate(self.scores, start=1)}
+
+    @property
+    def tied_rank(self) -> dict[int, int]:
+        """1-based ranks where equal scores share the best one: which of several equal scores
+        comes first is up to ids and list depth, and must not change a calibrated score."""
+        ranks: dict[int, int] = {}
+        previous: float | None = None
+        rank = 0
+        for position, (fid, score) in enumerate(self.scores, start=1):
+            if score != previous:
+                rank, previous = position, score
+            ranks.setdefault(fid, rank)
+        return ranks
 
 
 def normalise(chunks: list[tuple[int, float]], head: int) -> dict[int, float]:
@@ -37,23 +52,60 @@ def best_chunks(
     file_of: dict[int, int],
     share: float,
     head: int,
-) -> dict[int, int]:
-    """The section shown for each note: its chunk with the best convex score over both lists.
+    per_note: int = 1,
+) -> dict[int, list[tuple[float, int]]]:
+    """The sections that may be shown for each note: its chunks with the best convex score over
+    both lists, best first ((score, chunk id), at most `per_note`).
 
     Chosen per chunk, not per note: every chunk of a note carries the same title field, so the
     note-level BM25 winner is often a short chunk rather than the section that answers the query.
     Only the first `head` chunks of each list count, so the choice does not depend on `limit`.
     """
     kw, vec = normalise(keyword, head), normalise(semantic, head)
-    best: dict[int, tuple[float, int]] = {}
+    in_head = {cid for cid, _ in keyword[:head]} | {cid for cid, _ in semantic[:head]}
+    found: dict[int, list[tuple[float, int]]] = {}
+    deep: dict[int, list[tuple[float, int]]] = {}
     for cid in {*kw, *vec}:
         fid = file_of.get(cid)
         if fid is None:
             continue
         value = share * kw.get(cid, 0.0) + (1 - share) * vec.get(cid, 0.0)
-        if fid not in best or (value, -cid) > (best[fid][0], -best[fid][1]):
-            best[fid] = (value, cid)
-    return {fid: cid for fid, (_, cid) in best.items()}
+        (found if cid in in_head else deep).setdefault(fid, []).append((value, cid))
+    # A note with a chunk in a head is shown by its head chunks only: the deeper ones (all 0)
+    # would enter its candidates as `limit` reads the lists further, and change the section.
+    for fid, items in deep.items():
+        found.setdefault(fid, items)
+    return {
+        fid: sorted(items, key=lambda x: (-x[0], x[1]))[:per_note] for fid, items in found.items()
+    }
+
+
+# What a section's own text must match to count as answering the query: a shown word's first
+# letters (a cheap stem: "repetition" matches "repetitions", "spaced" matches "space").
+_STEM = 5
+
+
+def own_match(words: list[str], section: str, text: str) -> float:
+    """Share of the query's words found in a section's own heading and text (not in the note's
+    title field, which every section of the note shares for BM25)."""
+    if not words:
+        return 0.0
+    # Link targets are not the section's words: a footer's URL names the note it sits in.
+    body = readable(f"{section}\n{text}").lower()
+    return sum(1 for w in words if w[:_STEM] in body) / len(words)
+
+
+def pick_section(
+    candidates: list[tuple[float, int]], texts: dict[int, tuple[str, str]], words: list[str]
+) -> int:
+    """The candidate to show: the fused chunk score plus half the share of query words in its own
+    text, so a boilerplate section that BM25 found only through the title field (the hub's "This
+    note in GitHub" footer on every note) loses to one that says something about the query."""
+    best = max(
+        candidates,
+        key=lambda c: (c[0] + 0.5 * own_match(words, *texts.get(c[1], ("", ""))), -c[1]),
+    )
+    return best[1]
 
 
 def group(chunks: list[tuple[int, float]], file_of: dict[int, int], limit: int) -> NoteList:

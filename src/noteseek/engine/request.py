@@ -16,11 +16,14 @@ a hook milliseconds, so they are imported inside the methods that read dates.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from ..core.budget import fit_to_budget
 from ..errors import InvalidDateError, SearchRequestError
+from ..settings import ENV_MIN_ANSWER, ENV_MIN_SCORE
 from .hits import Hit
 
 if TYPE_CHECKING:
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
     from ..core.time_range import TimeRange
 
 __all__ = [
+    "DEFAULT_MIN_ANSWER",
+    "DEFAULT_MIN_SCORE",
     "MODES",
     "SEARCH_LIMITS",
     "SORTS",
@@ -39,6 +44,37 @@ __all__ = [
     "SearchResult",
     "Sort",
 ]
+
+# What a search shows by default (docs/relevance.md; bench/relevance_gate.py measured both,
+# leave-one-corpus-out on the development sets with off-topic queries). A list is shown only when
+# P(its first ten notes hold a relevant one) reaches DEFAULT_MIN_ANSWER, and then every hit whose
+# calibrated score reaches DEFAULT_MIN_SCORE. A per-hit threshold alone cannot keep the relevant
+# note of 97 % of on-topic queries (one ranked sixth scores a few per cent) while hiding the lists
+# of off-topic ones; the query-level one can. Hidden hits are counted in `SearchResult.hidden`.
+DEFAULT_MIN_ANSWER = 0.15
+DEFAULT_MIN_SCORE = 0.0
+
+
+def _from_env(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise SearchRequestError(
+            f"{name} must be a number between 0 and 1, got {value!r}", option=name
+        ) from None
+
+
+def default_min_score() -> float:
+    """`$NOTESEEK_MIN_SCORE` when it is set to a number, else `DEFAULT_MIN_SCORE`."""
+    return _from_env(ENV_MIN_SCORE, DEFAULT_MIN_SCORE)
+
+
+def default_min_answer() -> float:
+    """`$NOTESEEK_MIN_ANSWER` when it is set to a number, else `DEFAULT_MIN_ANSWER`."""
+    return _from_env(ENV_MIN_ANSWER, DEFAULT_MIN_ANSWER)
 
 # Which lists a search runs: both fused, or one of them alone.
 Mode = Literal["hybrid", "bm25", "vector"]
@@ -91,6 +127,12 @@ class SearchRequest:
 
     Every option is checked against `SEARCH_LIMITS` here, and the filters normalised; a value out
     of range raises `SearchRequestError` (a ValueError) naming the option.
+
+    `min_answer` hides the whole list when P(the vault answers the query: its first ten notes
+    hold a relevant one) is below it (default `DEFAULT_MIN_ANSWER`); `min_score` hides hits whose
+    calibrated score (P(relevant)) is below it (default `DEFAULT_MIN_SCORE`, or
+    `$NOTESEEK_MIN_SCORE`; `$NOTESEEK_MIN_ANSWER` for `min_answer`); `limit` stays the most hits shown. `min_answer=0, min_score=0` shows
+    every hit, as `--all` does.
     """
 
     query: str
@@ -110,6 +152,8 @@ class SearchRequest:
     time_parse: bool = True
     sort: Sort = "relevance"
     today: date | None = None
+    min_score: float | None = None  # None: the default, read when the request is made
+    min_answer: float | None = None  # None: the default, read when the request is made
 
     def __post_init__(self) -> None:
         limits = SEARCH_LIMITS
@@ -132,6 +176,28 @@ class SearchRequest:
         # an empty one is no filter, like None (an adapter's unset repeatable option).
         for name in ("folders", "tags", "files"):
             object.__setattr__(self, name, _filter(name, getattr(self, name), limits))
+        if self.min_score is None:
+            object.__setattr__(self, "min_score", default_min_score())
+        if (
+            not isinstance(self.min_score, int | float)
+            or isinstance(self.min_score, bool)
+            or not 0.0 <= self.min_score <= 1.0
+        ):
+            raise SearchRequestError(
+                f"min_score must be a number between 0 and 1, got {self.min_score!r}",
+                option="min_score",
+            )
+        if self.min_answer is None:
+            object.__setattr__(self, "min_answer", default_min_answer())
+        if (
+            not isinstance(self.min_answer, int | float)
+            or isinstance(self.min_answer, bool)
+            or not 0.0 <= self.min_answer <= 1.0
+        ):
+            raise SearchRequestError(
+                f"min_answer must be a number between 0 and 1, got {self.min_answer!r}",
+                option="min_answer",
+            )
         if self.sort not in SORTS:
             raise SearchRequestError(f"sort must be one of {', '.join(SORTS)}, got {self.sort!r}", option="sort")
         # Strings become dates now, so a bad value is refused here and a relative one ("7d")
@@ -217,8 +283,9 @@ def _filter(name: str, values: Iterable[str] | None, limits: SearchLimits) -> tu
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The hits for a request, best first, and why vectors were not used (None if they were, or
-    if the request did not ask for them: mode bm25)."""
+    """The hits for a request, best first, why vectors were not used (None if they were, or if
+    the request did not ask for them: mode bm25), and how many hits within the limit were hidden
+    for scoring below `min_score`."""
 
     hits: tuple[Hit, ...]
     degraded: str | None
@@ -226,6 +293,40 @@ class SearchResult:
     # searched when a phrase was taken out of it; None when there was neither.
     time_range: TimeRange | None = None
     searched: str | None = None
+    hidden: int = 0
+    # P(the first ten notes hold a relevant one): the query-level model's answer to "does the
+    # vault answer this at all" (1.0 where it does not judge: a period listed by date, a mode
+    # without that model).
+    answered: float = 1.0
+
+    @classmethod
+    def of(
+        cls,
+        ranked: list[Hit],
+        request: SearchRequest,
+        degraded: str | None,
+        *,
+        time_range: TimeRange | None = None,
+        searched: str | None = None,
+        cut: bool = True,
+        answered: float = 1.0,
+    ) -> SearchResult:
+        """The ranked hits cut at the request's threshold (unless not `cut`: a period's notes
+        listed by date have no score), then fitted to its token budget."""
+        least = request.min_score or 0.0  # a number by now (__post_init__)
+        # A period (since/until or a time phrase) already narrowed the notes to the ones asked
+        # for: the query-level model, trained on whole vaults, does not judge those lists.
+        if cut and time_range is None and answered < (request.min_answer or 0.0):
+            shown: list[Hit] = []
+        else:
+            shown = [hit for hit in ranked if not cut or hit.score >= least]
+        hidden = len(ranked) - len(shown)
+        if request.max_tokens is not None:
+            shown = fit_to_budget(shown, request.max_tokens)
+        return cls(
+            tuple(shown), degraded, time_range=time_range, searched=searched, hidden=hidden,
+            answered=answered,
+        )
 
     def hits_json(self) -> list[dict[str, Any]]:
         """Every hit as `noteseek search --json` prints it."""

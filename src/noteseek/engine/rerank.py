@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.rerank_features import candidate_features, term_weights
 from ..core.rerank_model import LinearModel
-from .known_words import content_words
 
 if TYPE_CHECKING:
     from ..storage.protocol import Storage
@@ -96,6 +96,10 @@ class Reranker:
             self._model = bundled_model()
         return self._model
 
+    def chunk_total(self) -> int:
+        """Chunks in the index (read once per data version)."""
+        return self._chunk_total()
+
     def _chunk_total(self) -> int:
         version = self._store.data_version()
         if self._total is None or self._total[0] != version:
@@ -112,9 +116,10 @@ class Reranker:
         exact: set[int],
         cuts: tuple[float | None, float | None] = (None, None),
         head_size: int = 30,
+        counts: Sequence[tuple[tuple[str, ...], int]] = (),
     ) -> list[list[float]]:
-        """One feature row per note of `head`, in order."""
-        counts = self._store.query_term_counts(content_words(query))
+        """One feature row per note of `head`, in order; `counts` are the query's content words'
+        index forms and chunk counts (`Storage.query_term_counts`)."""
         forms = [f for f, _ in counts]
         weights = term_weights([c for _, c in counts], self._chunk_total())
         kw, vec = (_untied_head(x.scores, head_size) for x in lists)
@@ -157,12 +162,14 @@ class Reranker:
         cuts: tuple[float | None, float | None] = (None, None),
         head_size: int = 30,
         apply: bool = True,
+        counts: Sequence[tuple[tuple[str, ...], int]] = (),
     ) -> Fused:
-        """`fused` with its first `depth` notes in the model's order (ties keep fused order)."""
+        """`fused` with its first `depth` notes in the model's order (ties keep fused order),
+        each explanation carrying the model's output (`rerank`) for the calibration."""
         head = fused[:depth]
         if not head or not (apply or self.capture):
             return fused
-        rows = self.features(query, head, lists, chunks, file_of, exact, cuts, head_size)
+        rows = self.features(query, head, lists, chunks, file_of, exact, cuts, head_size, counts)
         if self.capture:
             self.last = ([fid for fid, _, _ in head], rows)
         if not apply:
@@ -170,4 +177,5 @@ class Reranker:
         model = self.model
         scores = [model.score(row) for row in rows]
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        return [head[i] for i in order] + fused[depth:]
+        out = [(head[i][0], head[i][1], replace(head[i][2], rerank=scores[i])) for i in order]
+        return out + fused[depth:]

@@ -9,16 +9,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from ..core.budget import fit_to_budget
+from ..core.calibration import ANSWER_DEPTH, calibration_features, non_increasing, query_facts
 from ..core.file_kinds import document_kind
 from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
 from ..embedding.embedder import Embedder, knows_word, query_vector
 from ..errors import ModelLoadError
 from ..settings import ENV_DEEP, FALSE_VALUES
+from .calibration import Calibration
 from .hits import Explanation, Hit, hit_from_row
-from .known_words import nothing_known
-from .note_lists import NoteList, best_chunks, group
+from .known_words import content_words, nothing_known
+from .note_lists import NoteList, best_chunks, group, own_match, pick_section
 from .query_plan import CommonTerms
 from .request import MODES, Mode, SearchRequest
 from .rerank import Reranker
@@ -29,11 +30,13 @@ if TYPE_CHECKING:
     from ..storage.protocol import Storage
     from .deep_lane import DeepLane
 
-__all__ = ["MODES", "Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher"]
+__all__ = ["MODES", "Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher", "browses"]
 
 log = logging.getLogger("noteseek.search")
 
 EXACT_NAME_LIMIT = 5
+# Sections of a shown note compared for the one it is shown by (engine/note_lists.pick_section).
+SECTION_CANDIDATES = 3
 
 
 Fusion = Literal["convex", "rrf"]
@@ -97,6 +100,7 @@ class Searcher:
         self._common_terms = CommonTerms(store)
         self.reranker = Reranker(store)
         self._deep: DeepLane | None = None
+        self.calibration = Calibration()
         self.vector_problem: str | None = None
         if not store.vectors_available:
             self.vector_problem = store.vector_error or "vectors are unavailable"
@@ -145,15 +149,16 @@ class Searcher:
 
     def search(
         self, request: SearchRequest, timed: tuple[str, TimeRange | None] | None = None
-    ) -> list[Hit]:
-        """The best `request.limit` notes for a query, each with its best section; never raises on
-        the query text (the request has checked its options). `timed` is the request's
-        `time_filter()` when the caller has it already."""
+    ) -> tuple[list[Hit], float]:
+        """The best `request.limit` notes for a query, each with its best section and its
+        calibrated score, whatever that score; never raises on the query text (the request has
+        checked its options). `SearchResult.of` applies the request's threshold and budget.
+        `timed` is the request's `time_filter()` when the caller has it already."""
         global _searched_at
         _searched_at = time.monotonic()
         text, window = timed if timed is not None else request.time_filter()
         if window is not None and window.empty:
-            return []
+            return [], 0.0
         since = window.since.isoformat() if window is not None and window.since else None
         until = window.until.isoformat() if window is not None and window.until else None
         # One read transaction for every statement below: a note rewritten by a concurrent
@@ -161,7 +166,7 @@ class Searcher:
         # An empty sequence is no filter, like None (an adapter's unset repeatable option).
         tag_keys = [k for k in (tag_key(t) for t in request.tags or ()) if k] or None
         if request.files and not any(file_keys(f) for f in request.files):
-            return []  # only the vault root or empty names: no file
+            return [], 0.0  # only the vault root or empty names: no file
         with self.store.snapshot():
             folders = self._spelled(request.folders, folder_keys, "folders")
             file_names = self._spelled(request.files, file_keys, "files")
@@ -176,14 +181,13 @@ class Searcher:
                     until=until,
                 )
                 if not allowed:
-                    return []
-            if not text.strip() and (window is not None or request.sort == "date"):
-                return self._browse(allowed, request.limit, request.max_tokens)
-            hits = self._search(
+                    return [], 0.0
+            if browses(request, (text, window)):
+                return self._browse(allowed, request.limit), 1.0
+            hits, answered = self._search(
                 text,
                 limit=request.limit,
                 mode=request.mode,
-                max_tokens=request.max_tokens,
                 explain=request.explain,
                 allowed=allowed,
                 term_share=request.max_term_share,
@@ -191,15 +195,14 @@ class Searcher:
             )
         if request.sort == "date":  # newest first; equal dates keep their relevance order
             hits.sort(key=lambda hit: hit.date or "", reverse=True)
-        return hits
+        return hits, answered
 
-    def _browse(self, allowed: set[int] | None, limit: int, max_tokens: int | None) -> list[Hit]:
+    def _browse(self, allowed: set[int] | None, limit: int) -> list[Hit]:
         """A period's notes newest first, for a query that was only a time phrase (no ranking:
-        score 0, no list ranks), each shown by its first section."""
+        score 0, no list ranks, no threshold: `browses`), each shown by its first section."""
         chunk_ids = [self.store.first_chunk(fid) for fid in self.store.files_by_date(allowed, limit)]
         rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
-        hits = [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
-        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+        return [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
 
     def _spelled(
         self,
@@ -235,12 +238,11 @@ class Searcher:
         *,
         limit: int,
         mode: Mode,
-        max_tokens: int | None,
         explain: bool,
         allowed: set[int] | None,
         term_share: float | None,
         deep: bool = False,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], float]:
         s = self.settings
         # The ranking is decided by the head of each list: `candidates` notes from the first
         # `chunk_depth` chunks. A larger `limit` reads the lists further, but what lies past the
@@ -257,7 +259,7 @@ class Searcher:
         lane = self._lane() if deep and mode == "hybrid" and s.fusion == "convex" else None
         cross = lane is not None and lane.across_languages(query, unknown=unknown)
         if unknown and not cross:
-            return []
+            return [], 0.0
         alpha = s.alpha
         deep_rows = lane.search(query, depth, allowed) if lane is not None else []
         coverage = lane.coverage() if lane is not None and deep_rows else 0.0
@@ -300,6 +302,9 @@ class Searcher:
             alpha = weights[0]
         else:
             fused = self._fuse(kw, vec, heads, alpha)
+        # The query words' chunk counts: the rerank's coverage features and the calibration's
+        # IDF mass (one fts5vocab read per word).
+        counts = self.store.query_term_counts(content_words(query))
         if mode == "hybrid" and s.fusion == "convex" and rerank:
             # A full head may end inside a run of equal scores that goes on past it: leave that
             # run out of the matched-chunk counts (which of its chunks made it is up to ids).
@@ -309,21 +314,73 @@ class Searcher:
             )
             fused = self.reranker.rerank(
                 query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
-                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank,
+                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank, counts=counts,
             )
-        ranked = _promote(fused, exact, s.fusion)[:limit]
+        promoted = _promote(fused, exact, s.fusion)
+        ranked = promoted[:limit]
         share = {"bm25": 1.0, "vector": 0.0}.get(mode, alpha)
-        best = best_chunks(keyword, semantic, file_of, share, head_depth)
-        chunk_ids = [best.get(fid) or self.store.first_chunk(fid) for fid, *_ in ranked]
-        rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
+        sections = best_chunks(keyword, semantic, file_of, share, head_depth, SECTION_CANDIDATES)
+        options = [sections.get(fid, []) for fid, *_ in ranked]
+        rows = self.store.chunk_rows([cid for found in options for _, cid in found])
+        words = [w for w in content_words(query) if len(w) >= 3]
+        texts = {cid: (row.section, row.text) for cid, row in rows.items()}
+        chunk_ids = [
+            pick_section(found, texts, words) if len(found) > 1 else
+            (found[0][1] if found else self.store.first_chunk(fid))
+            for (fid, *_), found in zip(ranked, options)
+        ]
+        if words:
+            # A section that holds none of the query's words was found through the title field
+            # alone (boilerplate, a footer): the note's opening says more, if it names the query.
+            for i, ((fid, *_), cid) in enumerate(zip(ranked, chunk_ids)):
+                if cid is not None and not own_match(words, *texts.get(cid, ("", ""))):
+                    first = self.store.first_chunk(fid)
+                    if first is not None and first != cid:
+                        row = self.store.chunk_rows([first]).get(first)
+                        if row is not None and own_match(words, row.section, row.text):
+                            rows[first], chunk_ids[i] = row, first
+        missing = [c for c in chunk_ids if c is not None and c not in rows]
+        if missing:  # notes found by exact name only: their first chunk
+            rows.update(self.store.chunk_rows(missing))
         kw_rank, vec_rank = kw.rank, vec.rank
         kw_best = {fid: score for fid, score in kw.scores}
         vec_best = {fid: score for fid, score in vec.scores}
+        found = [
+            (fid, explanation, row)
+            for (fid, _, explanation), chunk_id in zip(ranked, chunk_ids)
+            if chunk_id is not None and (row := rows.get(chunk_id)) is not None
+        ]
+        facts = query_facts([c for _, c in counts], self.reranker.chunk_total())
+        # The lists' heads only, as for the ranking: a deeper list (a larger `limit`) reaches
+        # notes the head did not hold, and a note's features must not change with it.
+        kw_head, vec_head = list_heads
+        kw_tied, vec_tied = kw_head.tied_rank, vec_head.tied_rank
+        kw_top = {fid: score for fid, score in kw_head.scores}
+        vec_top = {fid: score for fid, score in vec_head.scores}
+        # Scored to a fixed depth whatever `limit`: the query-level model reads the first
+        # ANSWER_DEPTH notes, and a hit's score is capped by the ones above it only.
+        scored = promoted[: max(limit, ANSWER_DEPTH)]
+        features = [
+            calibration_features(
+                facts,
+                rank,
+                (kw_tied.get(fid), kw_top.get(fid)),
+                (vec_tied.get(fid), vec_top.get(fid)),
+                explanation.rerank,
+                explanation.exact_name,
+            )
+            for rank, (fid, _, explanation) in enumerate(scored, start=1)
+        ]
+        calibrated = self.calibration.model
+        raw = [calibrated.probability(mode, row) for row in features]
+        capped = non_increasing(raw)
+        answered = calibrated.answered(mode, features, raw)
+        position = {fid: i for i, (fid, *_) in enumerate(scored)}
+        if self.calibration.capture:
+            self.calibration.last = (mode, [r.path for _, _, r in found], features[: len(ranked)])
         hits = []
-        for (fid, score, explanation), chunk_id in zip(ranked, chunk_ids):
-            row = rows.get(chunk_id) if chunk_id is not None else None
-            if row is None:
-                continue
+        for fid, explanation, row in found:
+            p, score = raw[position[fid]], capped[position[fid]]
             hits.append(
                 hit_from_row(
                     row,
@@ -332,11 +389,11 @@ class Searcher:
                     vec_rank=vec_rank.get(fid),
                     bm25_score=kw_best.get(fid),
                     cosine=vec_best.get(fid),
-                    explanation=explanation if explain else None,
+                    explanation=replace(explanation, probability=p) if explain else None,
                     kind=document_kind(row.path),
                 )
             )
-        return fit_to_budget(hits, max_tokens) if max_tokens is not None else hits
+        return hits, answered
 
     def _exact_names(self, query: str) -> list[int]:
         key = name_key(query)
@@ -388,7 +445,8 @@ class Searcher:
                     w / (s.rrf_k + r) if r and r <= h else 0.0
                     for w, r, h in zip(weights, item.ranks, heads)
                 )
-                out.append((item.key, item.score, Explanation("rrf", b, v, None, None, False)))
+                why = Explanation("rrf", b, v, None, None, False, fused=item.score)
+                out.append((item.key, item.score, why))
         else:
             fused = convex_fusion(
                 [kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads
@@ -402,6 +460,7 @@ class Searcher:
                     b if scored.ranks[0] else None,
                     v if scored.ranks[1] else None,
                     False,
+                    fused=scored.score,
                 )
                 out.append((scored.key, scored.score, explanation))
         return out
@@ -458,6 +517,13 @@ def _fuse_deep(
         )
         out.append((scored.key, scored.score, explanation))
     return out
+
+
+def browses(request: SearchRequest, timed: tuple[str, TimeRange | None]) -> bool:
+    """Whether the request lists a period's notes instead of ranking them (a query that is only
+    a time phrase, or empty with a range or a date sort): those hits have no score to cut at."""
+    text, window = timed
+    return not text.strip() and (window is not None or request.sort == "date")
 
 
 def _promote(

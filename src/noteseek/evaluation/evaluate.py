@@ -197,11 +197,12 @@ def search_run(
     mode: str,
     depth: int = 100,
 ) -> dict[str, list[str]]:
-    """Each query's ranked note ids: chunk hits mapped to notes, a note at its first chunk's rank."""
+    """Each query's ranked note ids: chunk hits mapped to notes, a note at its first chunk's rank.
+    Every hit counts, whatever its score (`min_score=0, min_answer=0`): this measures the ranking."""
     run: dict[str, list[str]] = {}
     for query in queries:
         seen: dict[str, None] = {}
-        for hit in index.search(query.text, limit=depth, mode=mode):
+        for hit in index.search(query.text, limit=depth, mode=mode, min_score=0, min_answer=0):
             seen.setdefault(matcher.corpus_id(hit.path), None)
         run[query.id] = list(seen)
     return run

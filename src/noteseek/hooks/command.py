@@ -18,7 +18,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from ..agents.hook_protocol import EVENTS, cosine_rank, render, run_hook
 from ..settings import DEFAULT_CONTEXT_TOKENS, ENV_HOOK_LOG, ENV_NO_DAEMON, TRUE_VALUES
@@ -34,37 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-LOG_NAME = "hook.log"
-LOG_MAX_BYTES = 1 << 20
-
-
-def _log_path() -> Path:
-    from .. import data_dir
-
-    return data_dir() / LOG_NAME
-
-
 def _log(line: str, *, untrusted: bool = False) -> None:
-    """Append one line to the hook log; never raises (the hook must stay silent).
+    from ..agents.hook_log import append
 
-    `untrusted` lines (error messages, which can quote input) are scrubbed like everything else
-    noteseek stores; the others are built from our own words and numbers only, and skip the
-    scrubber's start-up cost on the per-prompt path.
-    """
-    try:
-        if untrusted:
-            from ..secrets.scrubber import scrub
-
-            line = scrub(line).text
-        path = _log_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_name(LOG_NAME + ".1"))
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {line}\n")
-    except Exception:  # a failing log must not make the hook fail
-        pass
+    append(line, untrusted=untrusted)
 
 
 class _Options:
@@ -99,6 +71,7 @@ class _Backend:
         self._db: Locator | None = None
         self.path = "-"
         self._index: LazyIndex | None = None
+        self.reason = ""  # why the last context request gave no block (for the log)
         self._use_daemon = os.environ.get(ENV_NO_DAEMON, "") not in TRUE_VALUES
 
     @property
@@ -135,10 +108,13 @@ class _Backend:
     def context(self, prompt: str, max_tokens: int) -> str:
         answer = self._daemon({"op": "context", "prompt": prompt, "max_tokens": max_tokens})
         if answer is not None and isinstance(answer.get("text"), str):
+            self.reason = str(answer.get("reason", ""))
             return str(answer["text"])
         from ..agents.prompt_context import prompt_context
 
-        return prompt_context(self.index(), prompt, max_tokens=max_tokens).text
+        result = prompt_context(self.index(), prompt, max_tokens=max_tokens)
+        self.reason = result.reason
+        return result.text
 
     def rank(self, query: str, segments: list[str]) -> list[float]:
         self.path = "cold"
@@ -185,6 +161,9 @@ def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | N
             out.write(text)
             out.flush()
             outcome = f"context {len(text)} chars"
+        elif backend.reason:
+            # The gate's reason is built from our own words and scores, never the prompt's text.
+            outcome = f"silent: {backend.reason}"
     except Exception as exc:
         outcome, failed = f"error {type(exc).__name__}: {exc}", True
     finally:
@@ -193,7 +172,8 @@ def main(argv: Sequence[str], *, stdin: TextIO | None = None, stdout: TextIO | N
                 backend.close()
         except Exception as exc:
             outcome += f"; close failed: {type(exc).__name__}"
-        if failed or os.environ.get(ENV_HOOK_LOG) == "all":
+        quiet = outcome.startswith("silent: ")
+        if failed or quiet or os.environ.get(ENV_HOOK_LOG) == "all":
             path = backend.path if backend is not None else "-"
             elapsed = (time.perf_counter() - started) * 1000
             _log(f"{event[:20]!r} {path} {elapsed:.0f}ms {outcome}", untrusted=failed)

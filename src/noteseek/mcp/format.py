@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
 from ..core.document_location import breadcrumb, location_label
+from ..core.markup import readable
 
 if TYPE_CHECKING:
     from .. import Coverage, Hit, IndexStatus, NoteText, TimeRange
@@ -30,8 +31,21 @@ def _one_line(text: str, width: int) -> str:
     return truncate_at_word(flat, width) or flat[:width]
 
 
+def _note_line(hit: Hit) -> str:
+    """The note's title, aliases and tags in a few words (not the stored BM25 field)."""
+    parts = []
+    if hit.title and hit.title != hit.section.split(" › ")[0]:
+        parts.append(hit.title)
+    if hit.aliases:
+        parts.append("aka " + ", ".join(hit.aliases[:3]))
+    if hit.tags:
+        parts.append(" ".join(f"#{t.lstrip('#')}" for t in hit.tags[:5]))
+    return "; ".join(parts)
+
+
 def _hit_header(rank: int, hit: Hit) -> str:
-    context = f"  [{_one_line(hit.heading_context, 100)}]" if hit.heading_context else ""
+    note = _note_line(hit)
+    context = f"  [{_one_line(note, 100)}]" if note else ""
     # The page's number beside its label (`p. xii (12)`): get_note asks for pages by number.
     where = location_label(
         page=hit.page,
@@ -42,7 +56,8 @@ def _hit_header(rank: int, hit: Hit) -> str:
         numbered=True,
     )
     dated = f" ({hit.date[:10]})" if hit.date else ""
-    return f"{rank}. {breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)}{dated}{context}"
+    name = breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)
+    return f"{rank}. {name}{dated} (score {hit.score:.2f}){context}"
 
 
 def search_scope(
@@ -63,6 +78,11 @@ def search_scope(
     return f"{scope}; dates {since} to {until}{phrase}"
 
 
+def _hidden_line(hidden: int) -> str:
+    noun = "match" if hidden == 1 else "matches"
+    return f"{hidden} weaker {noun} hidden (all=true shows them)."
+
+
 def format_hits(
     query: str,
     hits: list[Hit],
@@ -71,18 +91,28 @@ def format_hits(
     max_tokens: int,
     degraded: str | None = None,
     filters: str = "",
+    hidden: int = 0,
 ) -> str:
-    """Hits as text within about `max_tokens`: whole sections best first, then paths only."""
+    """Hits as text within about `max_tokens`: whole sections best first, then paths only; a line
+    says how many weaker matches the relevance threshold hid."""
     shown = _one_line(query, 200)
     warning = f"Vector search unavailable ({degraded}); keyword results only.\n" if degraded else ""
+    if not hits and hidden:
+        return (
+            f'{warning}No confident match for "{shown}"{filters}: {_hidden_line(hidden)} Try '
+            "other words; the notes may not cover this."
+        )
     if not hits:
         extra = ", fewer filters" if filters else ""
         return (
             f'{warning}No notes match "{shown}"{filters}. Try other words, mode="bm25" for exact '
             f"terms{extra}; the status tool shows what is indexed."
         )
+    hits = [replace(hit, text=readable(hit.text)) for hit in hits]
     headers = [_hit_header(rank, hit) for rank, hit in enumerate(hits, start=1)]
-    intro = f'{warning}{len(hits)} notes for "{shown}" ({mode}{filters}), best first.'
+    weaker = f" {_hidden_line(hidden)}" if hidden else ""
+    noun = "note" if len(hits) == 1 else "notes"
+    intro = f'{warning}{len(hits)} {noun} for "{shown}" ({mode}{filters}), best first.{weaker}'
     fixed = estimate_tokens(intro) + sum(estimate_tokens(h) + 1 for h in headers) + 40
     full = fit_to_budget(hits, max(max_tokens - fixed, 1))
     parts = [intro]

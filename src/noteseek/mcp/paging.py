@@ -50,7 +50,7 @@ class SearchPage(TypedDict):
     """The structured reply of `search`."""
 
     hits: list[dict[str, Any]]  # as `noteseek search --json` prints each hit
-    hidden: int  # hits held back as below the relevance threshold (none are, yet: always 0)
+    hidden: int  # hits within the limit held back as below the relevance threshold
     cursor: str | None  # pass it back as `cursor` for the next page; null: nothing more
 
 
@@ -82,7 +82,14 @@ def _hit_cost(hit: dict[str, Any]) -> int:
 
 
 def search_result(
-    query: str, hits: list[Hit], ask: PageAsk, *, mode: str, degraded: str | None, filters: str
+    query: str,
+    hits: list[Hit],
+    ask: PageAsk,
+    *,
+    mode: str,
+    degraded: str | None,
+    filters: str,
+    hidden: int = 0,
 ) -> CallToolResult:
     """The text of today's reply (of this page's hits when continuing) and the page."""
     generation, cursor, max_tokens = ask.generation, ask.cursor, ask.max_tokens
@@ -102,12 +109,12 @@ def search_result(
     shown = hits[start : start + len(page)]
     text = format_hits(
         query, hits if not cursor else shown, mode=mode, max_tokens=max_tokens,
-        degraded=degraded, filters=filters,
+        degraded=degraded, filters=filters, hidden=hidden,
     )  # fmt: skip
     if cursor and not shown:
         text = f'No more notes for "{query}": the last page was the end.'
     next_cursor = Cursor(generation, digest, following).encode() if following is not None else None
-    structured: dict[str, Any] = {"hits": page, "hidden": 0, "cursor": next_cursor}
+    structured: dict[str, Any] = {"hits": page, "hidden": hidden, "cursor": next_cursor}
     return _text_result(text, structured)
 
 

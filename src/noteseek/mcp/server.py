@@ -23,6 +23,7 @@ Design (the user-facing version is docs/mcp.md):
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures, whose pydantic
 # `Field`s are imported inside build_server (pydantic comes with the optional SDK).
+import dataclasses
 import logging
 import threading
 import time
@@ -134,8 +135,10 @@ class VaultService:
         until: str | None = None,
         sort: Sort = "relevance",
         time_parse: bool = True,
+        show_all: bool = False,
     ) -> SearchResult:
-        """Hits (unbudgeted), why vectors were not used, the dates kept (InvalidDateError)."""
+        """Hits (unbudgeted), how many the threshold hid (none with `show_all`), why vectors
+        were not used, the dates kept (InvalidDateError)."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -148,6 +151,8 @@ class VaultService:
             sort=sort,
             time_parse=time_parse,
         )
+        if show_all:
+            request = dataclasses.replace(request, min_score=0.0, min_answer=0.0)
         with self._lock:
             return self._index.get().run_search(request)
 
@@ -310,6 +315,9 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         max_tokens: Annotated[
             int, Field(ge=100, le=20_000, description="Reply budget (about 4 characters a token).")
         ] = SEARCH_TOKENS,
+        all: Annotated[
+            bool, Field(description="Also the weaker matches the relevance threshold leaves out.")
+        ] = False,
         cursor: Annotated[str | None, Field(description=CURSOR_ARG)] = None,
     ) -> Annotated[CallToolResult, SearchPage]:
         # Read first: an update in between leaves the cursor older than the hits (then refused).
@@ -327,6 +335,7 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
                 until=until,
                 sort=sort,
                 time_parse=time_parse,
+                show_all=all,
             ),
             max_tokens=max_tokens,
         )
@@ -342,12 +351,14 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
         scope += search_scope([], [], [], result.time_range)
         hits, degraded = list(result.hits), result.degraded
         ask = PageAsk(
-            (query, limit, mode, folders, tags, files, since, until, sort, time_parse),
+            (query, limit, mode, folders, tags, files, since, until, sort, time_parse, all),
             generation,
             cursor,
             max_tokens,
         )
-        reply = partial(search_result, query, hits, ask, mode=mode, degraded=degraded)
+        reply = partial(
+            search_result, query, hits, ask, mode=mode, degraded=degraded, hidden=result.hidden
+        )
         return call("search", lambda: reply(filters=scope))
 
     def get_note(

@@ -13,6 +13,7 @@ searching different folders at the same moment cannot see each other's scope
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -188,11 +189,15 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         until: When = None,
         sort: Literal["relevance", "date"] = "relevance",
         time_parse: bool = True,
+        all: Annotated[
+            bool, Query(description="Also the hits scored below the relevance threshold.")
+        ] = False,
     ) -> Response:
         """Best notes for `q`, each with its best section (the hits of `noteseek search --json`).
         `folder` keeps notes under any of the folders, `tag` notes with every tag, `file` only
         these vault-relative files; `since`/`until` notes dated within them (`2026-11-30`, `7d`,
-        `last week`, …), and a time phrase in `q` does the same unless `time_parse=false`."""
+        `last week`, …), and a time phrase in `q` does the same unless `time_parse=false`. Hits
+        below the relevance threshold are left out and counted in `hidden` unless `all` is true."""
         request = SearchRequest(
             q,
             limit=limit,
@@ -207,6 +212,8 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             sort=sort,
             time_parse=time_parse,
         )
+        if all:
+            request = dataclasses.replace(request, min_score=0.0, min_answer=0.0)
         submitted = time.perf_counter()
 
         def work(index: Index) -> tuple[bytes, str]:
@@ -223,6 +230,8 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
                     "time_range": window.to_json() if window is not None else None,
                     "searched": result.searched,
                     "hits": result.hits_json(),
+                    "hidden": result.hidden,
+                    "answered": round(result.answered, 4),
                 }
             )
             return body, _server_timing(
@@ -255,6 +264,9 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
         slide: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
         sheet: Annotated[str | None, Query(max_length=MAX_FILTER_CHARS)] = None,
         image: bool = False,
+        html: Annotated[
+            bool, Query(description="Also the text rendered as sanitised HTML (the preview).")
+        ] = False,
     ) -> Response:
         """One indexed note (or one `section` of it), secrets redacted; for a document, one
         `page`, `slide` or `sheet` of it; for an image with `image=true`, the image itself
@@ -267,13 +279,26 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             return Response(
                 found.data, media_type=found.media_type, headers={"cache-control": "no-store"}
             )
-        return JSONResponse(
-            await pool.run(
-                lambda index: index.read_note(
-                    path, section=section, page=page, slide=slide, sheet=sheet
-                ).to_json()
-            )
-        )
+
+        def work(index: Index) -> dict[str, Any]:
+            found = index.read_note(path, section=section, page=page, slide=slide, sheet=sheet)
+            body = found.to_json()
+            if html:
+                from .preview import render_note
+
+                resolved: dict[str, str] = {}
+                try:
+                    outlinks = index.links(found.path).outlinks
+                except NoteseekError:  # a document: no wiki-links to resolve
+                    outlinks = ()
+                for link in outlinks:
+                    if link.path is not None:
+                        resolved.setdefault(link.target, link.path)
+                        resolved.setdefault(link.target.split("#", 1)[0].strip(), link.path)
+                body["html"] = render_note(found.text, resolved)
+            return body
+
+        return JSONResponse(await pool.run(work))
 
     @app.get("/api/status", response_model=StatusReply, responses=ERRORS)
     async def status() -> Response:

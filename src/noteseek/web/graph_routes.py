@@ -45,7 +45,7 @@ class RelatedReply(BaseModel):
     """The document `noteseek related --json` prints."""
 
     note: str
-    hits: list[HitModel]  # type: ignore[valid-type]
+    hits: list[HitModel]
 
 
 def add_graph_routes(app: FastAPI, pool: IndexPool, errors: dict[int | str, Any]) -> None:

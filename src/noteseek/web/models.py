@@ -31,13 +31,18 @@ __all__ = [
 ]
 
 
-def model_of(cls: type, *, shapes: dict[str, Any] | None = None) -> type[BaseModel]:
+def model_of(
+    cls: type, *, shapes: dict[str, Any] | None = None, drop: tuple[str, ...] = ()
+) -> type[BaseModel]:
     """A pydantic model with the fields of dataclass `cls` (its docstring describes it);
-    `shapes` gives the type of a field whose JSON form differs from the attribute's."""
+    `shapes` gives the type of a field whose JSON form differs from the attribute's, `drop` the
+    fields its JSON form leaves out."""
     # PromptContext imports Hit for type checkers only, so its annotation needs the name here.
     hints = get_type_hints(cls, localns={"Hit": Hit})
     fields: dict[str, Any] = {}
     for field in dataclasses.fields(cls):
+        if field.name in drop:
+            continue
         default = ... if field.default is dataclasses.MISSING else field.default
         fields[field.name] = ((shapes or {}).get(field.name, hints[field.name]), default)
     model: type[BaseModel] = create_model(cls.__name__, __doc__=cls.__doc__, **fields)
@@ -61,7 +66,18 @@ class LeftOutModel(BaseModel):
 
 
 # `explanation` keeps its default (None): `Hit.to_json` leaves the key out unless explained.
-HitModel = model_of(Hit, shapes={"rows": list[int] | None})
+_HitFields = model_of(Hit, shapes={"rows": list[int] | None}, drop=("heading_context",))
+
+
+class HitModel(_HitFields):  # type: ignore[valid-type,misc]
+    """One hit; `score` is the calibrated probability that it is relevant, never rising down a
+    list; the note's title, aliases and tags are their own fields."""
+
+    title: str
+    aliases: list[str]
+    tags: list[str]
+
+
 _StatusFields = model_of(
     IndexStatus,
     shapes={
@@ -81,8 +97,16 @@ class StatusReply(_StatusFields):  # type: ignore[valid-type,misc]
     secrets_scrubbed: int
 
 
-ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})  # type: ignore[valid-type]
-NoteReply = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
+ContextReply = model_of(PromptContext, shapes={"hits": list[HitModel]})
+_NoteFields = model_of(NoteText, shapes={"sections": list[str], "locations": list[str]})
+
+
+class NoteReply(_NoteFields):  # type: ignore[valid-type,misc]
+    """One note or section; with `html=true`, also its text rendered (web/preview.py)."""
+
+    html: str | None = Field(
+        default=None, description="The text as sanitised HTML (html=true), wiki-links as #note=PATH."
+    )
 
 
 class TimeRangeModel(BaseModel):
@@ -106,7 +130,15 @@ class SearchReply(BaseModel):
     searched: str | None = Field(
         description="The text searched once a time phrase was taken out of the query, or null."
     )
-    hits: list[HitModel]  # type: ignore[valid-type]
+    hits: list[HitModel]
+    hidden: int = Field(
+        description="Hits within the limit left out for scoring below the relevance threshold "
+        "(0 with all=true)."
+    )
+    answered: float = Field(
+        description="P(the first ten notes hold a relevant one): below the threshold, no hit is "
+        "shown unless all=true."
+    )
 
 
 class FolderModel(BaseModel):

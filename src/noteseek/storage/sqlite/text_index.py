@@ -17,8 +17,8 @@ import apsw
 
 from ...core.query import match_expression
 from .. import meta
-from .connection import SqliteConnection
 from ..tokenizer import TOKENIZER_NAME
+from .connection import SqliteConnection
 
 if TYPE_CHECKING:
     from ..protocol import KeywordMatch

@@ -1,6 +1,8 @@
 // noteseek's search page. Plain JS, no dependencies, works offline.
-// Note text is untrusted: it only ever reaches the page as text nodes (textContent, createTextNode),
-// never through innerHTML, and the page's Content-Security-Policy forbids inline scripts besides.
+// Note text is untrusted: in the result list it only reaches the page as text nodes (textContent,
+// createTextNode). The preview shows the HTML the server rendered and sanitised (web/preview.py:
+// no script, no event handlers, no javascript: links), parsed inert with DOMParser and moved in as
+// nodes; the page's Content-Security-Policy forbids inline scripts besides.
 "use strict";
 
 (() => {
@@ -10,12 +12,15 @@
   const $ = (id) => document.getElementById(id);
   const q = $("q"), mode = $("mode"), folder = $("folder"), tag = $("tag");
   const since = $("since"), until = $("until"), sort = $("sort");
-  const list = $("results"), status = $("status");
+  const list = $("results"), status = $("status"), weaker = $("weaker");
   const previewTitle = $("preview-title"), previewCrumb = $("preview-crumb");
   const previewText = $("preview-text"), obsidian = $("obsidian-link");
   const previewImage = $("preview-image");
 
+  const PLACEHOLDER = "Choose a result to read its section here.";
   let hits = [];
+  let lastPushed = 0; // when the URL last got a history entry of its own
+  let showWeaker = false; // also the hits below the relevance threshold (all=true)
   let active = -1;
   let terms = [];
   let timer = 0;
@@ -107,7 +112,7 @@
   }
 
   function title(hit) {
-    return hit.heading_context.split(" | ")[0] || hit.path;
+    return hit.title || hit.path;
   }
 
   // Where a document's section is: "p. 12", "slide 3", "sheet Data, rows 2–21"; "" for a note.
@@ -185,6 +190,7 @@
 
   function params() {
     const p = new URLSearchParams({ q: q.value, mode: mode.value, limit: String(LIMIT) });
+    if (showWeaker) p.append("all", "true");
     if (folder.value) p.append("folder", folder.value);
     for (const t of tag.value.split(/[\s,]+/)) if (t) p.append("tag", t);
     if (since.value) p.append("since", since.value);
@@ -202,7 +208,10 @@
       hits = [];
       terms = [];
       render();
+      clearPreview();
       status.textContent = "";
+      weaker.hidden = true;
+      remember("");
       return;
     }
     inflight = new AbortController();
@@ -213,11 +222,25 @@
       terms = queryTerms(text);
       hits = body.hits;
       render();
+      remember(text);
+      // A preview of a note this list no longer holds would read as one of its results.
+      if (!hits.some((hit) => hit.path === previewPath)) clearPreview();
       const ms = Math.round(performance.now() - started);
+      const hidden = body.hidden || 0;
+      // Honest about the limit: a full page is "the best 20", not "20 notes".
+      const found = hits.length >= LIMIT
+        ? `The best ${hits.length} notes`
+        : hits.length
+          ? `${hits.length} note${hits.length === 1 ? "" : "s"}`
+          : hidden ? "No confident match" : "No notes match";
+      const note = hidden ? ` — ${hidden} weaker match${hidden === 1 ? "" : "es"} hidden` : "";
       status.textContent =
-        (hits.length ? `${hits.length} note${hits.length === 1 ? "" : "s"}` : "No notes match") +
-        ` (${ms} ms)` + dates(body.time_range) +
+        found + note + ` (${ms} ms)` + dates(body.time_range) +
         (body.degraded ? ` — keyword search only: ${body.degraded}` : "");
+      // The toggle shows while there is something to show or to hide again.
+      weaker.hidden = !(hidden || showWeaker);
+      weaker.textContent = showWeaker ? "Hide weaker matches" : "Show weaker matches";
+      weaker.setAttribute("aria-pressed", showWeaker ? "true" : "false");
     } catch (error) {
       if (error.name === "AbortError" || mine !== generation) return;
       status.textContent = "Search failed: " + error.message;
@@ -237,20 +260,96 @@
   }
 
   let previewing = 0;
+  let previewPath = null;
+
+  function clearPreview() {
+    ++previewing; // a preview still on its way must not land after this
+    previewPath = null;
+    previewTitle.textContent = "Preview";
+    previewCrumb.textContent = "";
+    obsidian.hidden = true;
+    previewImage.hidden = true;
+    previewImage.removeAttribute("src");
+    const p = document.createElement("p");
+    p.textContent = PLACEHOLDER;
+    previewText.replaceChildren(p);
+  }
+
+  // The query in the address (?q=…): a reload keeps it, back and forward step through queries.
+  // Typing replaces the current entry; a query kept for a moment gets an entry of its own.
+  function remember(text) {
+    const url = new URL(location.href);
+    if ((url.searchParams.get("q") || "") === text) return;
+    if (text) url.searchParams.set("q", text); else url.searchParams.delete("q");
+    const now = Date.now();
+    if (now - lastPushed > 1500) history.pushState({ q: text }, "", url);
+    else history.replaceState({ q: text }, "", url);
+    lastPushed = now;
+  }
+
+  // The sanitised HTML of the server, parsed inert (scripts in a DOMParser document never run)
+  // and moved in node by node; query words marked in its text.
+  function showRendered(html) {
+    const doc = new DOMParser().parseFromString(html, "text/html");
+    previewText.replaceChildren(...doc.body.childNodes);
+    if (!terms.length) return;
+    const walker = document.createTreeWalker(previewText, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    for (const node of nodes) {
+      if (node.parentElement.closest("code, pre")) continue;
+      const holder = document.createElement("span");
+      appendHighlighted(holder, node.textContent);
+      node.replaceWith(...holder.childNodes);
+    }
+  }
+
+  function noteUrl(path) {
+    return "/api/notes/" + path.split("/").map(encodeURIComponent).join("/");
+  }
+
+  function setObsidian(path) {
+    if (!vaultName) return;
+    obsidian.href = "obsidian://open?vault=" + encodeURIComponent(vaultName) +
+      "&file=" + encodeURIComponent(path.replace(/\.md$/i, ""));
+    obsidian.hidden = false;
+  }
+
+  // A wiki-link in the preview opens its note there (the whole note).
+  async function openLinked(path) {
+    const mine = ++previewing;
+    try {
+      const body = await api(noteUrl(path) + "?html=true");
+      if (mine !== previewing) return;
+      previewPath = path;
+      previewTitle.textContent = body.title || path;
+      previewCrumb.textContent = path;
+      previewImage.hidden = true;
+      setObsidian(path);
+      showRendered(body.html || "");
+      $("preview").scrollTop = 0;
+    } catch (error) {
+      if (mine !== previewing) return;
+      previewCrumb.textContent = path + " — " + error.message;
+    }
+  }
+
+  previewText.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='#note=']");
+    if (!link) return;
+    event.preventDefault();
+    openLinked(decodeURIComponent(link.getAttribute("href").slice("#note=".length)));
+  });
 
   async function openPreview() {
     const hit = hits[active];
     if (!hit) return;
     const mine = ++previewing; // a later Enter wins even if its note arrives first
+    previewPath = hit.path;
     previewTitle.textContent = title(hit);
     previewCrumb.textContent = [hit.path, place(hit), hit.section].filter((s) => s).join(" › ");
-    const file = hit.path.replace(/\.md$/i, "");
-    if (vaultName) {
-      obsidian.href = "obsidian://open?vault=" + encodeURIComponent(vaultName) +
-        "&file=" + encodeURIComponent(file);
-      obsidian.hidden = false;
-    }
-    const url = "/api/notes/" + hit.path.split("/").map(encodeURIComponent).join("/");
+    setObsidian(hit.path);
+    const url = noteUrl(hit.path);
     // An image beside the text OCR read in it, through the same path-checked route.
     previewImage.hidden = hit.kind !== "image";
     if (hit.kind === "image") {
@@ -259,16 +358,21 @@
     } else {
       previewImage.removeAttribute("src");
     }
-    let text = hit.text;
+    let html = null, text = hit.text;
     try {
-      text = (await api(url + partQuery(hit))).text;
+      html = (await api(url + partQuery(hit) + "&html=true")).html;
     } catch (error) {
       // A section split for length has no heading of its own: show the hit's text then.
       if (error.status !== 404) text = hit.text + "\n\n(" + error.message + ")";
     }
     if (mine !== previewing) return;
-    previewText.replaceChildren();
-    appendHighlighted(previewText, text);
+    if (html != null) {
+      showRendered(html);
+    } else {
+      const pre = document.createElement("pre");
+      appendHighlighted(pre, text);
+      previewText.replaceChildren(pre);
+    }
     // Focus stays in the search box, so ↑/↓ keep choosing; Tab reaches the preview to scroll it.
     $("preview").scrollTop = 0;
   }
@@ -302,10 +406,13 @@
     } else if (event.key === "Enter") {
       event.preventDefault();
       openPreview();
+    } else if (event.key === "Escape") {
+      clearPreview();
     }
   }
 
   $("search-form").addEventListener("submit", (event) => event.preventDefault());
+  weaker.addEventListener("click", () => { showWeaker = !showWeaker; search(); });
   q.addEventListener("input", () => schedule());
   q.addEventListener("keydown", onKey);
   list.addEventListener("keydown", onKey);
@@ -315,6 +422,12 @@
   since.addEventListener("change", () => schedule(0));
   until.addEventListener("change", () => schedule(0));
   sort.addEventListener("change", () => schedule(0));
+  window.addEventListener("popstate", () => {
+    q.value = new URL(location.href).searchParams.get("q") || "";
+    lastPushed = Date.now(); // the search this starts must not push the entry back
+    schedule(0);
+  });
+  q.value = new URL(location.href).searchParams.get("q") || q.value;
   loadFilters();
   if (q.value) schedule(0);
 })();
