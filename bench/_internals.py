@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from noteseek import Index
-from noteseek.engine.search import Searcher
-from noteseek.engine.vectors import VectorMatch
+from noteseek.engine.search.searcher import Searcher
+from noteseek.engine.search.vectors import VectorMatch
 from noteseek.secrets.scrubber import _find_secrets
 from noteseek.storage.protocol import Storage
 

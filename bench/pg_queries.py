@@ -15,7 +15,7 @@ from typing import Any
 import _internals
 import pg_load
 from noteseek import Index
-from noteseek.engine.vectors import VectorMatch
+from noteseek.engine.search.vectors import VectorMatch
 from noteseek.storage.postgres.bm25 import (
     COMMON_TERMS_SQL,
     Bm25Query,

@@ -4,7 +4,7 @@ Usage (after ``relevance_train.py --modes hybrid`` has collected its rows; same
 ``--per-set/--per-pair/--seed``)::
 
     nice -n 10 python relevance_gate.py --per-set 300 --per-pair 100 \
-        --export ../src/noteseek/engine/relevance-model.json > results/relevance_gate.md
+        --export ../src/noteseek/engine/search/relevance-model.json > results/relevance_gate.md
 
 Reads the hybrid rows ``relevance_train.py`` cached (the engine's own features per hit, limit 10).
 Per query: Q = P(the top 10 holds a relevant note | query-level features), a logistic model over

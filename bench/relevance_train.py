@@ -3,7 +3,7 @@
 Usage (bench extra + scikit-learn: ``pip install -e '.[ranking-lab]'``)::
 
     nice -n 10 python bench/relevance_train.py                  # LOCO calibration + threshold table
-    nice -n 10 python bench/relevance_train.py --export src/noteseek/engine/relevance-model.json
+    nice -n 10 python bench/relevance_train.py --export src/noteseek/engine/search/relevance-model.json
 
 Rows are the engine's own: every query runs through ``Index.search`` (limit 10, ``min_score=0``)
 with the calibration's capture on, so each hit's features are exactly what the engine computes

@@ -4,11 +4,11 @@ Usage (bench extra + scikit-learn: ``pip install -e '.[ranking-lab]'``)::
 
     nice -n 10 python bench/rerank_train.py --data-dir /work/shared/data            # LOCO table
     nice -n 10 python bench/rerank_train.py --data-dir … --ablate                   # + ablation
-    nice -n 10 python bench/rerank_train.py --data-dir … --export src/noteseek/engine/rerank-linear.json
+    nice -n 10 python bench/rerank_train.py --data-dir … --export src/noteseek/engine/search/rerank-linear.json
 
 The features are the engine's own: every judged query runs through the real ``Index.search`` with
 the rerank off (the default ranking) and the reranker's capture on, so the rows are exactly what
-the engine computes at query time (``engine/rerank.py``); no feature is re-implemented here.
+the engine computes at query time (``engine/search/rerank.py``); no feature is re-implemented here.
 Labels are the qrels grades (relevant = grade > 0); the model is scikit-learn's standardised
 logistic regression, pointwise. Reranked lists are rebuilt as the engine builds them (the head
 reordered, exact names first, the rest in fused order); ``--check`` re-runs every query through the

@@ -22,6 +22,9 @@ LONG_MODULES_ALLOWED = {"secrets/rules.py"}
 # Packages off the per-prompt hook path, whose __init__ re-exports their public names (documents:
 # the indexer only; web: checks its extra once, for every entry point).
 REEXPORTING_PACKAGES = {"evaluation", "intake", "documents", "web"}
+# Packages on the hook path whose __init__ re-exports lazily (PEP 562): it imports only
+# importlib, and the names' modules on first use.
+LAZY_PACKAGES = {"engine/search": "noteseek.engine.search.searcher"}
 
 needs_lint_imports = pytest.mark.skipif(
     not LINT_IMPORTS.exists(), reason="import-linter is not installed (pip install -e '.[test]')"
@@ -60,7 +63,7 @@ def test_every_import_contract_is_kept() -> None:
         # The web adapter reaching past the facade into the engine.
         ("web/app.py", "from ..engine import search as _inside", "Adapters use the public"),
         # The engine naming the SQLite backend instead of the protocol.
-        ("engine/search.py", "from ..storage.sqlite import store as _backend", "The engine knows"),
+        ("engine/search/searcher.py", "from ...storage.sqlite import store as _backend", "The engine knows"),
         # ... or the PostgreSQL backend.
         ("engine/index.py", "from ..storage.postgres import store as _pg", "The engine knows"),
         # One backend borrowing the other's code (the tokenizer once was).
@@ -100,10 +103,42 @@ def test_subpackage_inits_import_nothing() -> None:
         if package in REEXPORTING_PACKAGES:
             continue
         tree = ast.parse(init.read_text("utf-8"))
-        imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        if package in LAZY_PACKAGES:
+            tree.body = [n for n in tree.body if not _type_checking_block(n)]
+        imports = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+            and not (package in LAZY_PACKAGES and _imports_only_importlib(n))
+        ]
         if imports:
             heavy[package] = len(imports)
     assert not heavy, heavy
+
+
+def _type_checking_block(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+
+
+def _imports_only_importlib(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "__future__"
+    return [alias.name for alias in node.names] == ["importlib"]
+
+
+@pytest.mark.parametrize(("package", "heavy"), sorted(LAZY_PACKAGES.items()))
+def test_a_lazy_package_imports_its_names_on_first_use(package: str, heavy: str) -> None:
+    name = "noteseek." + package.replace("/", ".")
+    code = (
+        "import sys, importlib\n"
+        f"package = importlib.import_module({name!r})\n"
+        f"before = {heavy!r} in sys.modules\n"
+        "names = [getattr(package, n) for n in package.__all__]\n"
+        f"print(before, {heavy!r} in sys.modules, all(names))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
@@ -132,6 +167,20 @@ def test_the_bundled_model_ships_as_package_data_of_its_package() -> None:
     files = [p.relative_to(PACKAGE / "embedding").as_posix() for p in model.iterdir()]
     assert "model.safetensors" in {Path(f).name for f in files}
     assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+
+
+def test_the_search_models_ship_as_package_data_of_their_package() -> None:
+    """The rerank and calibration models are read beside their modules; a wheel must carry them."""
+    import tomllib
+
+    from noteseek.engine.search import calibration, rerank
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    package_data = config["tool"]["setuptools"]["package-data"]
+    for module in (rerank, calibration):
+        package = module.__name__.rsplit(".", 1)[0]
+        assert module.MODEL_FILE.is_file(), module.MODEL_FILE
+        assert module.MODEL_FILE.name in package_data[package], (package, module.MODEL_FILE)
 
 
 def _imports_of(module: Path) -> set[str]:

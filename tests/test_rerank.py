@@ -12,7 +12,7 @@ import noteseek
 from noteseek import SearchSettings
 from noteseek.core.rerank_features import FEATURE_NAMES, candidate_features, term_weights
 from noteseek.core.rerank_model import LinearModel
-from noteseek.engine.rerank import MODEL_FILE, bundled_model
+from noteseek.engine.search.rerank import MODEL_FILE, bundled_model
 from tests.conftest import WriteNotes, note
 
 EMPTY: frozenset[str] = frozenset()

@@ -10,8 +10,8 @@ import pytest
 from noteseek import Index
 from noteseek.embedding.embedder import query_vector
 from noteseek.embedding.quantize import dequantize, quantize, quantize_query
+from noteseek.engine.search.vectors import _best_numpy, _best_python
 from noteseek.engine.vector_export import float_matrix
-from noteseek.engine.vectors import _best_numpy, _best_python
 
 from .conftest import FakeEmbedder, WriteNotes, note
 

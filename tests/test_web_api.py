@@ -194,7 +194,7 @@ def test_unsafe_or_unindexed_note_paths_are_404_json(served: Any, raw: str) -> N
         ({"q": "x", "mode": "fuzzy"}, "mode"),
         ({"q": "x", "max_tokens": -1}, "max_tokens"),
         ({"q": "x", "explain": "maybe"}, "explain"),
-        # The library's one table of search limits (engine/request.py), declared in the schema.
+        # The library's one table of search limits (engine/search/request.py), declared in the schema.
         ({"q": "x", "limit": SEARCH_LIMITS.limit + 1}, "limit"),
         ({"q": "x", "folder": ["f"] * (SEARCH_LIMITS.folders + 1)}, "folder"),
         ({"q": "x", "tag": ["t"] * (SEARCH_LIMITS.tags + 1)}, "tag"),

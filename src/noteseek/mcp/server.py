@@ -79,7 +79,7 @@ LOCALHOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 SEARCH_TOKENS = 1500
 NOTE_TOKENS = 4000
-MAX_LIMIT = SEARCH_LIMITS.limit  # the one table every adapter uses (engine/request.py)
+MAX_LIMIT = SEARCH_LIMITS.limit  # the one table every adapter uses (engine/search/request.py)
 # An error or a scope line echoes what was asked; a 1 MB argument must not come back whole.
 MAX_ERROR_CHARS = 2_000
 MAX_ECHO_CHARS = 100

@@ -14,7 +14,7 @@ index connection of its own, and:
   restart embeds only what is missing, most likely asked first (recent, then short notes);
 - keeps the lane current: once complete it looks again every `RECHECK_S` for new chunks.
 
-Searches use the partial lane from its first batch on (engine/search.py weighs it by coverage).
+Searches use the partial lane from its first batch on (engine/search/searcher.py weighs it by coverage).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 
 from ..embedding.multilingual import multilingual_installed
-from ..engine.search import deep_setting, seconds_since_search
+from ..engine.search.searcher import deep_setting, seconds_since_search
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -58,7 +58,7 @@ from .security import BearerAuthMiddleware, GuardMiddleware, JsonCORSMiddleware,
 __all__ = ["STATIC", "create_app"]
 
 STATIC = Path(__file__).parent / "static"
-# The search limits are the library's one table (engine/request.py), declared in the schema.
+# The search limits are the library's one table (engine/search/request.py), declared in the schema.
 MAX_QUERY_CHARS = SEARCH_LIMITS.query_chars
 MAX_FILTER_CHARS = SEARCH_LIMITS.filter_chars
 # Scripts, styles and fetches from this server only: a note's text can never run as script.

@@ -4,7 +4,7 @@ Keyed by the chunk's content hash, not its id: a re-processed note (pipeline bum
 another section) keeps its e5 vectors, which cost ~0.3 CPU-s per chunk to make. Rows no chunk
 has any more are dropped by `prune_multilingual` (each lane build starts with it). The lane is
 "built" once a build run finished (meta `MULTILINGUAL_BUILT`); search uses whatever is there
-(engine/deep_lane.py).
+(engine/search/deep_lane.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The table itself is external-content FTS5 over the chunks (schema.py), kept in step by triggers
 and tokenized by noteseek's own tokenizer (tokenizer.py). Which query words to leave out of a
-search is decided by the engine (engine/query_plan.py) from `term_shares` and `index_stems`.
+search is decided by the engine (engine/search/query_plan.py) from `term_shares` and `index_stems`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class TextIndex(SqliteConnection):
         The document counts are computed at the end of each update and stored in meta; a stem in
         many chunks has a low IDF, so it moves a BM25 ranking little (above half of all chunks,
         FTS5 clamps its IDF to ~0 and it moves it not at all), yet its posting list is the longest
-        and costs the most in an OR query (see engine/query_plan.py).
+        and costs the most in an OR query (see engine/search/query_plan.py).
         """
         raw = self.get_meta(meta.COMMON_TERMS) or self.get_meta(meta.COMMON_TERMS_STALE)
         # Parsed once per stored value, not once per query: this runs on every search.

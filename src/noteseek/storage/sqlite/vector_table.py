@@ -3,7 +3,7 @@
 Vectors are stored as int8 (see embedding/quantize.py) in sqlite-vec's vec0 table, so the one file
 stays the single source of truth. sqlite-vec's brute-force KNN costs ~35 ms per query at 60,000 ×
 256 int8, more than the whole latency budget, so the engine keeps the vectors in memory
-(engine/vectors.py) and reads them here, straight from vec0's chunk storage; `knn` is the fallback
+(engine/search/vectors.py) and reads them here, straight from vec0's chunk storage; `knn` is the fallback
 when that read is not possible.
 """
 

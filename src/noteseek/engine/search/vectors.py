@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
-    from ..storage.protocol import Storage
+    from ...storage.protocol import Storage
 
 try:
     import simsimd

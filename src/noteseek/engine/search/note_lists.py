@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.markup import readable
+from ...core.markup import readable
 
 __all__ = ["NoteList", "best_chunks", "group", "normalise", "own_match", "pick_section"]
 

@@ -21,16 +21,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from ..core.budget import fit_to_budget
-from ..errors import InvalidDateError, SearchRequestError
-from ..settings import ENV_MIN_ANSWER, ENV_MIN_SCORE
+from ...core.budget import fit_to_budget
+from ...errors import InvalidDateError, SearchRequestError
+from ...settings import ENV_MIN_ANSWER, ENV_MIN_SCORE
 from .hits import Hit
 
 if TYPE_CHECKING:
     # Not imported at run time unless a request has dates: `datetime` costs a hook ~3 ms.
     from datetime import date
 
-    from ..core.time_range import TimeRange
+    from ...core.time_range import TimeRange
 
 __all__ = [
     "DEFAULT_MIN_ANSWER",
@@ -113,7 +113,7 @@ class SearchRequest:
     are applied before the candidate lists are cut; None or an empty tuple means no filter.
     `max_term_share` overrides the settings' share above which query words are left out of BM25.
     `explain` fills `Hit.explanation`; `max_tokens` keeps whole hits, best first, within a budget.
-    `multilingual=False` keeps the query off the deep lane (engine/deep_lane.py) where one
+    `multilingual=False` keeps the query off the deep lane (engine/search/deep_lane.py) where one
     exists (the prompt hook: its relevance gate's cosine thresholds are the bundled model's).
 
     Dates (docs/time.md): `since` and `until` keep notes whose date falls within them, both days
@@ -227,16 +227,16 @@ class SearchRequest:
         phrase reader and dateparser."""
         text, found = self.query, None
         if self.time_parse:
-            from ..core.time_words import may_hold_time_phrase
+            from ...core.time_words import may_hold_time_phrase
 
             if may_hold_time_phrase(self.query):
-                from ..core.time_phrases import read_time_phrase
+                from ...core.time_phrases import read_time_phrase
 
                 read = read_time_phrase(self.query, today=self._today())
                 text, found = read.text, read.range
         if self.since is None and self.until is None:
             return text, found
-        from ..core.time_range import TimeRange
+        from ...core.time_range import TimeRange
 
         given = TimeRange(self.since, self.until)  # type: ignore[arg-type]  # dates by now
         return text, given.intersect(found)
@@ -334,7 +334,7 @@ class SearchResult:
 
 
 def _when(value: str, today: date, *, end: bool, name: str) -> date:
-    from ..core.time_phrases import WhenError, parse_when
+    from ...core.time_phrases import WhenError, parse_when
 
     try:
         return parse_when(value, today=today, end=end)

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..core.language import GERMAN, query_language
-from ..core.query import STOPWORDS, query_terms
+from ...core.language import GERMAN, query_language
+from ...core.query import STOPWORDS, query_terms
 
 if TYPE_CHECKING:
-    from ..storage.protocol import Storage
+    from ...storage.protocol import Storage
 
 __all__ = ["content_words", "nothing_known"]
 

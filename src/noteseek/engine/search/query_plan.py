@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..storage.protocol import Storage
+    from ...storage.protocol import Storage
 
 __all__ = ["CommonTerms"]
 

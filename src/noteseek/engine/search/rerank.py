@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.rerank_features import candidate_features, term_weights
-from ..core.rerank_model import LinearModel
+from ...core.rerank_features import candidate_features, term_weights
+from ...core.rerank_model import LinearModel
 
 if TYPE_CHECKING:
-    from ..storage.protocol import Storage
+    from ...storage.protocol import Storage
     from .note_lists import NoteList
 
 __all__ = ["MODEL_FILE", "Reranker", "bundled_model"]

@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from ..core.calibration import ANSWER_DEPTH, calibration_features, non_increasing, query_facts
-from ..core.file_kinds import document_kind
-from ..core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ..core.query import file_keys, folder_keys, name_key, search_terms, tag_key
-from ..embedding.embedder import Embedder, knows_word, query_vector
-from ..errors import ModelLoadError
-from ..settings import ENV_DEEP, FALSE_VALUES
+from ...core.calibration import ANSWER_DEPTH, calibration_features, non_increasing, query_facts
+from ...core.file_kinds import document_kind
+from ...core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
+from ...core.query import file_keys, folder_keys, name_key, search_terms, tag_key
+from ...embedding.embedder import Embedder, knows_word, query_vector
+from ...errors import ModelLoadError
+from ...settings import ENV_DEEP, FALSE_VALUES
 from .calibration import Calibration
 from .hits import Explanation, Hit, hit_from_row
 from .known_words import content_words, nothing_known
@@ -26,8 +26,8 @@ from .rerank import Reranker
 from .vectors import VectorIndex, VectorMatch
 
 if TYPE_CHECKING:
-    from ..core.time_range import TimeRange
-    from ..storage.protocol import Storage
+    from ...core.time_range import TimeRange
+    from ...storage.protocol import Storage
     from .deep_lane import DeepLane
 
 __all__ = ["MODES", "Explanation", "Fusion", "Hit", "Mode", "SearchSettings", "Searcher", "browses"]
@@ -64,14 +64,14 @@ class SearchSettings:
     # query (unless nothing else is left): low IDF, longest posting lists (docs/ranking.md).
     max_term_share: float = 0.5
     # A query none of whose words the vault's index or the model knows gets no hits rather than
-    # the vector list's guesses (engine/known_words.py, docs/ranking.md).
+    # the vector list's guesses (engine/search/known_words.py, docs/ranking.md).
     known_words: bool = True
     # In hybrid mode with convex fusion, the first `rerank_depth` fused notes are reordered by the
-    # bundled linear model (engine/rerank.py, docs/ranking.md).
+    # bundled linear model (engine/search/rerank.py, docs/ranking.md).
     rerank: bool = True
     rerank_depth: int = 30
     # Where a deep lane exists (`noteseek index --deep`, or a watcher filling it), every hybrid
-    # query fuses its e5 list as a third list (engine/deep_lane.py, docs/deep-lane.md).
+    # query fuses its e5 list as a third list (engine/search/deep_lane.py, docs/deep-lane.md).
     deep: bool = True
     # (BM25, bundled model, e5) shares in the convex fusion with the lane: for queries in the
     # vault's language, and for queries across languages (German words, or a vault with

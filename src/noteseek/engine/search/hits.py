@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.document_location import breadcrumb, location_label
+from ...core.document_location import breadcrumb, location_label
 
 if TYPE_CHECKING:
-    from ..storage.rows import ChunkRow
+    from ...storage.rows import ChunkRow
 
 __all__ = ["Explanation", "Hit", "hit_from_row"]
 

