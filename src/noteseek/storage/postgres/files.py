@@ -1,17 +1,25 @@
-"""A file's rows written in its transaction: files, names, tags, chunks with their vectors, and the
-BM25 statistics that hang on the chunks (postings, document frequencies, collection counts).
+"""A file's rows: written in its transaction (`FileWrites`), and read back over the selected
+collections (`FileReads`), with paths as they are shown (vault-relative for one collection,
+`collection/path` for several: collections.py). The SQLite backend's files.py does both jobs.
 
-Everything a file changes is written inside the caller's `write()`, so a reader sees the file
-and its statistics entirely old or entirely new, and a killed indexer leaves neither half. Each
-step is one statement over arrays (`unnest`): about ten round trips per file whatever its size.
+Writes: files, names, tags, chunks with their vectors, and the BM25 statistics that hang on the
+chunks (postings, document frequencies, collection counts). Everything a file changes is written
+inside the caller's `write()`, so a reader sees the file and its statistics entirely old or
+entirely new, and a killed indexer leaves neither half. Each step is one statement over arrays
+(`unnest`): about ten round trips per file whatever its size.
+
+Methods that return `records` values import that module on first use: a one-shot search
+defines no records dataclass (storage/rows.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .. import meta
+from ..rows import ChunkRow
 from .links import LinkTable
 from .multilingual_table import MultilingualTable
 from .note_terms import NoteTermsTable
@@ -23,9 +31,17 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
     import numpy as np
     import numpy.typing as npt
 
-    from ..records import ChunkRecord, FileRecord
+    from ..records import (
+        ChunkRecord,
+        FileEntry,
+        FileRecord,
+        FileState,
+        IndexedFile,
+        KindOutcomes,
+        StoredChunk,
+    )
 
-__all__ = ["FileWrites"]
+__all__ = ["FileReads", "FileWrites"]
 
 _SMALLINT = 32767  # postings' term frequencies are smallint: a chunk is far shorter than this
 
@@ -243,3 +259,325 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
             "DO UPDATE SET df = term_stats.df + excluded.df",
             (cid, stems),
         )
+
+
+def _like_prefix(folder: str) -> str:
+    """A LIKE pattern for paths under `folder`, with LIKE's wildcards escaped."""
+    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "/%"
+
+
+class FileReads(FileWrites):
+    """Reads of files and chunks."""
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every known file with the data needed for change detection."""
+        from ..records import FileState
+
+        rows = self.rows(
+            "SELECT collection_id, path, mtime_ns, size, content_hash, status, kind, engine "
+            "FROM files WHERE collection_id = ANY(%s)",
+            (self.collections.ids,),
+        )
+        show = self.collections.show
+        return {
+            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7])
+            for r in rows
+        }
+
+    def file_paths(self) -> dict[int, str]:
+        """file id -> path as shown, for every known file."""
+        rows = self.rows(
+            "SELECT id, collection_id, path FROM files WHERE collection_id = ANY(%s)",
+            (self.collections.ids,),
+        )
+        return {int(r[0]): self.collections.show(r[1], r[2]) for r in rows}
+
+    def left_out(self) -> list[tuple[str, int, int]]:
+        """(path as shown, skipped link sections, scrubbed secrets) of every file that left text
+        out, by path."""
+        rows = self.rows(
+            "SELECT collection_id, path, skipped_sections, secrets_scrubbed FROM files "
+            "WHERE collection_id = ANY(%s) AND (skipped_sections > 0 OR secrets_scrubbed > 0)",
+            (self.collections.ids,),
+        )
+        return sorted((self.collections.show(r[0], r[1]), int(r[2]), int(r[3])) for r in rows)
+
+    def file_problems(self) -> list[tuple[str, str, str]]:
+        """(path, status, problem) of every file that was skipped or had a warning, by path."""
+        rows = self.rows(
+            "SELECT collection_id, path, status, problem FROM files "
+            "WHERE collection_id = ANY(%s) AND status != 'ok'",
+            (self.collections.ids,),
+        )
+        return sorted((self.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
+
+    def file_entries(self) -> list[FileEntry]:
+        """Every known file's row (status, problem, stat, chunk count, when written), by path
+        as shown."""
+        from ..records import FileEntry
+
+        rows = self.rows(
+            "SELECT collection_id, path, status, problem, mtime_ns, size, chunk_count, indexed_at "
+            "FROM files WHERE collection_id = ANY(%s)",
+            (self.collections.ids,),
+        )
+        show = self.collections.show
+        return sorted(
+            (FileEntry(show(r[0], r[1]), r[2], r[3], int(r[4]), int(r[5]), int(r[6]), float(r[7]))
+             for r in rows),
+            key=lambda e: e.path,
+        )  # fmt: skip
+
+    def indexed_file(self, path: str) -> IndexedFile | None:
+        """The row of one file by its exact path as shown (for note access)."""
+        from ..records import IndexedFile
+
+        where = self.collections.split(path)
+        if where is None:
+            return None
+        found = self.rows(
+            "SELECT status, problem, mtime_ns, size, title, kind FROM files "
+            "WHERE collection_id = %s AND path = %s",
+            where,
+        )
+        if not found:
+            return None
+        row = found[0]
+        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+
+    def document_outcomes(self) -> list[KindOutcomes]:
+        """How many documents of each kind ended with each outcome, by kind and outcome (over
+        the selected collections together)."""
+        from ..records import KindOutcomes
+
+        rows = self.rows(
+            "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%%' "
+            "THEN substr(engine, 9) END AS missing FROM files "
+            "WHERE collection_id = ANY(%s) AND kind IS NOT NULL "
+            "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing",
+            (self.collections.ids,),
+        )
+        # No outcome: the indexer could not read the file at all (permissions, vanished).
+        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
+
+    def vault_location(self, path: str) -> tuple[str, str] | None:
+        """(vault folder, path inside it) of a note path as shown; None when its collection
+        has not been indexed from a folder yet."""
+        where = self.collections.split(path)
+        if where is None:
+            return None
+        root = self.scalar(
+            "SELECT value FROM meta WHERE collection_id = %s AND key = %s",
+            (where[0], meta.VAULT_ROOT),
+        )
+        return None if root is None else (str(root), where[1])
+
+    def similar_paths(self, file_name: str, limit: int) -> list[str]:
+        """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
+        rows = self.rows(
+            "SELECT collection_id, path FROM files WHERE collection_id = ANY(%s) "
+            "AND status != 'skipped' AND (lower(path) = %s OR lower(path) LIKE %s) "
+            "ORDER BY path, collection_id LIMIT %s",
+            (self.collections.ids, file_name, "%/" + _like_prefix(file_name)[:-2], limit),
+        )
+        return [self.collections.show(r[0], r[1]) for r in rows]
+
+    def files_named(self, name: str) -> list[int]:
+        """Ids of files whose title, alias or file name has this name_key(), ascending."""
+        rows = self.rows(
+            "SELECT file_id FROM note_names WHERE collection_id = ANY(%s) AND name = %s "
+            "ORDER BY file_id",
+            (self.collections.ids, name),
+        )
+        return [int(r[0]) for r in rows]
+
+    def files_matching(
+        self,
+        *,
+        folders: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        files: Sequence[str] | None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> set[int]:
+        """Ids of files under any of `folders` (prefixes as shown, '' = all) carrying every tag
+        in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`
+        and whose date's day is within [since, until] (ISO days, inclusive). None or empty:
+        that filter is off (as on SQLite)."""
+        # Each list is one array parameter, so the statement does not grow with it (a nested
+        # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000), and each value
+        # is one index lookup (bench/filter_lists.py).
+        clauses = ["collection_id = ANY(%s)"]
+        params: list[object] = [self.collections.ids]
+        if since is not None:
+            clauses.append("left(note_date, 10) >= %s")
+            params.append(since)
+        if until is not None:
+            clauses.append("left(note_date, 10) <= %s")
+            params.append(until)
+        if folders and "" not in folders:
+            # (collection, prefix) pairs; a prefix's paths are a range of files_by_path_c: from
+            # 'x/' up to 'x0' ('0' follows '/' byte-wise). A whole collection is its id alone.
+            cids: list[int] = []
+            prefixes: list[str] = []
+            whole: list[int] = []
+            for folder in folders:
+                where = self.collections.split_folder(folder)
+                if where is None:
+                    continue  # names no collection of ours: matches nothing
+                cid, inner = where
+                for one in self.collections.ids if cid is None else [cid]:
+                    if inner:
+                        cids.append(one)
+                        prefixes.append(inner)
+                    else:
+                        whole.append(one)
+            # LATERAL ... OFFSET 0: one index range per prefix. Joined plainly, the planner
+            # hashes on collection_id and tests every file against every prefix (4.4 s for
+            # 1,500 folders over 5,000 files, against 46 ms).
+            clauses.append(
+                "(collection_id = ANY(%s) OR id IN (SELECT f.id FROM "
+                "unnest(%s::int[], %s::text[]) AS q(cid, prefix) CROSS JOIN LATERAL ("
+                "SELECT id FROM files f WHERE f.collection_id = q.cid "
+                "AND (f.path COLLATE \"C\") >= q.prefix || '/' "
+                "AND (f.path COLLATE \"C\") < q.prefix || '0' OFFSET 0) f))"
+            )
+            params += [whole, cids, prefixes]
+        wanted = sorted(set(tags or ()))
+        if wanted:
+            # A tag matches itself (note_tags' key, a hash join) and its nested tags (a range of
+            # note_tags_by_tag_c per tag, fenced as for folders); a note must match every tag.
+            clauses.append(
+                "id IN (SELECT file_id FROM ("
+                "SELECT t.file_id, q.tag FROM unnest(%s::text[]) AS q(tag) JOIN note_tags t "
+                "ON t.collection_id = ANY(%s) AND t.tag = q.tag "
+                "UNION ALL SELECT t.file_id, q.tag FROM unnest(%s::text[]) AS q(tag) "
+                "CROSS JOIN LATERAL (SELECT file_id FROM note_tags t "
+                "WHERE t.collection_id = ANY(%s) AND (t.tag COLLATE \"C\") >= q.tag || '/' "
+                "AND (t.tag COLLATE \"C\") < q.tag || '0' OFFSET 0) t"
+                ") m GROUP BY file_id HAVING count(DISTINCT tag) = %s)"
+            )
+            ids = self.collections.ids
+            params += [wanted, ids, wanted, ids, len(wanted)]
+        if files:
+            # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
+            # path) through two array parameters: any number of files, one statement.
+            pairs = [where for where in map(self.collections.split, files) if where is not None]
+            clauses.append(
+                "(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))"
+            )
+            params += [[p[0] for p in pairs], [p[1] for p in pairs]]
+        rows = self.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
+        return {int(r[0]) for r in rows}
+
+    def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
+        """Ids of indexed files with chunks, newest date first (ties: path as stored), only
+        those in `allowed` when given; at most `limit`."""
+        if allowed is not None and not allowed:
+            return []
+        where = (
+            "collection_id = ANY(%s) AND status != 'skipped' AND chunk_count > 0 "
+            "AND note_date IS NOT NULL"
+        )
+        params: list[object] = [self.collections.ids]
+        if allowed is not None:
+            where += " AND id = ANY(%s)"
+            params.append(sorted(allowed))
+        rows = self.rows(
+            f"SELECT id FROM files WHERE {where} ORDER BY note_date DESC, path, id LIMIT %s",
+            [*params, limit],
+        )
+        return [int(r[0]) for r in rows]
+
+    def note_tags(self) -> dict[int, tuple[str, ...]]:
+        """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
+        rows = self.rows(
+            "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
+            "WHERE t.collection_id = ANY(%s) AND f.status != 'skipped' ORDER BY t.file_id, t.tag",
+            (self.collections.ids,),
+        )
+        found: dict[int, list[str]] = {}
+        for file_id, tag in rows:
+            found.setdefault(int(file_id), []).append(str(tag))
+        return {file_id: tuple(tags) for file_id, tags in found.items()}
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        """Number of chunks in the selected collections."""
+        return int(
+            self.scalar(
+                "SELECT coalesce(sum(chunk_count), 0) FROM collections WHERE id = ANY(%s)",
+                (self.collections.ids,),
+            )
+        )
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Stored chunks by id (missing ids are left out)."""
+        if not ids:
+            return {}
+        rows = self.rows(
+            "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, f.heading_context, "
+            "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last, f.note_date, "
+            "f.date_source FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
+            "AND c.collection_id = ANY(%s)",
+            ([int(i) for i in ids], self.collections.ids),
+        )
+        show = self.collections.show
+        return {
+            int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5], *r[6:])
+            for r in rows
+        }
+
+    def chunk_texts(self, path: str) -> list[str]:
+        """The stored (scrubbed) text of one file's chunks, in order."""
+        where = self.collections.split(path)
+        if where is None:
+            return []
+        rows = self.rows(
+            "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.collection_id = %s AND f.path = %s ORDER BY c.seq",
+            where,
+        )
+        return [str(r[0]) for r in rows]
+
+    def file_chunks(self, path: str) -> list[StoredChunk]:
+        """Every chunk of one file (path as shown) with its section and location, by seq."""
+        from ..records import StoredChunk
+
+        where = self.collections.split(path)
+        if where is None:
+            return []
+        rows = self.rows(
+            "SELECT c.seq, c.section, c.chunk_text, c.page, c.page_label, c.slide, c.sheet, "
+            "c.row_first, c.row_last, c.overlap FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.collection_id = %s AND f.path = %s ORDER BY c.seq",
+            where,
+        )
+        return [StoredChunk(*r) for r in rows]
+
+    def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id -> file id."""
+        rows = self.rows(
+            "SELECT id, file_id FROM chunks WHERE id = ANY(%s) AND collection_id = ANY(%s)",
+            (sorted({int(i) for i in chunk_ids}), self.collections.ids),
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
+        """Ids of every chunk of these files."""
+        rows = self.rows(
+            "SELECT id FROM chunks WHERE file_id = ANY(%s) AND collection_id = ANY(%s)",
+            (sorted({int(i) for i in file_ids}), self.collections.ids),
+        )
+        return {int(r[0]) for r in rows}
+
+    def first_chunk(self, file_id: int) -> int | None:
+        """Id of a file's first chunk."""
+        value = self.scalar(
+            "SELECT id FROM chunks WHERE file_id = %s AND collection_id = ANY(%s) "
+            "ORDER BY seq LIMIT 1",
+            (file_id, self.collections.ids),
+        )
+        return None if value is None else int(value)

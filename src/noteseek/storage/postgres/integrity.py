@@ -8,7 +8,7 @@ file's chunk count, and vectors against the chunks marked embedded.
 
 from __future__ import annotations
 
-from .reads import FileReads
+from .files import FileReads
 
 __all__ = ["Integrity"]
 

@@ -223,7 +223,7 @@ FROM (SELECT DISTINCT ON (file_id) file_id, title, tags, heading_context FROM ch
       ORDER BY file_id, seq) c
 WHERE c.file_id = f.id;
 ALTER TABLE chunks DROP COLUMN title, DROP COLUMN tags, DROP COLUMN heading_context;
--- Filters (reads.py files_matching): a folder or a tag is a prefix, so its matches are a range of
+-- Filters (files.py files_matching): a folder or a tag is a prefix, so its matches are a range of
 -- these byte-ordered ("C") indexes, looked up once per filter value whatever the database's
 -- collation (under en_US 'a/' .. 'a0' is not the set of strings that start with 'a/').
 CREATE INDEX files_by_path_c ON files(collection_id, (path COLLATE "C"));

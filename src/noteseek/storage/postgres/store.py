@@ -6,7 +6,7 @@ its own module (docs/postgres-design.md).
 - collections.py: which collections a locator means, and the paths shown for several;
 - text_index.py, bm25.py, terms.py: BM25 in SQL over noteseek's own postings;
 - vector_table.py: halfvec vectors, HNSW per collection, KNN on the server;
-- files.py, reads.py: a file's rows in its transaction; file and chunk reads;
+- files.py: a file's rows, written in its transaction and read back (file and chunk reads);
 - integrity.py: counts and checks; schema.py: the migrations;
 - update_lock.py: the lock one update run holds from start to end (a session advisory lock).
 """
