@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...core.markup import readable
 
-__all__ = ["NoteList", "best_chunks", "group", "normalise", "own_match", "pick_section"]
+__all__ = [
+    "NoteList",
+    "best_chunks",
+    "group",
+    "normalise",
+    "own_match",
+    "pick_section",
+    "tied_ranks",
+    "untied_head",
+]
 
 
 @dataclass
@@ -120,3 +130,26 @@ def group(chunks: list[tuple[int, float]], file_of: dict[int, int], limit: int) 
         if len(scores) >= limit:
             break
     return NoteList(scores, best)
+
+
+def tied_ranks(scores: Sequence[tuple[int, float]]) -> dict[int, int]:
+    """1-based ranks where equal scores share the best rank: ties are broken by ids in the lists,
+    and an id must not change a feature (a rebuilt index numbers its notes differently)."""
+    ranks: dict[int, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, (key, score) in enumerate(scores, start=1):
+        if score != previous:
+            rank, previous = position, score
+        ranks.setdefault(key, rank)
+    return ranks
+
+
+def untied_head(scores: list[tuple[int, float]], size: int) -> list[tuple[int, float]]:
+    """A list's head without the notes tied with its last one when it is full: which of several
+    equal scores made the head is up to ids (their normalised score is 0, so fusion ignores them
+    too)."""
+    if len(scores) < size or not scores:
+        return scores
+    last = scores[-1][1]
+    return [(fid, score) for fid, score in scores if score > last]

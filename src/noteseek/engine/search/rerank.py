@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.rerank_features import candidate_features, term_weights
 from ...core.rerank_model import LinearModel
+from .note_lists import tied_ranks, untied_head
 
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
@@ -39,29 +40,6 @@ def bundled_model() -> LinearModel:
     if _bundled is None:
         _bundled = LinearModel.from_json(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
     return _bundled
-
-
-def _tied_ranks(scores: Sequence[tuple[int, float]]) -> dict[int, int]:
-    """1-based ranks where equal scores share the best rank: ties are broken by ids in the lists,
-    and an id must not change a feature (a rebuilt index numbers its notes differently)."""
-    ranks: dict[int, int] = {}
-    previous: float | None = None
-    rank = 0
-    for position, (key, score) in enumerate(scores, start=1):
-        if score != previous:
-            rank, previous = position, score
-        ranks.setdefault(key, rank)
-    return ranks
-
-
-def _untied_head(scores: list[tuple[int, float]], size: int) -> list[tuple[int, float]]:
-    """A list's head without the notes tied with its last one when it is full: which of several
-    equal scores made the head is up to ids (their normalised score is 0, so fusion ignores them
-    too)."""
-    if len(scores) < size or not scores:
-        return scores
-    last = scores[-1][1]
-    return [(fid, score) for fid, score in scores if score > last]
 
 
 def _counts(
@@ -122,9 +100,9 @@ class Reranker:
         index forms and chunk counts (`Storage.query_term_counts`)."""
         forms = [f for f, _ in counts]
         weights = term_weights([c for _, c in counts], self._chunk_total())
-        kw, vec = (_untied_head(x.scores, head_size) for x in lists)
-        kw_rank, vec_rank = _tied_ranks(kw), _tied_ranks(vec)
-        fused_rank = _tied_ranks([(fid, score) for fid, score, _ in head])
+        kw, vec = (untied_head(x.scores, head_size) for x in lists)
+        kw_rank, vec_rank = tied_ranks(kw), tied_ranks(vec)
+        fused_rank = tied_ranks([(fid, score) for fid, score, _ in head])
         cosine = dict(vec)
         kw_n, vec_n = _counts(chunks[0], file_of, cuts[0]), _counts(chunks[1], file_of, cuts[1])
         notes = self._store.note_terms([fid for fid, _, _ in head])

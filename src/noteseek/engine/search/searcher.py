@@ -19,7 +19,15 @@ from ...settings import ENV_DEEP, FALSE_VALUES
 from .calibration import Calibration
 from .hits import Explanation, Hit, hit_from_row
 from .known_words import content_words, nothing_known
-from .note_lists import NoteList, best_chunks, group, own_match, pick_section
+from .note_lists import (
+    NoteList,
+    best_chunks,
+    group,
+    own_match,
+    pick_section,
+    tied_ranks,
+    untied_head,
+)
 from .query_plan import CommonTerms
 from .request import MODES, Mode, SearchRequest
 from .rerank import Reranker
@@ -353,13 +361,19 @@ class Searcher:
         facts = query_facts([c for _, c in counts], self.reranker.chunk_total())
         # The lists' heads only, as for the ranking: a deeper list (a larger `limit`) reaches
         # notes the head did not hold, and a note's features must not change with it.
-        kw_head, vec_head = list_heads
-        kw_tied, vec_tied = kw_head.tied_rank, vec_head.tied_rank
-        kw_top = {fid: score for fid, score in kw_head.scores}
-        vec_top = {fid: score for fid, score in vec_head.scores}
+        # A full head's last run of equal scores is left out, as the rerank leaves it out: which of
+        # several equal scores made the head is up to chunk ids, and must not change a score.
+        kw_untied, vec_untied = (untied_head(h.scores, s.candidates) for h in list_heads)
+        kw_tied, vec_tied = tied_ranks(kw_untied), tied_ranks(vec_untied)
+        kw_top, vec_top = dict(kw_untied), dict(vec_untied)
         # Scored to a fixed depth whatever `limit`: the query-level model reads the first
         # ANSWER_DEPTH notes, and a hit's score is capped by the ones above it only.
         scored = promoted[: max(limit, ANSWER_DEPTH)]
+        # Notes tied on the fused score share a rank: which of them comes first is up to chunk ids
+        # (the order files were written in), and a score must not depend on that.
+        ranks: list[int] = []
+        for i, (_, fused_score, _) in enumerate(scored):
+            ranks.append(ranks[-1] if i and fused_score == scored[i - 1][1] else i + 1)
         features = [
             calibration_features(
                 facts,
@@ -369,7 +383,7 @@ class Searcher:
                 explanation.rerank,
                 explanation.exact_name,
             )
-            for rank, (fid, _, explanation) in enumerate(scored, start=1)
+            for rank, (fid, _, explanation) in zip(ranks, scored)
         ]
         calibrated = self.calibration.model
         raw = [calibrated.probability(mode, row) for row in features]
