@@ -236,4 +236,4 @@ def test_context_block_names_the_location(index: Index) -> None:
     from noteseek import prompt_context
 
     block = prompt_context(index, "ten yoke of oxen haul the guns", gated=False).text
-    assert "(docs/Seige_of_Vicksburg_Sample_OCR.pdf, p. 4)" in block
+    assert "(docs/Seige_of_Vicksburg_Sample_OCR.pdf, p. 4; relevance " in block

@@ -345,7 +345,7 @@ def test_a_request_the_library_refuses_is_a_422_naming_the_parameter(
 ) -> None:
     """Past the library's own limits (here a tighter table than the schema declares) the
     SearchRequestError becomes the same JSON 422 as a schema violation, never a 500."""
-    from noteseek.engine import request
+    from noteseek.engine.search import request
 
     monkeypatch.setattr(request, "SEARCH_LIMITS", request.SearchLimits(folders=1))
     client, _, _ = served
