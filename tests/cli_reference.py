@@ -66,10 +66,17 @@ def _command_section(name: str, command: click.Command, parent: click.Context | 
     ]
     if arguments:
         lines += ["Arguments: " + ", ".join(f"`{a}`" for a in arguments), ""]
+    # The help option is written from the context's names: click caches a command's help option
+    # the first time it is built, so a command once invoked alone (a test's CliRunner) would
+    # otherwise lose the group's "-h" here, depending on what ran before.
     records = [
-        p.get_help_record(ctx) for p in command.get_params(ctx) if not isinstance(p, click.Argument)
+        p.get_help_record(ctx)
+        for p in command.get_params(ctx)
+        if not isinstance(p, click.Argument) and "--help" not in p.opts
     ]
     options = [r for r in records if r is not None]
+    if ctx.help_option_names:
+        options.append((", ".join(ctx.help_option_names), "Show this message and exit."))
     if options:
         lines += ["Options:", ""]
         for opts, help_text in options:
