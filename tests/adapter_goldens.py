@@ -274,7 +274,14 @@ class Run:
         text = re.sub(
             r"\b\d{8}-\d{6}-[0-9a-f]{4}\b", "<RUN-ID>", text
         )  # intake's run id: time + random
-        return text
+        # Full-precision floats in JSON (cosines, scores) differ in their last digits between CPUs
+        # (the SIMD kernels a machine has sum in other orders): five significant digits are the
+        # output's meaning, the rest is the machine.
+        return re.sub(
+            r"(?<![\w.])(-?\d+\.\d{6,}(?:e-?\d+)?)\b",
+            lambda m: f"{float(m.group(1)):.5g}",
+            text,
+        )
 
     def record(
         self, name: str, argv: Sequence[str], proc: subprocess.CompletedProcess[bytes]

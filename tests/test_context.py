@@ -1,4 +1,4 @@
-"""The context block: format, budget, whole sections first, determinism; and the relevance gate."""
+"""The context block: format, budget, the first sections sharing it, determinism; and the relevance gate."""
 
 from __future__ import annotations
 
@@ -54,14 +54,22 @@ def test_nothing_to_show_gives_an_empty_block() -> None:
     assert format_context([FakeHit("a.md", "S", "word " * 50)], max_tokens=20) == ""
 
 
-def test_whole_sections_are_preferred_to_fragments() -> None:
+def test_the_first_sections_share_the_budget() -> None:
     long = FakeHit("long.md", "Long", "long " * 600)  # ~750 tokens
     short1 = FakeHit("s1.md", "One", "short text one")
     short2 = FakeHit("s2.md", "Two", "short text two")
-    chosen = select_sections([short1, long, short2], max_tokens=300)
-    # The long second hit is skipped whole, not cut; the later short one still fits.
-    assert [c.path for c in chosen] == ["s1.md", "s2.md"]
-    assert not any(c.shortened for c in chosen)
+    chosen = select_sections([long, short1, short2], max_tokens=300)
+    # The long first hit is cut to its part, so the two after it are still named, whole.
+    assert [c.path for c in chosen] == ["long.md", "s1.md", "s2.md"]
+    assert [c.shortened for c in chosen] == [True, False, False]
+    # A short section leaves the rest of its part to the next: the long one gets more room.
+    after = select_sections([short1, long, short2], max_tokens=300)
+    assert [c.path for c in after] == ["s1.md", "long.md", "s2.md"]
+    assert len(after[1].text) > len(chosen[0].text)
+    # Sections past the third fill what the first three left, whole when they fit.
+    many = [FakeHit(f"m{i}.md", f"M{i}", "a few words here") for i in range(6)]
+    assert len(select_sections(many, max_tokens=500)) == 6
+    assert estimate_tokens(format_context([long, short1, short2], max_tokens=300)) <= 300
 
 
 def test_only_a_too_long_first_section_is_shortened_at_a_word() -> None:
@@ -143,3 +151,11 @@ def test_prompt_context_is_byte_identical_across_openings(
         second = prompt_context(idx, "token rotation detail", gated=False).text
         assert first == second and first.startswith(CONTEXT_HEADING)
         assert prompt_context(idx, "hello", gated=True).text == ""
+
+
+def test_a_small_budget_goes_to_the_best_section() -> None:
+    best = FakeHit("best.md", "Best", "word " * 300)
+    rest = [FakeHit(f"r{i}.md", f"R{i}", "short") for i in range(3)]
+    chosen = select_sections([best, *rest], max_tokens=150)
+    # Three parts of what is left would each be too small to show: the best one is not skipped.
+    assert chosen[0].path == "best.md" and chosen[0].shortened

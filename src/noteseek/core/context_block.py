@@ -34,6 +34,11 @@ CONTEXT_PROVENANCE = (
 )
 # A section shortened to fit must keep at least this many tokens to be worth showing.
 MIN_SECTION_TOKENS = 40
+# The first sections of a block share its budget, so a block names up to this many notes instead of
+# spending 500 tokens on the first one: measured on the development sets (bench/relevance_eval.py),
+# the block named a relevant note for 0.775 of the Help vault's questions against 0.70 when whole
+# sections went first, MDN 0.65 against 0.50, SciFact 0.65 against 0.50, Hub 0.85 against 0.825.
+SHARED_SECTIONS = 3
 
 
 class _HitLike(Protocol):
@@ -99,25 +104,30 @@ def _render(sections: Sequence[ContextSection]) -> str:
 def select_sections(hits: Sequence[_HitLike], *, max_tokens: int) -> list[ContextSection]:
     """The sections that fit the budget, best first.
 
-    Whole sections are preferred to fragments: a section that does not fit is skipped for a later
-    one that does. Only the first section may be shortened (at a word boundary) when nothing
-    else would be shown, so a block is never empty just because the best section is long.
+    The first `SHARED_SECTIONS` sections share the budget: each gets an equal part of what is
+    left (a short one leaves the rest to the next), and a longer one is shortened at a word
+    boundary to its part, so one long section never crowds out the notes after it. A small budget
+    is shared by fewer, so each part holds at least `MIN_SECTION_TOKENS`; a section that
+    would get less is skipped.
     """
     used = estimate_tokens(_render([]))
     chosen: list[ContextSection] = []
-    for hit in hits:
+    for k, hit in enumerate(hits):
         heading, source = _heading(hit), _source(hit)
         # A section that is all markup keeps its raw text rather than vanish.
         text = readable(hit.text).strip() or hit.text.strip()
         overhead = estimate_tokens(f"\n\n### {heading} ({source}; relevance 0.00)\n")
-        cost = overhead + estimate_tokens(text)
-        if used + cost <= max_tokens:
+        # As many sharers as leave each a part worth showing: a small budget goes to the best.
+        sharers = min(len(hits) - k, SHARED_SECTIONS)
+        while sharers > 1 and (max_tokens - used) // sharers - overhead < MIN_SECTION_TOKENS:
+            sharers -= 1
+        part = (max_tokens - used) // sharers - overhead
+        if estimate_tokens(text) <= part:
             chosen.append(ContextSection(hit.path, heading, source, text, False, hit.score))
-            used += cost
+            used += overhead + estimate_tokens(text)
             continue
-        room = max_tokens - used - overhead
-        if not chosen and room >= MIN_SECTION_TOKENS:
-            short = truncate_at_word(text, room * CHARS_PER_TOKEN)
+        if part >= MIN_SECTION_TOKENS:
+            short = truncate_at_word(text, part * CHARS_PER_TOKEN)
             if short:
                 chosen.append(ContextSection(hit.path, heading, source, short, True, hit.score))
                 used += overhead + estimate_tokens(short)
