@@ -9,6 +9,7 @@ from ...core.markup import readable
 
 __all__ = [
     "NoteList",
+    "SectionMatches",
     "best_chunks",
     "group",
     "normalise",
@@ -105,16 +106,29 @@ def own_match(words: list[str], section: str, text: str) -> float:
     return sum(1 for w in words if w[:_STEM] in body) / len(words)
 
 
-def pick_section(
-    candidates: list[tuple[float, int]], texts: dict[int, tuple[str, str]], words: list[str]
-) -> int:
+class SectionMatches:
+    """`own_match` of one query's words per chunk id, each computed once: a shown note's
+    candidates are compared (`pick_section`) and the chosen one is checked again."""
+
+    __slots__ = ("_done", "_texts", "_words")
+
+    def __init__(self, words: list[str], texts: dict[int, tuple[str, str]]) -> None:
+        self._words, self._texts = words, texts
+        self._done: dict[int, float] = {}
+
+    def __call__(self, chunk_id: int) -> float:
+        share = self._done.get(chunk_id)
+        if share is None:
+            share = own_match(self._words, *self._texts.get(chunk_id, ("", "")))
+            self._done[chunk_id] = share
+        return share
+
+
+def pick_section(candidates: list[tuple[float, int]], match: SectionMatches) -> int:
     """The candidate to show: the fused chunk score plus half the share of query words in its own
     text, so a boilerplate section that BM25 found only through the title field (the hub's "This
     note in GitHub" footer on every note) loses to one that says something about the query."""
-    best = max(
-        candidates,
-        key=lambda c: (c[0] + 0.5 * own_match(words, *texts.get(c[1], ("", ""))), -c[1]),
-    )
+    best = max(candidates, key=lambda c: (c[0] + 0.5 * match(c[1]), -c[1]))
     return best[1]
 
 

@@ -21,6 +21,7 @@ from .hits import Explanation, Hit, hit_from_row
 from .known_words import content_words, nothing_known
 from .note_lists import (
     NoteList,
+    SectionMatches,
     best_chunks,
     group,
     own_match,
@@ -332,8 +333,9 @@ class Searcher:
         rows = self.store.chunk_rows([cid for found in options for _, cid in found])
         words = [w for w in content_words(query) if len(w) >= 3]
         texts = {cid: (row.section, row.text) for cid, row in rows.items()}
+        match = SectionMatches(words, texts)
         chunk_ids = [
-            pick_section(found, texts, words) if len(found) > 1 else
+            pick_section(found, match) if len(found) > 1 else
             (found[0][1] if found else self.store.first_chunk(fid))
             for (fid, *_), found in zip(ranked, options)
         ]
@@ -341,7 +343,7 @@ class Searcher:
             # A section that holds none of the query's words was found through the title field
             # alone (boilerplate, a footer): the note's opening says more, if it names the query.
             for i, ((fid, *_), cid) in enumerate(zip(ranked, chunk_ids)):
-                if cid is not None and not own_match(words, *texts.get(cid, ("", ""))):
+                if cid is not None and not match(cid):
                     first = self.store.first_chunk(fid)
                     if first is not None and first != cid:
                         row = self.store.chunk_rows([first]).get(first)
