@@ -30,6 +30,7 @@ Hook wire format (one request per connection):
 from __future__ import annotations
 
 import os
+import sys
 
 from .. import __version__
 from ..settings import (
@@ -366,7 +367,6 @@ def lock_held(paths: DaemonPaths) -> bool:
 
 def _spawn(paths: DaemonPaths, idle_minutes: float | None, url: str | None) -> None:
     import subprocess
-    import sys
 
     command = [sys.executable, "-m", "noteseek", "serve"]
     env = None

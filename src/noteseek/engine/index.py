@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..core.locator import DatabaseUrl
+from ..core.query import folder_key, tag_key
 from ..embedding.embedder import (
     BUNDLED_MODEL_NAME,
     Embedder,
@@ -376,8 +377,6 @@ class Index:
     ) -> tuple[str, ...]:
         """The filters of a search that no indexed note matches on their own, as a person reads
         them (`tag 'x'`, `folder 'a/b'`): why a filtered search found nothing, when it is that."""
-        from ..core.query import folder_key, tag_key
-
         unknown: list[str] = []
         if tags:
             known_tags = self.tags()
