@@ -8,6 +8,9 @@ from __future__ import annotations
 import io  # loaded at start-up already: sys.stdin is one of its objects
 import sys
 
+# Deferred imports: each branch of `main` imports its own path only: the daemon client, then (no
+# daemon answered) the hook; or click and the CLI.
+
 __all__ = ["main"]
 
 

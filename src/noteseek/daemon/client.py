@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
     from ..core.locator import DatabaseUrl
 
+# Deferred imports: `answer`, the hook's fast path, may load builtin modules only (see above), so
+# every function imports what it needs itself.
+
 __all__ = [
     "ENV_RUNTIME_DIR",
     "PROTOCOL_VERSION",

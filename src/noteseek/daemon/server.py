@@ -239,7 +239,7 @@ class Daemon:
 
     def serve(self, *, ready: threading.Event | None = None) -> int:
         """Hold the lock, listen, answer until stopped; 1 if another daemon already serves."""
-        import fcntl
+        import fcntl  # deferred: POSIX only, as in client.py; this module imports without it
 
         lock_fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:

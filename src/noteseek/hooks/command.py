@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
     from .. import Index, LazyIndex, Locator
 
+# Deferred imports: a call imports what its event needs, when it needs it: the index's code for a
+# call that searches (a pre-tool call often does not), the context code for a prompt the daemon
+# did not answer, the hook log for a line to write.
+
 __all__ = ["main"]
 
 def _log(line: str, *, untrusted: bool = False) -> None:
