@@ -1,4 +1,5 @@
-"""The package's shape (docs/architecture.md): layer contracts, module sizes, light hook-path packages."""
+"""The package's shape (docs/architecture.md): layer contracts, module sizes, light hook-path
+packages, and imports inside functions that say why they wait."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ast
 import shutil
 import subprocess
 import sys
+from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -247,3 +250,323 @@ def test_no_two_modules_import_each_other_in_a_cycle() -> None:
         if module not in state:
             cycle = visit(module)
             assert cycle is None, " -> ".join(cycle)
+
+
+# -- imports inside functions ---------------------------------------------------------------------
+#
+# A function-level import moves a cost, it does not remove it: it pays only where a path that must
+# stay fast (the per-prompt hook, a one-shot search, one CLI command) would otherwise load what it
+# never uses, or where the module may be missing (an optional extra, a POSIX-only module). So each
+# says why: its module is one of DEFERRED_LIBRARIES, or a `# deferred: <why>` comment is on its
+# line or in the comment block right above it (one comment covers a run of imports), or its module
+# states the rule for all of them in a `# Deferred imports: <why>` line. And none may import what
+# the module's own top-level imports have loaded already: that defers nothing.
+
+DEFERRED_MARK = "# deferred:"
+MODULE_RULE_MARK = "# Deferred imports:"
+MIN_REASON_WORDS = 3
+# Libraries a function imports without a comment: heavy core dependencies the hook and one-shot
+# searches run without (tests/test_daemon.py and tests/test_embedder.py check those processes'
+# modules), and the optional extras, which are imported only when used.
+HEAVY_LIBRARIES = {
+    "numpy": "~65 ms to import; the hook and one-shot searches run without it",
+    "model2vec": "only for a model that is not a plain local Model2Vec folder",
+    "tokenizers": "the Hugging Face tokenizer, only where the pure-Python encoder cannot serve",
+    "dateparser": "~190 ms to import; only for a query with a time phrase",
+    "watchfiles": "its native watcher, only in a process that watches a vault",
+    "tqdm": "~20-40 ms to import; only for a progress bar on a terminal",
+}
+# Libraries of an extra that `extras.EXTRAS` does not list (it checks the extra by another).
+MORE_EXTRA_LIBRARIES = {"pydantic": "mcp", "markdown_it": "web", "nh3": "web"}
+# Being restructured on its own branch; its function-level imports are reviewed when that lands.
+UNREVIEWED = ("storage/",)
+
+
+def deferred_libraries() -> dict[str, str]:
+    """Library (top-level import name) -> why a function may import it without a comment."""
+    from noteseek.extras import EXTRAS
+
+    extras = {name: extra for extra, names in EXTRAS.items() for name in names}
+    extras |= MORE_EXTRA_LIBRARIES
+    return HEAVY_LIBRARIES | {name: f"optional extra [{extra}]" for name, extra in extras.items()}
+
+
+@dataclass(frozen=True)
+class FunctionImport:
+    """An import statement inside a function, and the statements whose comment block above
+    stands for it: the first import of its run, and the compound statements (if, try, ...) that
+    the run opens the body of."""
+
+    node: ast.Import | ast.ImportFrom
+    anchors: tuple[ast.stmt, ...]
+
+
+def function_imports(tree: ast.Module) -> list[FunctionImport]:
+    """Every import inside a function body, but those of a `TYPE_CHECKING` block."""
+    found: list[FunctionImport] = []
+
+    def visit(block: list[ast.stmt], in_function: bool, owners: tuple[ast.stmt, ...]) -> None:
+        run: tuple[ast.stmt, ...] | None = None
+        for position, statement in enumerate(block):
+            anchors = (statement, *owners) if position == 0 else (statement,)
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                run = run or anchors
+                if in_function:
+                    found.append(FunctionImport(statement, run))
+                continue
+            run = None
+            if _type_checking_block(statement):
+                visit(statement.orelse, in_function, ())  # type: ignore[attr-defined]
+                continue
+            function = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for child in _blocks(statement):
+                # A comment above a `def` is not one above the imports its body starts with.
+                visit(child, in_function or function, () if function else anchors)
+
+    visit(tree.body, False, ())
+    return found
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    blocks = [
+        value
+        for name in ("body", "orelse", "finalbody")
+        if isinstance(value := getattr(statement, name, None), list)
+        and value
+        and isinstance(value[0], ast.stmt)
+    ]
+    blocks += [handler.body for handler in getattr(statement, "handlers", ())]
+    blocks += [case.body for case in getattr(statement, "cases", ())]
+    return blocks
+
+
+def _gives_reason(line: str, mark: str) -> bool:
+    _, found, reason = line.partition(mark)
+    return bool(found) and len(reason.split()) >= MIN_REASON_WORDS
+
+
+def _has_reason(imp: FunctionImport, lines: list[str]) -> bool:
+    own = lines[imp.node.lineno - 1 : imp.node.end_lineno]
+    if any(_gives_reason(line, DEFERRED_MARK) for line in own):
+        return True
+    for anchor in imp.anchors:
+        row = anchor.lineno - 2  # the line above it, 0-based
+        while row >= 0 and lines[row].lstrip().startswith("#"):
+            if _gives_reason(lines[row], DEFERRED_MARK):
+                return True
+            row -= 1
+    return False
+
+
+def _library(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The top-level names an absolute import reaches (empty for a relative one)."""
+    if isinstance(node, ast.Import):
+        return {alias.name.split(".")[0] for alias in node.names}
+    return set() if node.level else {(node.module or "").split(".")[0]}
+
+
+def unexplained_imports(source: str, libraries: Collection[str]) -> list[str]:
+    """`line: statement` for every function-level import of `source` that gives no reason."""
+    lines = source.splitlines()
+    rules = [line for line in lines if line.startswith(MODULE_RULE_MARK)]
+    if any(_gives_reason(line, MODULE_RULE_MARK) for line in rules):
+        return []
+    return [
+        f"{imp.node.lineno}: {ast.unparse(imp.node)}"
+        for imp in function_imports(ast.parse(source))
+        if not (_library(imp.node) and _library(imp.node) <= set(libraries))
+        and not _has_reason(imp, lines)
+    ]
+
+
+class TopImports:
+    """What importing each module of a package loads through module-level imports alone: the
+    package's modules (through lazy `_EXPORTS` tables too) and the names they import directly."""
+
+    def __init__(self, package_dir: Path) -> None:
+        self.root = package_dir
+        self.paths = {self.name_of(p): p for p in package_dir.rglob("*.py")}
+        self.trees = {name: ast.parse(p.read_text("utf-8")) for name, p in self.paths.items()}
+        self.lazy = {name: _lazy_exports(tree) for name, tree in self.trees.items()}
+        self._loaded: dict[str, frozenset[str]] = {}
+
+    def name_of(self, path: Path) -> str:
+        parts = list(path.relative_to(self.root.parent).with_suffix("").parts)
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    def targets(self, module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
+        """The modules an import statement in `module` makes sure are loaded."""
+        if isinstance(node, ast.Import):
+            return {alias.name for alias in node.names}
+        if node.level:
+            package = module.split(".")
+            if self.paths[module].name != "__init__.py":
+                package = package[:-1]
+            base = package[: len(package) - (node.level - 1)]
+            source = ".".join(base + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        found = set()
+        for alias in node.names:
+            lazy = self.lazy.get(source, {})
+            if f"{source}.{alias.name}" in self.paths:
+                found.add(f"{source}.{alias.name}")
+            elif alias.name in lazy:
+                found.add(f"{source}.{lazy[alias.name]}")
+            else:
+                found.add(source)
+        return found
+
+    def _own(self, module: str) -> set[str]:
+        found: set[str] = set()
+
+        def visit(block: list[ast.stmt]) -> None:
+            for statement in block:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    found.update(self.targets(module, statement))
+                elif _type_checking_block(statement):
+                    visit(statement.orelse)  # type: ignore[attr-defined]
+                elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for child in _blocks(statement):
+                        visit(child)
+
+        visit(self.trees[module].body)
+        return {parent for name in found for parent in _with_parents(name)}
+
+    def loaded(self, module: str) -> frozenset[str]:
+        """Every name in sys.modules after `import module`, as far as the sources show."""
+        if module not in self._loaded:
+            seen = _with_parents(module)
+            todo = sorted(seen)
+            while todo:
+                for name in self._own(todo.pop()) - seen:
+                    seen.add(name)
+                    if name in self.paths:
+                        todo.append(name)
+            self._loaded[module] = frozenset(seen)
+        return self._loaded[module]
+
+
+def _with_parents(name: str) -> set[str]:
+    """`a.b.c` and the packages importing it imports first: `a`, `a.b`."""
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def _lazy_exports(tree: ast.Module) -> dict[str, str]:
+    """A package's PEP 562 table (`_EXPORTS = {name: submodule}`), or nothing."""
+    for statement in tree.body:
+        if isinstance(statement, ast.AnnAssign):
+            target, value = statement.target, statement.value
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "_EXPORTS" and value is not None:
+            exports: dict[str, str] = ast.literal_eval(value)
+            return exports
+    return {}
+
+
+def imports_deferring_nothing(graph: TopImports, module: str) -> list[str]:
+    """`line: statement` for each function-level import in `module` whose every module its own
+    top-level imports have loaded already."""
+    loaded = graph.loaded(module) | {module}
+    return [
+        f"{imp.node.lineno}: {ast.unparse(imp.node)}"
+        for imp in function_imports(graph.trees[module])
+        if graph.targets(module, imp.node) <= loaded
+    ]
+
+
+def _reviewed(path: Path) -> bool:
+    return not path.relative_to(PACKAGE).as_posix().startswith(UNREVIEWED)
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    libraries = deferred_libraries()
+    unexplained = {
+        path.relative_to(PACKAGE).as_posix(): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if _reviewed(path) and (found := unexplained_imports(path.read_text("utf-8"), libraries))
+    }
+    assert not unexplained, (
+        "move these imports to the top, or say why they wait (a `# deferred: <why>` comment, "
+        f"or the library in HEAVY_LIBRARIES): {unexplained}"
+    )
+
+
+def test_no_import_inside_a_function_defers_what_the_module_has_loaded() -> None:
+    graph = TopImports(PACKAGE)
+    pointless = {
+        path.relative_to(PACKAGE).as_posix(): found
+        for name, path in sorted(graph.paths.items())
+        if _reviewed(path) and (found := imports_deferring_nothing(graph, name))
+    }
+    assert not pointless, f"already loaded by the module's top-level imports: {pointless}"
+
+
+def test_every_heavy_library_is_deferred_somewhere() -> None:
+    """A library stays in HEAVY_LIBRARIES only while a function imports it."""
+    deferred = {
+        name
+        for path in PACKAGE.rglob("*.py")
+        for imp in function_imports(ast.parse(path.read_text("utf-8")))
+        for name in _library(imp.node)
+    }
+    assert set(HEAVY_LIBRARIES) | set(MORE_EXTRA_LIBRARIES) <= deferred
+
+
+WHY = "# deferred: only the rare path needs it"
+
+
+@pytest.mark.parametrize(
+    ("source", "unexplained"),
+    [
+        ("def f():\n    import json\n", ["2: import json"]),
+        (f"def f():\n    import json  {WHY}\n", []),
+        (f"def f():\n    {WHY}\n    import json\n    import re\n", []),  # a run
+        (f"def f():\n    # the comment block\n    {WHY}\n    import json\n", []),
+        ("def f():\n    import json  # deferred: later\n", ["2: import json"]),  # no reason
+        (f"def f():\n    {WHY}\n    x = 1\n    import json\n", ["4: import json"]),
+        ("class A:\n    def f(self):\n        from ..x import y\n", ["3: from ..x import y"]),
+        (
+            "def f():\n    try:\n        import json\n    except ImportError:\n        pass\n",
+            ["3: import json"],
+        ),
+        ("def f():\n    import numpy as np\n    from mcp.types import Tool\n", []),
+        ("def f():\n    import numpy, json\n", ["2: import numpy, json"]),
+        ("def f():\n    if TYPE_CHECKING:\n        import json\n", []),
+        (f"def f():\n    {WHY}\n    if x:\n        import json\n", []),  # the block it opens
+        (f"def f():\n    {WHY}\n    if x:\n        y = 1\n        import re\n", ["5: import re"]),
+        (f"{WHY}\ndef f():\n    import json\n", ["3: import json"]),  # above the def: not it
+        ("import json\nif TYPE_CHECKING:\n    import re\n", []),
+        ("# Deferred imports: every one is for the slow path\ndef f():\n    import json\n", []),
+    ],
+)
+def test_the_reason_check_finds_an_import_without_one(source: str, unexplained: list[str]) -> None:
+    assert unexplained_imports(source, deferred_libraries()) == unexplained
+
+
+def test_the_deferral_check_finds_an_import_the_module_has_loaded(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("_EXPORTS = {'Thing': 'sub.thing'}\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "thing.py").write_text("import json\nThing = 1\n")
+    (package / "sub" / "other.py").write_text("")
+    (package / "user.py").write_text(
+        "from . import Thing\n"  # the lazy table: loads pkg.sub.thing, and with it json
+        "def f():\n"
+        "    import json\n"
+        "    from .sub.thing import Thing\n"
+        "    from .sub import other\n"
+        "    from . import Thing as Again\n"
+        "    import re\n"
+    )
+    graph = TopImports(package)
+    assert imports_deferring_nothing(graph, "pkg.user") == [
+        "3: import json",
+        "4: from .sub.thing import Thing",
+        "6: from . import Thing as Again",
+    ]

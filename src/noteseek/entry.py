@@ -5,7 +5,11 @@ full CLI."""
 
 from __future__ import annotations
 
+import io  # loaded at start-up already: sys.stdin is one of its objects
 import sys
+
+# Deferred imports: each branch of `main` imports its own path only: the daemon client, then (no
+# daemon answered) the hook; or click and the CLI.
 
 __all__ = ["main"]
 
@@ -22,8 +26,6 @@ def main() -> None:
             sys.stdout.buffer.write(out)
             sys.stdout.buffer.flush()
             sys.exit(0)
-        import io
-
         from .hooks.command import main as hook_main
 
         sys.exit(hook_main(argv[1:], stdin=io.StringIO(raw.decode("utf-8", "replace"))))

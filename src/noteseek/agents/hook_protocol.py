@@ -62,6 +62,7 @@ def run_hook(
         if not prompt.strip():
             return None
         return _prompt_output(context(prompt, max_tokens))
+    # deferred: the tool hooks' code (~10 ms to import) for a tool event only, never a prompt
     from . import tool_hooks
 
     if event == "pre-tool":

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.context_block import format_context
 from ..core.relevance import HOOK_MIN_SCORE, GateSettings, judge
+from ..engine.search.request import SearchRequest
 from ..settings import DEFAULT_CONTEXT_TOKENS
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ def prompt_context(
     """The context block for `prompt`: the hits scored at least the gate's `min_score` (stricter
     than a search's default); `gated=False` skips the gate (`noteseek context --no-gate`), so the
     best hits are shown whatever their scores."""
-    from ..engine.search.request import SearchRequest
-
     query = prompt[:MAX_PROMPT_CHARS]
     # A time phrase in the prompt ("what did I decide last week about …") keeps sections of that
     # period, as in a search (docs/time.md); the gate then judges the words that were searched.

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .. import MODES, open_index
+from ..evaluation import evaluate, load_qrels, load_queries, render_table, write_report
 from .options import collection_option, db_option
 from .output import echo_block, echo_line
 
@@ -61,8 +62,6 @@ def eval_cmd(
     report_dir: Path | None,
 ) -> None:
     """Score the index against judged queries: nDCG@10, R@10, R@100, MRR@10, Hit@1 per mode."""
-    from ..evaluation import evaluate, load_qrels, load_queries, render_table, write_report
-
     queries = load_queries(queries_file)
     qrels = load_qrels(qrels_file)
     with open_index(db, vault, collection=collection) as idx:

@@ -11,10 +11,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from .. import DatabaseUrl, IndexNotFoundError, data_dir, locate_index
+from ..hooks.command import main as hook_main
 from ..hooks.install import (
     SettingsChange,
     SettingsFileError,
@@ -26,11 +27,8 @@ from ..hooks.install import (
     project_settings_path,
     user_settings_path,
 )
-from ..settings import DEFAULT_CONTEXT_TOKENS
+from ..settings import DEFAULT_CONTEXT_TOKENS, ENV_DB, ENV_HOME
 from .output import echo_block, echo_line
-
-if TYPE_CHECKING:
-    from .. import DatabaseUrl
 
 __all__ = ["hook_cmd", "install_cmd", "uninstall_cmd"]
 
@@ -64,8 +62,6 @@ def hook_cmd(ctx: click.Context, event: str, db: str | None, max_tokens: int | N
     Always exits 0; problems go to hook.log in the data folder. Installed by
     'noteseek install-hooks'.
     """
-    from ..hooks.command import main as hook_main
-
     forwarded = [
         *(["--db", db] if db else []),
         *(["--max-tokens", str(max_tokens)] * bool(max_tokens)),
@@ -106,8 +102,6 @@ def _default_index() -> Path | DatabaseUrl | None:
     database URL with a password is not pinned: the hooks read it from $NOTESEEK_DB as this
     command did, and the settings file never holds the password.
     """
-    from .. import DatabaseUrl, IndexNotFoundError, locate_index
-
     try:
         found = locate_index()
     except IndexNotFoundError:
@@ -119,9 +113,6 @@ def _default_index() -> Path | DatabaseUrl | None:
 
 def _unpinned_warning() -> str:
     """What a user must know when the hooks pin no index: where they will look, and what fails."""
-    from .. import IndexNotFoundError, data_dir, locate_index
-    from ..settings import ENV_DB, ENV_HOME
-
     try:
         found = locate_index()
     except IndexNotFoundError as exc:
@@ -150,8 +141,6 @@ def _unpinned_warning() -> str:
 
 def _pinned(db: str | None) -> Path | DatabaseUrl | None:
     """The index to write into the hook commands: `--db` as given, else `_default_index()`."""
-    from .. import DatabaseUrl, locate_index
-
     if db is None:
         return _default_index()
     found = locate_index(db=db)

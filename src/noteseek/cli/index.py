@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ModelLoadError
+from .. import IndexOptions, load_allowlist, open_index
+from ..documents import install_hint
+from ..errors import IndexLockedError, ModelLoadError
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 from .output import echo_line
@@ -83,8 +85,6 @@ def _print_stats(stats: IndexStats, db: object) -> None:
             f"OCR read {stats.ocr_pages} page(s) or image(s) in {stats.ocr_files} file(s){reused}"
         )
     if stats.missing_libraries:
-        from ..documents import install_hint
-
         hint = install_hint(stats.missing_libraries)
         extras = hint.split("[", 1)[1].split("]", 1)[0].split(",")
         named = (
@@ -143,9 +143,6 @@ def index_cmd(
     quiet: bool,
 ) -> None:
     """Index VAULT: new and changed notes and documents only, unless --full."""
-    # Imported here, not at the top: `noteseek --help` should not pay for the indexing code.
-    from .. import IndexLockedError, IndexOptions, load_allowlist, open_index
-
     allow = load_allowlist(allow_file) if allow_file is not None else None
     options = IndexOptions(
         include=include,

@@ -87,7 +87,7 @@ class _LazyGroup(click.Group):
 def _close_commands(name: str, commands: list[str]) -> list[str]:
     """Commands a mistyped name probably meant: close spellings (`serach`), then commands that
     contain it or that it contains (`hooks`: `hook`, `install-hooks`, `uninstall-hooks`)."""
-    import difflib
+    import difflib  # deferred: ~5 ms, for a mistyped command only; every command loads this module
 
     typed = name.lower()
     if len(typed) < 2 or typed.startswith("-"):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from .. import load_allowlist, scan_secrets
+from ..settings import SHOWN_FINGERPRINT_CHARS
 from .output import echo_line
 
 __all__ = ["scan_cmd"]
@@ -23,9 +25,6 @@ __all__ = ["scan_cmd"]
 )
 def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
     """Dry run: which notes hold secrets the index would scrub (counts and fingerprints only)."""
-    from .. import load_allowlist, scan_secrets
-    from ..settings import SHOWN_FINGERPRINT_CHARS
-
     allow = load_allowlist(allow_file) if allow_file is not None else None
     report = scan_secrets(vault, allow=allow)
     if as_json:

@@ -88,6 +88,7 @@ def serve_cmd(
         return
     if not db_path.exists():
         raise IndexNotFoundError.at(db_path)
+    # deferred: the server code (~13 ms) for a process that serves; --status and --stop only ask
     from ..daemon.server import Daemon, trim_log
 
     daemon = Daemon(db_path, idle_minutes=idle_minutes, watch=watch, vault=vault)

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .. import IndexOptions, load_allowlist, open_index
 from ..settings import DEFAULT_EXCLUDE
+from ..watch.refresh import IndexRefresher, RefreshRun
 from .main import exit_now
 from .options import collection_option, db_option, ocr_wanted, vault_rule_options
 from .output import echo_line
@@ -88,9 +90,6 @@ def watch_cmd(
     Exits 1 when the vault folder is deleted or unmounted (the index is left as it was). Another
     process updating the same index makes it wait and index the changes afterwards.
     """
-    from .. import IndexOptions, load_allowlist, open_index
-    from ..watch.refresh import IndexRefresher, RefreshRun
-
     allow = load_allowlist(allow_file) if allow_file is not None else None
     options = IndexOptions(
         include=include,

@@ -30,6 +30,7 @@ Hook wire format (one request per connection):
 from __future__ import annotations
 
 import os
+import sys
 
 from .. import __version__
 from ..settings import (
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.locator import DatabaseUrl
+
+# Deferred imports: `answer`, the hook's fast path, may load builtin modules only (see above), so
+# every function imports what it needs itself.
 
 __all__ = [
     "ENV_RUNTIME_DIR",
@@ -366,7 +370,6 @@ def lock_held(paths: DaemonPaths) -> bool:
 
 def _spawn(paths: DaemonPaths, idle_minutes: float | None, url: str | None) -> None:
     import subprocess
-    import sys
 
     command = [sys.executable, "-m", "noteseek", "serve"]
     env = None

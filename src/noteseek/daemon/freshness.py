@@ -11,9 +11,10 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..watch.refresh import IndexRefresher
+
 if TYPE_CHECKING:
     from .. import Index
-    from ..watch.refresh import IndexRefresher
 
 __all__ = ["start_refresher", "watch_state"]
 
@@ -27,8 +28,6 @@ def start_refresher(
     open_writer: Callable[[], Index],
 ) -> tuple[IndexRefresher | None, str]:
     """A started refresher for the vault (`vault`, else the index's own), or None and why not."""
-    from ..watch.refresh import IndexRefresher
-
     folder = vault if vault is not None else index.vault_root
     if folder is None:
         reason = "the index has no vault yet"

@@ -44,6 +44,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import DatabaseUrl, LazyIndex, SearchRequest, __version__, open_index
+from ..agents import hook_log
+from ..agents.hook_protocol import cosine_rank, render, run_hook
+from ..agents.prompt_context import prompt_context
+from ..settings import DEFAULT_CONTEXT_TOKENS
+from . import freshness
 from .client import PROTOCOL_VERSION, WIRE_TAG, DaemonPaths, daemon_paths
 
 if TYPE_CHECKING:
@@ -101,7 +106,7 @@ class Daemon:
         return self._index.get(track_identity=True)
 
     def warm_up(self) -> None:
-        """Load the vectors, the query encoder and the context code before the first request."""
+        """Load the vectors and the query encoder before the first request."""
         index = self.index()
         # A long-lived process: numpy's one-off import buys the faster top-k selection (same hits).
         with contextlib.suppress(ImportError):
@@ -109,8 +114,6 @@ class Daemon:
         problem = index.warm_up()
         if problem is not None:  # the searcher degrades to BM25 and says why; keep serving
             log.warning("query encoder unavailable: %s", problem)
-        with contextlib.suppress(ImportError):
-            from ..agents import prompt_context  # noqa: F401
 
     # -- requests --------------------------------------------------------------------------
 
@@ -186,8 +189,6 @@ class Daemon:
         }
 
     def _context(self, message: dict[str, Any]) -> dict[str, Any]:
-        from ..agents.prompt_context import prompt_context
-
         options: dict[str, Any] = {}
         max_tokens = _optional_int(message.get("max_tokens"))
         if max_tokens is not None:
@@ -196,10 +197,6 @@ class Daemon:
 
     def hook(self, event: str, raw: bytes, max_tokens: int) -> str:
         """The stdout of `noteseek hook EVENT` for this raw input, as the one-shot path prints it."""
-        from ..agents.hook_protocol import cosine_rank, render, run_hook
-        from ..agents.prompt_context import prompt_context
-        from ..settings import DEFAULT_CONTEXT_TOKENS
-
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise ValueError("hook input is not a JSON object")
@@ -221,10 +218,8 @@ class Daemon:
                 max_tokens=max_tokens or DEFAULT_CONTEXT_TOKENS,
             )
         if result is None and reasons:
-            from ..agents.hook_log import append
-
             # The gate's reason is built from our own words and scores, never the prompt's text.
-            append(f"{event[:20]!r} warm silent: {reasons[-1]}")
+            hook_log.append(f"{event[:20]!r} warm silent: {reasons[-1]}")
         return render(result)
 
     # -- keeping the index fresh -------------------------------------------------------------
@@ -232,23 +227,19 @@ class Daemon:
     def start_watching(self) -> None:
         """Start the refresher when asked to and the vault is known; log why not otherwise."""
         if self.watch:
-            from .freshness import start_refresher
-
-            self.refresher, self.not_watching = start_refresher(
+            self.refresher, self.not_watching = freshness.start_refresher(
                 self.index(), vault=self._vault, open_writer=self._open_writer
             )
 
     def watch_state(self) -> dict[str, Any]:
         """What the refresher does, for `ping` (`serve --status`)."""
-        from .freshness import watch_state
-
-        return watch_state(self.refresher, self.not_watching)
+        return freshness.watch_state(self.refresher, self.not_watching)
 
     # -- lifetime --------------------------------------------------------------------------
 
     def serve(self, *, ready: threading.Event | None = None) -> int:
         """Hold the lock, listen, answer until stopped; 1 if another daemon already serves."""
-        import fcntl
+        import fcntl  # deferred: POSIX only, as in client.py; this module imports without it
 
         lock_fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:

@@ -79,7 +79,8 @@ def missing_libraries(kind: str) -> list[str]:
 
 def library_version(distribution: str) -> str:
     """`"name version"` for the engine field of a result."""
-    # Only when a result names its engine: importlib.metadata is slow to import.
+    # deferred: importlib.metadata is slow to import (10-25 ms); only a result naming its engine
+    # needs it.
     from importlib.metadata import PackageNotFoundError, version
 
     try:

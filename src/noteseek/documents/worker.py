@@ -33,7 +33,7 @@ def _limit_memory(limit: int | None) -> None:
     if not limit:
         return
     try:
-        import resource
+        import resource  # deferred: a POSIX-only module
     except ImportError:  # Windows: no rlimits; the timeout still applies
         return
     _soft, hard = resource.getrlimit(resource.RLIMIT_AS)

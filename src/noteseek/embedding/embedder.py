@@ -124,7 +124,7 @@ class Model2VecEmbedder:
     def fingerprint(self) -> str:
         """Name, vocabulary size, dimension and a digest of the weights file's identity."""
         if self._local:
-            import hashlib  # only `status` and indexing need the fingerprint
+            import hashlib  # deferred: only `status` and indexing need the fingerprint
 
             weights = Path(self._source) / "model.safetensors"
             try:
@@ -142,6 +142,7 @@ class Model2VecEmbedder:
         """The model: our memory-mapped reader for a plain local Model2Vec folder, else model2vec."""
         with self._lock:
             if self._model is None and self._local:
+                # deferred: the reader imports numpy (~100 ms); a query vector needs no model
                 from .static_model import load_static_model
 
                 try:
@@ -170,6 +171,7 @@ class Model2VecEmbedder:
         """The pure-Python query encoder, for a plain local model; None otherwise."""
         with self._lock:
             if not self._query_encoder_checked and self._local:
+                # deferred: ~16 ms to import, once a query is encoded (status and indexing never)
                 from .query_encoder import load_query_encoder
 
                 folder = Path(self._source)
@@ -199,6 +201,7 @@ class Model2VecEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts into unit-length float32 rows."""
+        # deferred: numpy and its model reader (~100 ms), to embed texts only, never for a query
         import numpy as np
 
         from .static_model import StaticModel

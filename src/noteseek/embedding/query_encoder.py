@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .model_files import ModelLayout, load_tokenizer, read_model_layout
 from .quantize import quantize_query
+from .wordpiece import WordPiece
 
 __all__ = ["QueryEncoder", "load_query_encoder"]
 
@@ -93,9 +94,6 @@ def load_query_encoder(folder: Path, *, bert_uncased: bool = False) -> QueryEnco
         return None
     vocab_file = folder / "vocab.txt"
     if bert_uncased and vocab_file.is_file():
-        # On first use: the WordPiece tables only when a query is encoded.
-        from .wordpiece import WordPiece
-
         vocab = _read_vocab(vocab_file)
         if len(vocab) == layout.rows and _UNK_TOKEN in vocab:
             return QueryEncoder(

@@ -69,8 +69,8 @@ def _key(text: str) -> str:
 def _join(chunks: Sequence[StoredChunk], *, marked: bool) -> str:
     """The chunks' text in order: a unit's split parts joined without their overlap, a blank
     line between units, and `[p. 3]`-style markers where the page or slide changes."""
-    # Here, not at the top: note access (MCP, web) imports this module for every note read, and
-    # the documents package brings the extraction pool's imports.
+    # deferred: note access (MCP, web) imports this module for every note read, and the
+    # documents package brings the extraction pool's imports (~25 ms).
     from ..documents import join_parts
 
     out: list[str] = []

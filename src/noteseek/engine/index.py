@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..core.locator import DatabaseUrl
+from ..core.query import folder_key, tag_key
 from ..embedding.embedder import (
     BUNDLED_MODEL_NAME,
     Embedder,
@@ -34,9 +35,11 @@ from .locator import Locator, as_locator
 from .search.request import SEARCH_LIMITS, SearchRequest, SearchResult, Sort
 from .search.searcher import Hit, Mode, Searcher, SearchSettings, browses
 
+# Deferred imports: every process that searches imports this module, the per-prompt hook too.
+# What only updates, note reads, links, facets, coverage, vector export and the deep lane need (the
+# indexer's chunker, YAML, scrubber and vault walker; numpy) is imported by the method that needs
+# it (tests/test_embedder.py checks that a search loads none of it).
 if TYPE_CHECKING:
-    # The indexer pulls in the chunker, YAML, the scrubber and the vault walker; a search-only
-    # process (the per-prompt hook) never needs them, so they load on first update().
     from datetime import date
 
     import numpy as np
@@ -376,8 +379,6 @@ class Index:
     ) -> tuple[str, ...]:
         """The filters of a search that no indexed note matches on their own, as a person reads
         them (`tag 'x'`, `folder 'a/b'`): why a filtered search found nothing, when it is that."""
-        from ..core.query import folder_key, tag_key
-
         unknown: list[str] = []
         if tags:
             known_tags = self.tags()

@@ -13,7 +13,8 @@ __all__ = ["IndexStatus", "install_hint"]
 
 def install_hint(missing: tuple[str, ...] = ()) -> str:
     """The line naming the extra(s) that install the `missing` document libraries."""
-    # Imported only when a library is missing: the documents package starts the worker pool code.
+    # deferred: only when a library is missing: the documents package brings the worker pool's
+    # imports (~25 ms).
     from ..documents import install_hint as hint
 
     return hint(missing)

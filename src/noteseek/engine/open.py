@@ -58,6 +58,7 @@ def locate_index(
         if isinstance(found, DatabaseUrl):
             return _with_collection(found, collection, vault)
     else:
+        # deferred: the data folder's lookup (platformdirs, ~8 ms), only without an index named
         from .locations import resolve_db
 
         found = resolve_db(vault=None if vault is None else str(vault), cwd=cwd)
@@ -106,6 +107,7 @@ def open_index(
         if vault is not None:
             _check_vault(vault)  # a typo in --vault is no such folder, not a missing index
         raise IndexNotFoundError.at(path)
+    # deferred: the Index (~45 ms to import), only to open one; locate_index alone never loads it
     from .index import Index
 
     return Index(

@@ -20,6 +20,7 @@ import sys
 import time
 
 from ..agents.hook_protocol import EVENTS, cosine_rank, render, run_hook
+from ..daemon import client as daemon_client
 from ..settings import DEFAULT_CONTEXT_TOKENS, ENV_HOOK_LOG, ENV_NO_DAEMON, TRUE_VALUES
 
 # No typing or collections.abc at run time: every millisecond of import is paid on every prompt.
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from .. import Index, LazyIndex, Locator
+
+# Deferred imports: a call imports what its event needs, when it needs it: the index's code for a
+# call that searches (a pre-tool call often does not), the context code for a prompt the daemon
+# did not answer, the hook log for a line to write.
 
 __all__ = ["main"]
 
@@ -88,10 +93,6 @@ class _Backend:
         self.path = "cold"
         if not self._use_daemon:
             return None
-        try:
-            from ..daemon import client as daemon_client
-        except ImportError:
-            return None
         answer = daemon_client.request(self.db, payload, timeout=2.0)
         if not isinstance(answer, dict) or not answer.get("ok"):
             return None
@@ -126,8 +127,6 @@ class _Backend:
         if self.path == "cold" and self._use_daemon and self._db is not None:
             # Start the warm path for the next prompt; never wait for it.
             try:
-                from ..daemon import client as daemon_client
-
                 daemon_client.ensure_started(self.db)
             except Exception as exc:
                 _log(f"daemon not started: {type(exc).__name__}: {exc}", untrusted=True)

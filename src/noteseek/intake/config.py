@@ -108,6 +108,8 @@ def _check_relative(name: str, value: str) -> None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    # deferred: without tomli (Python 3.10) reading a config fails with IntakeConfigError, and
+    # importing intake does not fail at all.
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10 only

@@ -5,8 +5,8 @@ Without --allow-writes the write tools are never registered: a client does not l
 call by name is refused by the SDK as an unknown tool. Their replies say where the text went and
 the run id that undoes it.
 
-The mcp extra's modules (pydantic, mcp.types) and intake's writer are imported when the
-server builds its tools, not when this module is imported.
+The mcp extra's modules (pydantic, mcp.types) are imported when the server builds its tools,
+not when this module is imported.
 """
 
 # No `from __future__ import annotations`: the SDK evaluates the tool signatures.
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 from ..core.budget import estimate_tokens, truncate_at_word
+from ..intake import agent_writes
 from ..intake.errors import IntakeError
 from .descriptions import APPEND_DOC, LINKS_DOC, RELATED_DOC, SAVE_NOTE_DOC
 from .format import format_hits
@@ -96,22 +97,22 @@ class AgentActions:
 
     def save_note(self, title: str, text: str, *, tags: list[str]) -> "SavedNote":
         """Scrub, write, file and index a new note through intake (`intake.save_note`)."""
-        from ..intake.agent_writes import save_note, vault_model
-
         with self._write_lock:
             index, vault = self._writes()
             # The domain model takes seconds on a large vault: built once, again after a while.
             if self._model is None or time.monotonic() - self._model[0] > MODEL_SECONDS:
-                self._model = (time.monotonic(), vault_model(vault, index=index))
-            return save_note(title, text, tags=tags, vault=vault, index=index, model=self._model[1])
+                self._model = (time.monotonic(), agent_writes.vault_model(vault, index=index))
+            return agent_writes.save_note(
+                title, text, tags=tags, vault=vault, index=index, model=self._model[1]
+            )
 
     def append_to_note(self, path: str, text: str, *, heading: str | None) -> "AppendResult":
         """Append scrubbed text to a note and index it (`intake.append_to_note`)."""
-        from ..intake.agent_writes import append_to_note
-
         with self._write_lock:
             index, vault = self._writes()
-            return append_to_note(path, text, heading=heading, vault=vault, index=index)
+            return agent_writes.append_to_note(
+                path, text, heading=heading, vault=vault, index=index
+            )
 
     def warm_writes(self) -> None:
         """In a background thread: load the reading index's vectors and model (the search after
@@ -120,8 +121,6 @@ class AgentActions:
         save_note does not wait for them (best effort: a failure shows on that call)."""
 
         def warm() -> None:
-            from ..intake.agent_writes import vault_model
-
             try:
                 with self._lock:
                     self._index.get().warm_up()
@@ -132,7 +131,8 @@ class AgentActions:
                     # the query encoder warm_up loads does not bring in: ~0.3 s more otherwise.
                     index.embed(["warm up"])
                     if self._model is None:  # a save_note that came first has built it
-                        self._model = (time.monotonic(), vault_model(vault, index=index))
+                        model = agent_writes.vault_model(vault, index=index)
+                        self._model = (time.monotonic(), model)
             except Exception:  # the tool call reports it; a warm-up must not kill the server
                 return
 

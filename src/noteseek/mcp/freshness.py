@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import NoteseekError
+from ..watch.refresh import IndexRefresher, describe
 
 if TYPE_CHECKING:
     from .. import Index
-    from ..watch.refresh import IndexRefresher
 
 __all__ = ["Freshness"]
 
@@ -51,9 +51,6 @@ class Freshness:
 
     def line(self) -> str | None:
         """What keeping the index fresh does now (None: not asked to)."""
-        # The watcher only for a server that keeps its index fresh.
-        from ..watch.refresh import describe
-
         if self._refresher is not None:
             return describe(self._refresher.state(), now=time.time())
         if self._thread is not None and self._thread.is_alive():
@@ -68,9 +65,6 @@ class Freshness:
             self._refresher.close()
 
     def _begin(self) -> None:
-        # The watcher only for a server that keeps its index fresh.
-        from ..watch.refresh import IndexRefresher
-
         try:
             writer = self._open_writer()
         except NoteseekError as exc:

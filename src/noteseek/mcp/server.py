@@ -46,6 +46,7 @@ from .. import (
     SearchRequest,
     SearchResult,
     Sort,
+    __version__,
     open_index,
 )
 from ..core.budget import CHARS_PER_TOKEN
@@ -268,8 +269,6 @@ def build_server(service: VaultService) -> "MCPServer[Any]":
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult
     from pydantic import Field
-
-    from .. import __version__
 
     server: MCPServer[Any] = sdk.MCPServer(
         "noteseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"

@@ -53,6 +53,7 @@ from .models import (
     TagsReply,
 )
 from .pool import IndexPool, PoolTimeoutError
+from .preview import render_note
 from .security import BearerAuthMiddleware, GuardMiddleware, JsonCORSMiddleware, Limits
 
 __all__ = ["STATIC", "create_app"]
@@ -284,8 +285,6 @@ def _add_routes(app: FastAPI, pool: IndexPool) -> None:
             found = index.read_note(path, section=section, page=page, slide=slide, sheet=sheet)
             body = found.to_json()
             if html:
-                from .preview import render_note
-
                 resolved: dict[str, str] = {}
                 try:
                     outlinks = index.links(found.path).outlinks

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+import uvicorn
+
 from noteseek import Locator
 
 from .app import create_app
@@ -39,9 +41,6 @@ def run_server(
     gets the URL once every worker's index is open and warm. Raises UnsafeBindError for a
     non-loopback `host` without a token, and what opening the index raises (IndexNotFoundError,
     ...)."""
-    # The web extra, imported when the server starts.
-    import uvicorn
-
     check_bind(host, token)
     pool = IndexPool(db, workers=workers, timeout=timeout)
     try:

@@ -154,7 +154,7 @@ def build_lane(
     A different lane model than the stored vectors' drops them first. Each batch also records its
     wall time per chunk (meta `DEEP_RATE`), from which `status` estimates the time left.
     """
-    from ...core.chunker import embedding_text  # the indexer's module: not on the search path
+    from ...core.chunker import embedding_text  # deferred: the indexer's, not on the search path
 
     started = time.perf_counter()
     fingerprint = model.fingerprint

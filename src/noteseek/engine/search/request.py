@@ -206,6 +206,7 @@ class SearchRequest:
             value = getattr(self, name)
             if value is None:
                 continue
+            # deferred: datetime, for a dated search only (the per-prompt hook does without)
             from datetime import date, datetime
 
             if isinstance(value, str):
@@ -216,7 +217,7 @@ class SearchRequest:
                 raise TypeError(f"{name} must be a date or a string, got {type(value).__name__}")
 
     def _today(self) -> date:
-        from datetime import date
+        from datetime import date  # deferred: as above, for a dated search only
 
         return self.today or date.today()
 
@@ -227,16 +228,19 @@ class SearchRequest:
         phrase reader and dateparser."""
         text, found = self.query, None
         if self.time_parse:
+            # deferred: loaded by a search; a process that imports the engine only to embed or
+            # read (the post-tool hook, status, links) does without
             from ...core.time_words import may_hold_time_phrase
 
             if may_hold_time_phrase(self.query):
+                # deferred: the phrase reader and dateparser, for a query with a time word only
                 from ...core.time_phrases import read_time_phrase
 
                 read = read_time_phrase(self.query, today=self._today())
                 text, found = read.text, read.range
         if self.since is None and self.until is None:
             return text, found
-        from ...core.time_range import TimeRange
+        from ...core.time_range import TimeRange  # deferred: for since/until only
 
         given = TimeRange(self.since, self.until)  # type: ignore[arg-type]  # dates by now
         return text, given.intersect(found)
@@ -334,6 +338,7 @@ class SearchResult:
 
 
 def _when(value: str, today: date, *, end: bool, name: str) -> date:
+    # deferred: the phrase reader and dateparser, for since/until given as words only
     from ...core.time_phrases import WhenError, parse_when
 
     try:

@@ -438,7 +438,7 @@ class Searcher:
         if not fingerprint:
             return None
         if self._deep is None:
-            from .deep_lane import DeepLane
+            from .deep_lane import DeepLane  # deferred: only a vault with a lane loads it
 
             self._deep = DeepLane(self.store)
         return self._deep if self._deep.ready() else None

@@ -18,22 +18,23 @@ At most `2 × workers` batches are in flight, each of at most `BATCH_NOTES` note
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
+import queue
 import signal
 import sys
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ...embedding.embedder import Embedder, Model2VecEmbedder
+from ...embedding.quantize import quantize
 from ...storage.records import FileState
 from ..vault_walk import NoteFile
 from .options import IndexOptions
 from .prepare import Prepared, Skip, prepare_note
-
-if TYPE_CHECKING:
-    from ...embedding.embedder import Embedder
 
 __all__ = [
     "BATCH_BYTES",
@@ -68,8 +69,6 @@ def worker_count(options: IndexOptions, notes: int) -> int:
     wanted = default_workers() if options.workers is None else options.workers
     if wanted <= 0 or notes < POOL_MIN_NOTES:
         return 0
-    import multiprocessing  # here: a small run (the watcher's) never pays for the import
-
     if multiprocessing.current_process().daemon:
         return 0  # a daemonic process (a multiprocessing pool's worker) may have no children
     return min(wanted, max(1, notes // BATCH_NOTES))
@@ -136,8 +135,6 @@ def _start(setup: _Setup, level: int) -> None:
     root.setLevel(level)
     root.propagate = False
     if setup.model is not None:
-        from ...embedding.embedder import Model2VecEmbedder
-
         _embedder = Model2VecEmbedder(setup.model)
 
 
@@ -154,8 +151,6 @@ def _work(batch: list[tuple[NoteFile, FileState | None]]) -> _Done:
 
 def _embed(embedder: Embedder, items: list[Prepared]) -> None:
     """Every chunk's int8 vector, one embedding call for the batch (each row is its own text's)."""
-    from ...embedding.quantize import quantize
-
     texts = [t for item in items for t in item.embed_texts]
     if not texts:
         return
@@ -183,8 +178,6 @@ def _batches(
 
 def worker_model(embedder: Embedder | None) -> str | None:
     """The model a worker can load to embed as `embedder` does; None: embed in the indexer."""
-    from ...embedding.embedder import Model2VecEmbedder
-
     return embedder.source if isinstance(embedder, Model2VecEmbedder) else None
 
 
@@ -238,9 +231,6 @@ def prepare_in_pool(
     processes (and embedded there when `model` is given). Leaving the loop early stops the
     workers (a batch they are in the middle of is dropped: nothing of it was written); a worker
     that dies or fails leaves the batches still out to be prepared in-process."""
-    import multiprocessing
-    import queue
-
     ctx = multiprocessing.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
     setup = _Setup(root, options, force, model)
