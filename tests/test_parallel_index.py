@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from noteseek import Index, IndexOptions
-from noteseek.engine.update import run as run_module
 from noteseek.engine.update import workers
 from noteseek.engine.update.workers import POOL_MIN_NOTES, worker_count
 
@@ -82,13 +81,13 @@ def _build(db: Path, vault: Path, workers_: int, **kwargs: Any) -> Index:
 def pool_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many notes each run handed to the worker pool (the real pool still runs)."""
     calls: list[int] = []
-    real = run_module.prepare_in_pool
+    real = workers.prepare_in_pool
 
     def counting(notes: Any, **kwargs: Any) -> Any:
         calls.append(len(notes))
         return real(notes, **kwargs)
 
-    monkeypatch.setattr(run_module, "prepare_in_pool", counting)
+    monkeypatch.setattr(workers, "prepare_in_pool", counting)
     return calls
 
 

@@ -166,13 +166,15 @@ def walk_vault(
     def listing(folder: str, rel_dir: str) -> list[os.DirEntry[str]] | None:
         try:
             with os.scandir(folder) as entries:
-                return sorted(entries, key=lambda entry: entry.name)
+                # In the order the file system gives: what is found is sorted once at the end
+                # (a sort per folder was a fifth of a no-op run over MDN's 13,000 folders).
+                return list(entries)
         except OSError as error:
             shown = printable_path(rel_dir or ".")
             passed_over.append((shown, f"cannot read folder: {error.strerror or error}"))
             return None
 
-    # Depth first, sorted, like os.walk(topdown=True); with os.scandir directly, so the type of
+    # Depth first, like os.walk(topdown=True); with os.scandir directly, so the type of
     # an entry (folder, symlink) comes from the listing instead of one more lstat per folder and
     # the ignore marker from the folder's own listing instead of one per folder again: 26,000
     # system calls fewer on MDN's 13,000 folders, a third of a no-op run.
@@ -216,6 +218,7 @@ def walk_vault(
                 passed_over.append(found)
         stack.extend(reversed(subfolders))
     notes.sort(key=lambda n: n.rel_path)
+    passed_over.sort()
     return notes, passed_over
 
 

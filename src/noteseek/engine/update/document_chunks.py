@@ -22,17 +22,15 @@ from ...core.query import name_key
 from ...documents import ExtractionResult, Outcome, TextUnit
 from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, scrub
 from ...storage.records import ChunkRecord, FileRecord
+from .stored_reads import MISSING, OCR_OFF
 
-__all__ = ["OCR_OFF", "DocumentRows", "document_rows", "document_stem", "failed_record"]
+__all__ = ["DocumentRows", "document_rows", "document_stem", "failed_record"]
 
-# The engine of a document stored while OCR was off (`ocr-off`, or `ocr-off:pypdfium2 …` for a
-# PDF whose text layer was read): a run with OCR on reads it again.
-OCR_OFF = "ocr-off"
 
 
 def _engine(result: ExtractionResult, read_by: str | None) -> str | None:
     if result.missing_package:
-        return f"missing:{result.missing_package}"
+        return f"{MISSING}{result.missing_package}"
     if result.ocr_wanted:
         return f"{OCR_OFF}:{read_by}" if read_by else OCR_OFF
     return read_by

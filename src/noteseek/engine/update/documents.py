@@ -17,7 +17,6 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from importlib.util import find_spec
 from pathlib import Path
 
 from ...core.file_kinds import IMAGE_KIND
@@ -30,7 +29,6 @@ from ...documents import (
     TextUnit,
     over_limit,
 )
-from ...documents import missing_libraries as _missing_libraries
 from ...secrets.scrubber import scrub
 from ...storage.records import FileState, StoredChunk
 from ..regular_file import (
@@ -42,18 +40,15 @@ from ..regular_file import (
     open_regular_file,
 )
 from ..vault_walk import NoteFile
-from .document_chunks import OCR_OFF, document_rows, document_stem, failed_record
+from .document_chunks import document_rows, document_stem, failed_record
 from .options import IndexOptions
 from .prepare import Prepared, Skip, file_names
 
 __all__ = [
     "MAX_WORKERS",
-    "OCR_OFF",
     "Reusable",
     "digest_document",
     "document_results",
-    "library_now_installed",
-    "ocr_now_on",
 ]
 
 log = logging.getLogger("noteseek.indexer")
@@ -102,24 +97,6 @@ def digest_document(doc: NoteFile, root: Path) -> DocumentDigest:
                 opened.target, digest.hexdigest(), after.st_mtime_ns, after.st_size
             )
     return DocumentDigest(None, problem=CHANGING, recheck=True)
-
-
-def library_now_installed(state: FileState) -> bool:
-    """Whether a document stored for a missing library (`missing:<module>`: unsupported, or a
-    PDF whose scanned pages needed the OCR engine) can be read now."""
-    if not state.engine or not state.engine.startswith("missing:") or state.kind is None:
-        return False
-    module = state.engine.split(":", 1)[1]
-    try:
-        found = find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
-    return found and not _missing_libraries(state.kind)
-
-
-def ocr_now_on(state: FileState, ocr: bool) -> bool:
-    """Whether a document stored while OCR was off is to be read again (OCR is on now)."""
-    return ocr and state.engine is not None and state.engine.startswith(OCR_OFF)
 
 
 def _ocr_off(doc: NoteFile) -> ExtractionResult:

@@ -7,17 +7,17 @@ import threading
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
 from ...core.chunker import embedding_text
 from ...embedding.embedder import Embedder
 from ...embedding.quantize import quantize
 from .options import EMBED_BATCH_CHUNKS
-from .prepare import Prepared
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from ...storage.protocol import Storage
+    from .prepare import Prepared
 
 __all__ = ["backfill_vectors", "embed_batch"]
 
@@ -31,6 +31,9 @@ def embed_batch(
     counter: Counter[str],
 ) -> list[npt.NDArray[np.int8]]:
     """int8 vectors for every chunk of a batch of files: reused by content hash, else embedded at once."""
+    # deferred: numpy (~40 ms to import) only once there is something to embed, not on a no-op
+    import numpy as np
+
     hashes = [c.content_hash for item in batch for c in item.chunks]
     known = store.vectors_by_hash(hashes) if reuse else {}
     todo = {c.content_hash: t for item in batch for c, t in zip(item.chunks, item.embed_texts)}

@@ -26,8 +26,8 @@ from ...storage import meta
 from ...storage.records import FileState
 from ..vault_targets import covered, normalise_targets, walk_targets
 from ..vault_walk import NoteFile, walk_vault
-from .documents import library_now_installed, ocr_now_on
 from .options import IndexOptions
+from .stored_reads import library_now_installed, ocr_now_on
 
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
@@ -151,21 +151,21 @@ def plan_update(
     # like text: a note whose path holds a secret is not indexed at all, only named (scrubbed).
     # A path the index holds passed this check when it was stored, under the same rules and
     # allow-list (another fingerprint forces every note through again), so only new ones need it.
-    secret_paths = [
-        n
-        for n in notes
-        if (force or n.rel_path not in known) and scrub(n.rel_path, allow=options.allow).counts
-    ]
-    for note in secret_paths:
-        shown = scrub(note.rel_path, allow=options.allow).text
-        log.warning("not indexed: the path of %s contains a secret; rename the file", shown)
-        problems.append((shown, "the file name contains a secret; rename the file to index it"))
+    fresh = [n for n in notes if force or n.rel_path not in known]
+    secret_paths: list[NoteFile] = []
+    secret_entries: list[tuple[str, str]] = []
+    if fresh or passed_over:
+        secret_paths = [n for n in fresh if scrub(n.rel_path, allow=options.allow).counts]
+        for note in secret_paths:
+            shown = scrub(note.rel_path, allow=options.allow).text
+            log.warning("not indexed: the path of %s contains a secret; rename the file", shown)
+            problems.append((shown, "the file name contains a secret; rename the file to index it"))
+        # The entries the walk passed over are stored too (as skipped, by path): the same rule.
+        secret_entries = [e for e in passed_over if scrub(e[0], allow=options.allow).counts]
+        for path, _ in secret_entries:
+            shown = scrub(path, allow=options.allow).text
+            problems.append((shown, "the file name contains a secret; rename the file to index it"))
     notes = [n for n in notes if n not in secret_paths]
-    # The entries the walk passed over are stored too (as skipped, by path): the same rule.
-    secret_entries = [e for e in passed_over if scrub(e[0], allow=options.allow).counts]
-    for path, _ in secret_entries:
-        shown = scrub(path, allow=options.allow).text
-        problems.append((shown, "the file name contains a secret; rename the file to index it"))
     passed_over = [e for e in passed_over if e not in secret_entries]
     # Passed-over entries (symlinks out of the vault, loops) are re-recorded as skipped; they are
     # still there, so they must not be counted as removed on every run.

@@ -33,17 +33,16 @@ from ...storage import meta
 from ...storage.records import FileRecord, StoredChunk
 from ..vault_walk import NoteFile
 from .delete import delete_gone
-from .document_chunks import OCR_OFF
-from .documents import Reusable, document_results
 from .embed import backfill_vectors, embed_batch
 from .finish import finish_update
 from .options import EMBED_BATCH_CHUNKS, IndexOptions, IndexStats, Progress
 from .plan import UpdatePlan, check_vault, plan_update
-from .prepare import Prepared, Skip
-from .workers import prepare_in_pool, prepare_safely, worker_count, worker_model
+from .stored_reads import MISSING, OCR_OFF
 
 if TYPE_CHECKING:
     from ...storage.protocol import Storage
+    from .documents import Reusable
+    from .prepare import Prepared, Skip
 
 __all__ = ["IndexOptions", "IndexStats", "Progress", "run_update"]
 
@@ -211,6 +210,9 @@ class _Writer:
             self._ocr_progress(running=True)
 
     def _take(self, note: NoteFile, result: Prepared | Skip | None) -> None:
+        # deferred: preparing notes (chunker, scrubber, YAML) is loaded by the first file to write
+        from .prepare import Skip
+
         plan, counter = self.plan, self.counter
         if result is None:
             with self.store.write():
@@ -249,7 +251,7 @@ class _Writer:
             plan.problems.append((note.rel_path, problem))
             counter["skipped"] += 1
             counter["documents_extracted"] += 1
-            if result.record.engine and result.record.engine.startswith("missing:"):
+            if result.record.engine and result.record.engine.startswith(MISSING):
                 self.missing.add(result.record.engine.split(":", 1)[1])
         else:
             if result.record.problem:
@@ -277,7 +279,7 @@ def _ocr_sources(store: Storage, plan: UpdatePlan) -> Reusable:
             state.kind == IMAGE_KIND
             and state.content_hash
             and state.status != "skipped"
-            and not engine.startswith(("missing:", OCR_OFF))
+            and not engine.startswith((MISSING, OCR_OFF))
         ):
             by_hash.setdefault(state.content_hash, path)
     gone = set(plan.gone)
@@ -299,6 +301,12 @@ def _prepared_notes(
     """Each note with what preparing it gave, in order: in worker processes for a large run
     (embedded there too when no stored vector can be reused: a first or --full build), else
     here."""
+    if not notes:
+        return
+    # deferred: the preparing stage and its pool (chunker, scrubber, YAML, multiprocessing) only
+    # when some note changed; a no-op run or a watcher's deletion needs none of it
+    from .workers import prepare_in_pool, prepare_safely, worker_count, worker_model
+
     plan = writer.plan
     workers = worker_count(plan.options, len(notes))
     if workers == 0:
@@ -354,6 +362,9 @@ def _write_files(
             writer.take(note, result)
             step(note)
     if documents and not stop.is_set():
+        # deferred: the document readers and their pool, only when a document changed
+        from .documents import document_results
+
         for note, result in document_results(
             documents,
             root=plan.root,
