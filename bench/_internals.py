@@ -60,10 +60,12 @@ def searcher(idx: Index) -> Searcher:
 
 def sqlite_db(idx: Index) -> apsw.Connection:
     """The SQLite connection of an index on the SQLite backend, for raw SQL over its tables."""
-    db = getattr(idx._store, "db", None)
-    if not isinstance(db, apsw.Connection):
+    from noteseek.storage.sqlite.store import SqliteStore
+
+    store = idx._store
+    if not isinstance(store, SqliteStore):
         raise TypeError(f"{idx.db_path} is not a SQLite index")
-    return db
+    return store.conn.db
 
 
 def query_vector(idx: Index | Searcher, text: str) -> bytes | None:
@@ -129,7 +131,7 @@ def postgres_store(idx: Index) -> PostgresStore:
 def exact_vector_collections(store: PostgresStore) -> set[int]:
     """The collections this backend's KNN searches exactly rather than through HNSW."""
     with store.snapshot():
-        return store._exact_collections()
+        return store.vectors.exact_collections()
 
 
 def secret_spans(text: str) -> list[tuple[int, int, str]]:

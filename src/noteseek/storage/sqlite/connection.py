@@ -8,8 +8,8 @@ run); writes outside a run (a migration, the model's name) wait for a transactio
 interleaved writes would be safe because each re-reads the rows it replaces in its own transaction. Reads that must
 agree with each other (row counts, integrity checks) run in one `snapshot()`.
 
-The other modules of this package add one job each to this class (files, chunks, the text index,
-the vector table, integrity); `store.SqliteStore` puts them together.
+The other modules of this package each hold one job as a part object that takes this connection
+(files, the text index, the vector table, integrity, ...); `store.SqliteStore` puts them together.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class SqliteConnection:
         row = self.db.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
-    def _begin_immediate(self) -> None:
+    def begin_immediate(self) -> None:
         # IMMEDIATE, not the default DEFERRED: a deferred transaction that reads first and
         # then writes fails at once with SQLITE_BUSY (the busy handler cannot help, its snapshot
         # is stale) whenever another process committed in between.
@@ -215,7 +215,7 @@ class SqliteConnection:
 
         Waits up to the busy timeout for another writer, then raises IndexLockedError.
         """
-        self._begin_immediate()
+        self.begin_immediate()
         try:
             yield
         except BaseException:
