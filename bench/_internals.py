@@ -118,7 +118,8 @@ def rerank_rows(idx: Index) -> Iterator[Callable[[], RerankRows | None]]:
 
 
 def postgres_store(idx: Index) -> PostgresStore:
-    """The storage of an index on the PostgreSQL backend (its SQL helpers and collections)."""
+    """The storage of an index on the PostgreSQL backend (`store.conn`: its connection's SQL
+    helpers and collections)."""
     # Imported here: psycopg is the optional postgres extra, which a SQLite measurement lacks.
     from noteseek.storage.postgres.store import PostgresStore
 

@@ -49,7 +49,7 @@ from .failures import Failures
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .terms import Tokenizer
 
-__all__ = ["BUSY_TIMEOUT_S", "LOCK_SPACE", "PgConnection"]
+__all__ = ["BUSY_TIMEOUT_S", "LOCK_SPACE", "PostgresConnection"]
 
 BUSY_TIMEOUT_S = 10  # as the SQLite backend's busy timeout: then IndexLockedError
 CONNECT_TIMEOUT_S = 10
@@ -60,7 +60,7 @@ _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "not
            "chunks", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
 
 
-class PgConnection:
+class PostgresConnection:
     """One connection to a noteseek database, for one collection selection. Not thread-safe."""
 
     def __init__(self, url: DatabaseUrl, *, create: bool = True) -> None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 class Connection(Protocol):
-    """What the translations read of the connection they serve (`connection.PgConnection`,
+    """What the translations read of the connection they serve (`connection.PostgresConnection`,
     which makes its `Failures` and so is not imported here)."""
 
     url: DatabaseUrl

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .. import meta
 from ..rows import ChunkRow, strings_by_file
-from .connection import PgConnection
+from .connection import PostgresConnection
 from .links import LinkTable
 from .note_terms import NoteTermsTable
 from .terms import ChunkTerms, chunk_terms
@@ -58,7 +58,7 @@ class FileRows:
 
     def __init__(
         self,
-        conn: PgConnection,
+        conn: PostgresConnection,
         *,
         vectors: VectorTable,
         terms: NoteTermsTable,

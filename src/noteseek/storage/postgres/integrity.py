@@ -8,7 +8,7 @@ file's chunk count, and vectors against the chunks marked embedded.
 
 from __future__ import annotations
 
-from .connection import PgConnection
+from .connection import PostgresConnection
 from .vector_table import VectorTable
 
 __all__ = ["Integrity"]
@@ -17,7 +17,7 @@ __all__ = ["Integrity"]
 class Integrity:
     """Counts and checks, each against one consistent state."""
 
-    def __init__(self, conn: PgConnection, vectors: VectorTable) -> None:
+    def __init__(self, conn: PostgresConnection, vectors: VectorTable) -> None:
         self.conn = conn
         self.vectors = vectors
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..link_rows import LINK_COLUMNS, link_from_row, links_by_file
 from ..rows import strings_by_file
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 if TYPE_CHECKING:
     from ...core.links import ParsedLink
@@ -22,7 +22,7 @@ __all__ = ["LinkTable"]
 class LinkTable:
     """Reads and writes of `links` and `note_aliases`."""
 
-    def __init__(self, conn: PgConnection) -> None:
+    def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
 
     def write_links(

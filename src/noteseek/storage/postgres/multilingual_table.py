@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .. import meta
 from ..rows import VectorRows, vector_rows_of
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 __all__ = ["MultilingualTable"]
 
@@ -22,7 +22,7 @@ __all__ = ["MultilingualTable"]
 class MultilingualTable:
     """Reads and writes of `chunks_e5`."""
 
-    def __init__(self, conn: PgConnection) -> None:
+    def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
 
     def multilingual_state(self) -> tuple[str | None, bool]:

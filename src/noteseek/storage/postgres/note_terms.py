@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..rows import NoteTerms, note_terms_of
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 __all__ = ["NoteTermsTable"]
 
@@ -23,7 +23,7 @@ __all__ = ["NoteTermsTable"]
 class NoteTermsTable:
     """Reads and writes of `note_terms`, and the document counts of query words."""
 
-    def __init__(self, conn: PgConnection) -> None:
+    def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
 
     def query_term_counts(self, words: Sequence[str]) -> list[tuple[tuple[str, ...], int]]:

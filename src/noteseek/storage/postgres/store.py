@@ -5,7 +5,7 @@ per job (docs/postgres-design.md).
 through; `storage.store.Store` binds every protocol call to its part. The parts, and the modules
 they use:
 
-- connection.py (`PgConnection`): connecting, migrations, the collection selection,
+- connection.py (`PostgresConnection`): connecting, migrations, the collection selection,
   transactions, meta; failures.py: what a failed statement means (server gone, a standby, a
   reader role); errors.py: what a failed connection means; collections.py: which collections a
   locator means, and the paths shown for several;
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ...core.locator import DatabaseUrl
 from ..store import Store
-from .connection import PgConnection
+from .connection import PostgresConnection
 from .files import FileRows
 from .integrity import Integrity
 from .links import LinkTable
@@ -41,7 +41,7 @@ class PostgresStore(Store):
     """One collection selection of a PostgreSQL database (`Storage`). Not thread-safe: use one
     per thread."""
 
-    conn: PgConnection
+    conn: PostgresConnection
     files: FileRows
     links: LinkTable
     text: TextIndex
@@ -52,7 +52,7 @@ class PostgresStore(Store):
     lock: UpdateLock
 
     def __init__(self, url: DatabaseUrl, *, create: bool = True) -> None:
-        conn = PgConnection(url, create=create)
+        conn = PostgresConnection(url, create=create)
         vectors, terms, links = VectorTable(conn), NoteTermsTable(conn), LinkTable(conn)
         super().__init__(
             conn,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import meta
 from .bm25 import bm25_params, bm25_sql, query_phrases
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 if TYPE_CHECKING:
     from ..protocol import KeywordMatch
@@ -30,7 +30,7 @@ COMMON_TERM_FLOOR = 0.01
 class TextIndex:
     """Keyword search and its statistics."""
 
-    def __init__(self, conn: PgConnection) -> None:
+    def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         self._shares_key: Any = None
         self._shares: Mapping[str, float] = MappingProxyType({})

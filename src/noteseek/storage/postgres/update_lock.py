@@ -24,7 +24,7 @@ from contextlib import suppress
 import psycopg
 
 from ..store import holder_record
-from .connection import LOCK_SPACE, PgConnection
+from .connection import LOCK_SPACE, PostgresConnection
 
 __all__ = ["RUN_LOCK_SPACE", "UpdateLock"]
 
@@ -36,7 +36,7 @@ HOLDER_KEY = "update_holder"
 class UpdateLock:
     """The run-level writer lock of one collection (`storage.store.UpdateLockPart`)."""
 
-    def __init__(self, conn: PgConnection) -> None:
+    def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         # Holds of this session (session-level advisory locks stack: one unlock per lock).
         self._depth = 0

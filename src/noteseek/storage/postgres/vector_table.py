@@ -36,7 +36,7 @@ import psycopg
 
 from .. import meta
 from ..rows import VectorRows
-from .connection import PgConnection
+from .connection import PostgresConnection
 from .schema import hnsw_index_name, hnsw_index_sql
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
@@ -73,7 +73,7 @@ def int8_bytes(text: str) -> bytes:
 class VectorTable:
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
-    def __init__(self, conn: PgConnection) -> None:
+    def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         self._adapted: object = None
 
