@@ -152,7 +152,6 @@ class PostgresConnection:
         return self.vector_error is None
 
     def close(self) -> None:
-        """Close the connection."""
         self.db.close()
 
     # -- statements -------------------------------------------------------------------------
@@ -375,6 +374,5 @@ class PostgresConnection:
         )
 
     def get_json(self, key: str) -> Any:
-        """A JSON meta value, decoded."""
         raw = self.get_meta(key)
         return None if raw is None else json.loads(raw)

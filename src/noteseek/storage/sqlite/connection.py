@@ -248,15 +248,12 @@ class SqliteConnection:
                 self.db.execute("COMMIT")  # nothing written: ends the read transaction
 
     def get_meta(self, key: str) -> str | None:
-        """A value from the meta table."""
         value = self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
         return None if value is None else str(value)
 
     def set_meta(self, key: str, value: str) -> None:
-        """Set a meta value (call inside `write()`)."""
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def get_json(self, key: str) -> Any:
-        """A JSON value from the meta table."""
         raw = self.get_meta(key)
         return None if raw is None else json.loads(raw)
