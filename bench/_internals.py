@@ -60,10 +60,12 @@ def searcher(idx: Index) -> Searcher:
 
 def sqlite_db(idx: Index) -> apsw.Connection:
     """The SQLite connection of an index on the SQLite backend, for raw SQL over its tables."""
-    db = getattr(idx._store, "db", None)
-    if not isinstance(db, apsw.Connection):
+    from noteseek.storage.sqlite.store import SqliteStore
+
+    store = idx._store
+    if not isinstance(store, SqliteStore):
         raise TypeError(f"{idx.db_path} is not a SQLite index")
-    return db
+    return store.conn.db
 
 
 def query_vector(idx: Index | Searcher, text: str) -> bytes | None:
@@ -116,7 +118,8 @@ def rerank_rows(idx: Index) -> Iterator[Callable[[], RerankRows | None]]:
 
 
 def postgres_store(idx: Index) -> PostgresStore:
-    """The storage of an index on the PostgreSQL backend (its SQL helpers and collections)."""
+    """The storage of an index on the PostgreSQL backend (`store.conn`: its connection's SQL
+    helpers and collections)."""
     # Imported here: psycopg is the optional postgres extra, which a SQLite measurement lacks.
     from noteseek.storage.postgres.store import PostgresStore
 
@@ -129,7 +132,7 @@ def postgres_store(idx: Index) -> PostgresStore:
 def exact_vector_collections(store: PostgresStore) -> set[int]:
     """The collections this backend's KNN searches exactly rather than through HNSW."""
     with store.snapshot():
-        return store._exact_collections()
+        return store.vectors.exact_collections()
 
 
 def secret_spans(text: str) -> list[tuple[int, int, str]]:

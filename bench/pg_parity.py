@@ -102,10 +102,10 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
     top-k over the same int8 vectors, for the set's first queries."""
     with noteseek.Index(url, create=False) as idx:
         store = _internals.postgres_store(idx)
-        rows = store.rows(
+        rows = store.conn.rows(
             "SELECT id, embedding::text FROM chunks WHERE collection_id = %s "
             "AND embedding IS NOT NULL ORDER BY id",
-            (store.collections.only,),
+            (store.conn.collections.only,),
         )
         ids = np.array([r[0] for r in rows])
         matrix = np.array([json.loads(r[1]) for r in rows], dtype=np.float32)
@@ -122,10 +122,10 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
             found = {cid for cid, _ in store.knn(vector, k)}
             times.append(1000 * (time.perf_counter() - started))
             recalls.append(len(found & exact) / k)
-        plan = store.rows(
+        plan = store.conn.rows(
             "EXPLAIN SELECT id FROM chunks WHERE collection_id = %s AND embedding IS NOT NULL "
             "ORDER BY embedding::halfvec(256) <=> %s::halfvec(256) LIMIT 100",
-            (store.collections.only, "[" + ",".join(["1"] * 256) + "]"),
+            (store.conn.collections.only, "[" + ",".join(["1"] * 256) + "]"),
         )
         exact_scan = bool(_internals.exact_vector_collections(store))
     return {

@@ -66,7 +66,11 @@ def test_every_import_contract_is_kept() -> None:
         # The web adapter reaching past the facade into the engine.
         ("web/app.py", "from ..engine import search as _inside", "Adapters use the public"),
         # The engine naming the SQLite backend instead of the protocol.
-        ("engine/search/searcher.py", "from ...storage.sqlite import store as _backend", "The engine knows"),
+        (
+            "engine/search/searcher.py",
+            "from ...storage.sqlite import store as _backend",
+            "The engine knows",
+        ),
         # ... or the PostgreSQL backend.
         ("engine/index.py", "from ..storage.postgres import store as _pg", "The engine knows"),
         # One backend borrowing the other's code (the tokenizer once was).
@@ -200,6 +204,89 @@ def test_both_backends_use_one_module_name_per_job() -> None:
         assert f"`sqlite/{name}`" in section, name
     for name in postgres - sqlite:
         assert f"`postgres/{name}`" in section, name
+
+
+def _backend_stores() -> list[type]:
+    """Both backends' store classes (PostgreSQL's needs the postgres extra)."""
+    pytest.importorskip("psycopg")
+    from noteseek.storage.postgres.store import PostgresStore
+    from noteseek.storage.sqlite.store import SqliteStore
+
+    return [SqliteStore, PostgresStore]
+
+
+def test_backend_parts_are_composed_not_mixed_in() -> None:
+    """Each backend's store holds one part object per job (`storage.store.Store`); no class of a
+    backend inherits from its connection class or from another of its classes, so a job reaches
+    another only through the objects its constructor took."""
+    import importlib
+    import inspect
+    import typing
+
+    from noteseek.storage.store import Store
+
+    parts_of: dict[str, dict[str, str]] = {}
+    for store in _backend_stores():
+        assert store.__bases__ == (Store,), store
+        parts = typing.get_type_hints(store)
+        assert set(parts) == set(inspect.signature(Store).parameters), store
+        package = store.__module__.rsplit(".", 1)[0]
+        for cls in parts.values():
+            assert cls.__module__.startswith(package + "."), (store, cls)
+        # Every class of the backend's modules, the parts' own helpers included.
+        folder = PACKAGE / "storage" / package.rsplit(".", 1)[1]
+        for path in sorted(folder.glob("*.py")):
+            module = importlib.import_module(f"{package}.{path.stem}")
+            for cls in vars(module).values():
+                if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                    continue
+                inside = [b for b in cls.__mro__[1:] if b.__module__.startswith(package + ".")]
+                assert not inside, f"{cls.__qualname__} inherits from {inside[0].__qualname__}"
+        parts_of[package] = {name: cls.__name__ for name, cls in parts.items() if name != "conn"}
+    sqlite, postgres = parts_of.values()
+    assert sqlite == postgres  # the same job has the same class name on both backends
+
+
+def test_the_store_binds_every_protocol_call_to_its_part(tmp_path: Path) -> None:
+    """`Storage` is the sum of its parts: every call of a part's protocol is, on an open store,
+    that part's own method (or, for a value, the part's value); what is no part's
+    (`update_lock`, `checkpoint`) is the store's."""
+    import typing
+
+    from noteseek.storage import protocol
+    from noteseek.storage.sqlite.store import SqliteStore
+
+    attribute = {
+        protocol.ConnectionPart: "conn",
+        protocol.FilePart: "files",
+        protocol.LinkPart: "links",
+        protocol.TextIndexPart: "text",
+        protocol.NoteTermsPart: "terms",
+        protocol.VectorPart: "vectors",
+        protocol.MultilingualPart: "deep",
+        protocol.IntegrityPart: "integrity",
+    }
+    assert set(protocol.Storage.__bases__) - {typing.Protocol} == set(attribute)
+    own = {n for n in vars(protocol.Storage) if not n.startswith("_")}
+    assert own == {"update_lock", "checkpoint"}
+    store = SqliteStore(tmp_path / "i.db")
+    try:
+        seen: set[str] = set()
+        for part_protocol, name in attribute.items():
+            part = getattr(store, name)
+            calls = {n for n in vars(part_protocol) if not n.startswith("_")}
+            calls |= set(part_protocol.__annotations__)
+            assert not calls & seen, part_protocol  # each call belongs to one part
+            seen |= calls
+            for call in calls:
+                bound = getattr(store, call)
+                if callable(bound):
+                    assert bound.__self__ is part, (call, name)
+                else:
+                    assert bound == getattr(part, call), (call, name)
+        assert all(n in vars(type(store)) for n in own - {"update_lock"})
+    finally:
+        store.close()
 
 
 def _imports_of(module: Path) -> set[str]:

@@ -42,7 +42,7 @@ def assert_consistent(idx: Index) -> None:
     assert idx.check() == []
     counts = idx._store.counts()
     assert counts["chunks"] == counts["fts"] == counts["vectors"] == counts["embedded"]
-    dirty = idx._store.scalar(
+    dirty = idx._store.conn.scalar(
         "SELECT count(*) FROM chunks WHERE instr(chunk_text, char(0)) OR instr(chunk_text, char(13))"
     )
     assert dirty == 0

@@ -36,7 +36,7 @@ def _stored(idx: Index) -> Any:
 def _recount(idx: Index) -> Any:
     store = idx._store  # type: ignore[attr-defined]
     with store.write():
-        store._written_chunks = None  # forget what was written: the full recount
+        store.text._written_chunks = None  # forget what was written: the full recount
         store.refresh_common_terms()
     return _stored(idx)
 

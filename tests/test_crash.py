@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index
-from noteseek.storage.sqlite.store import SqliteStore as Store
+from noteseek.storage.sqlite.text_index import TextIndex
 
 from .conftest import REPO, FakeEmbedder
 
@@ -303,10 +303,11 @@ def test_crash_before_the_run_summary_still_refreshes_common_terms(
     for i in range(5):
         (vault / f"n{i}.md").write_text(f"# N{i}\n\nother words here, unique{i} text.\n")
 
-    def crash(self: Store) -> None:
+    def crash(self: TextIndex) -> None:
         raise KeyboardInterrupt  # the process dies here; nothing after it runs
 
-    monkeypatch.setattr(Store, "refresh_common_terms", crash)
+    # The store binds its part's method when it opens: the part's class is where to patch.
+    monkeypatch.setattr(TextIndex, "refresh_common_terms", crash)
     with Index(db, embedder=FakeEmbedder()) as idx, pytest.raises(KeyboardInterrupt):
         idx.update(vault)
     monkeypatch.undo()

@@ -93,7 +93,7 @@ def test_tags_are_updated_when_a_note_changes(idx: Index, vault: Path) -> None:
     (vault / "work/beta.md").unlink()
     idx.update(vault)
     assert idx.search("deploy", tags=["other"], limit=30) == []
-    count = idx._store.scalar("SELECT count(*) FROM note_tags WHERE tag = 'other'")
+    count = idx._store.conn.scalar("SELECT count(*) FROM note_tags WHERE tag = 'other'")
     assert count == 0
 
 

@@ -350,12 +350,12 @@ def test_a_folder_with_an_ignore_marker_is_not_indexed(
     )
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
-        paths = {r[0] for r in idx._store.db.execute("SELECT path FROM files")}
+        paths = {r[0] for r in idx._store.conn.db.execute("SELECT path FROM files")}
         assert paths == {"keep/a.md"}
         # Adding the marker later drops the folder's notes on the next run.
         (vault / "keep" / ".noteseekignore").touch()
         idx.update(vault)
-        assert idx._store.scalar("SELECT count(*) FROM files") == 0
+        assert idx._store.conn.scalar("SELECT count(*) FROM files") == 0
 
 
 def test_max_term_share_leaves_common_words_out_of_bm25(
@@ -389,13 +389,13 @@ def test_rewriting_most_notes_leaves_a_text_index_as_small_as_a_fresh_one(
     )
 
     def fts_bytes(idx: Index) -> int:
-        return int(idx._store.scalar("SELECT sum(length(block)) FROM chunks_fts_data"))
+        return int(idx._store.conn.scalar("SELECT sum(length(block)) FROM chunks_fts_data"))
 
     with Index(tmp_path / "fresh.db", embedder=fake_embedder) as fresh:
         fresh.update(vault)
         fresh_size = fts_bytes(fresh)
         # A first build deletes nothing, so it does not merge (which would leave free pages).
-        assert fresh._store.scalar("PRAGMA freelist_count") == 0
+        assert fresh._store.conn.scalar("PRAGMA freelist_count") == 0
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
         for _ in range(3):
@@ -417,7 +417,7 @@ def test_an_index_opened_without_options_keeps_the_folders_it_was_built_with(
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         assert "private" in idx.options.exclude
         idx.update(vault)
-        paths = {r[0] for r in idx._store.db.execute("SELECT path FROM files")}
+        paths = {r[0] for r in idx._store.conn.db.execute("SELECT path FROM files")}
     assert paths == {"work/a.md"}
 
 

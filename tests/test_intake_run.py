@@ -89,7 +89,7 @@ def test_items_are_routed_queued_set_aside_and_undone(setup: tuple[Path, Path, I
     assert (vault / "_intake" / "set-aside" / ".noteseekignore").exists()
     fresh = Index(vault.parent / "plain.db", embedder=index._embedder)
     fresh.update(vault)
-    assert fresh._store.scalar("SELECT count(*) FROM files WHERE path LIKE '_intake/set-aside/%'") == 0
+    assert fresh._store.conn.scalar("SELECT count(*) FROM files WHERE path LIKE '_intake/set-aside/%'") == 0
     fresh.close()
     dup = by_path["dup.md"]
     assert dup.assessment.duplicate_of == "cooking/cooking-3.md"

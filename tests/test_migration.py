@@ -110,7 +110,7 @@ def test_v1_index_is_migrated_searchable_and_reprocessed(
     db = tmp_path / "v1.db"
     chunks = build_v1(db, vault)
     with Index(db, embedder=FakeEmbedder()) as idx:
-        assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx._store.conn.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert idx.check() == []
         # Searchable straight away, before any update (title/tags fields are empty until then).
         assert paths(idx, "autovacuum dead tuples", "bm25")[0] == "db/postgres.md"
@@ -153,7 +153,7 @@ def test_a_failed_migration_leaves_the_old_version_and_is_retried(
     assert "title" not in {r[1] for r in raw.execute("PRAGMA table_info(chunks)")}
     raw.close()
     with Index(db, embedder=FakeEmbedder()) as idx:
-        assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx._store.conn.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert idx.check() == []
         idx.update(vault)
         assert idx.check() == []
@@ -193,7 +193,7 @@ def test_processes_opening_an_old_file_at_once_migrate_it_once(tmp_path: Path) -
         errors = [p.communicate(timeout=60)[1] for p in procs]
         assert [p.returncode for p in procs] == [0] * 4, errors
         with Index(db, embedder=FakeEmbedder()) as idx:
-            assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+            assert idx._store.conn.scalar("PRAGMA user_version") == SCHEMA_VERSION
             assert idx.check() == []
 
 
@@ -225,7 +225,7 @@ def test_an_interrupted_first_run_after_migration_still_reprocesses_every_note(
         idx.update(vault, progress=crash)
     with Index(db, embedder=FakeEmbedder()) as idx:
         idx.update(vault)
-        untitled = idx._store.scalar(
+        untitled = idx._store.conn.scalar(
             "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.title_field = ''"
         )
         assert untitled == 0
@@ -244,16 +244,16 @@ def test_schema_7_chunk_fields_move_to_the_file_row_with_the_fts_index_intact(
     store = Store(db)
     with store.write():
         # Every chunk of a file carries the same fields, as schema 7's indexer wrote them.
-        store.db.execute(
+        store.conn.db.execute(
             "UPDATE chunks SET title = 'zebracorn ' || (SELECT path FROM files WHERE id = file_id), "
             "tags = 'quokkatag', heading_context = 'Context of ' || file_id"
         )
     store.close()
     monkeypatch.undo()
     with Index(db, embedder=FakeEmbedder()) as idx:
-        assert idx._store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx._store.conn.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert idx.check() == []
-        columns = {r[1] for r in idx._store.db.execute("PRAGMA table_info(chunks)")}
+        columns = {r[1] for r in idx._store.conn.db.execute("PRAGMA table_info(chunks)")}
         assert not {"title", "tags", "heading_context"} & columns
         hits = idx.search("zebracorn", mode="bm25", limit=10)
         assert len(hits) == 3 and len(idx.search("quokkatag", mode="bm25", limit=10)) == 3

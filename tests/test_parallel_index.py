@@ -60,7 +60,7 @@ def _vault(root: Path, notes: int) -> Path:
 
 def _order(index: Index) -> list[tuple[Any, ...]]:
     """Files and chunks in the order they were written (their ids)."""
-    db = index._store.db  # type: ignore[attr-defined]
+    db = index._store.conn.db  # type: ignore[attr-defined]
     files = db.execute("SELECT id, path FROM files ORDER BY id").fetchall()
     chunks = db.execute(
         "SELECT c.id, f.path, c.seq FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"

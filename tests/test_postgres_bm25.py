@@ -63,7 +63,7 @@ def test_the_backends_bm25_equals_fts5_bm25(
     ):
         lite.update(vault)
         pg.update(vault)
-        assert lite._store.stem_options.german_queries  # type: ignore[attr-defined]
+        assert lite._store.conn.stem_options.german_queries  # type: ignore[attr-defined]
         compared = colocated = 0
         for text in QUERIES:
             lite_terms, lite_hits = _keyword(lite, text)
@@ -79,5 +79,5 @@ def test_the_backends_bm25_equals_fts5_bm25(
 
 
 def _phrases(idx: Index, terms: list[str]) -> tuple[tuple[str, ...], ...]:
-    query = query_phrases(terms, idx._store.tokenizer)  # type: ignore[attr-defined]
+    query = query_phrases(terms, idx._store.conn.tokenizer)  # type: ignore[attr-defined]
     return () if query is None else query.phrases

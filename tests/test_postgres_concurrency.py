@@ -292,7 +292,7 @@ def test_a_long_lived_index_reconnects_after_its_connection_is_cut(
     with Index(url, embedder=FakeEmbedder()) as idx:
         idx.update(vault)
         assert idx.search("rotate tokens")
-        backend = idx._store.conn.info.backend_pid  # type: ignore[attr-defined]
+        backend = idx._store.conn.db.info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(admin, autocommit=True) as conn:  # a server restart, a failover
             conn.execute("SELECT pg_terminate_backend(%s)", (backend,))
         with pytest.raises(DatabaseConnectionError) as caught:

@@ -55,17 +55,18 @@ def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tu
     """`knn`'s answer for `text`, the EXPLAIN of the statement it ran, and exact cosine top-10."""
     with open_index(url, None, create=False, embedder=FakeEmbedder()) as idx:
         store: Any = idx._store  # white-box: the statement knn runs
+        conn = store.conn
         vector = idx._searcher._query_vector(text)  # type: ignore[attr-defined]
         assert vector is not None
         assert (
-            store.scalar(
+            conn.scalar(
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
                 "AND indexname LIKE 'chunks_hnsw_c%%'"
             )
             == 1
         )
         seen: list[tuple[str, Any]] = []
-        rows = store.rows
+        rows = conn.rows
 
         def recording(sql: str, params: Any = ()) -> Any:
             seen.append((sql, params))
@@ -75,13 +76,13 @@ def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tu
             # A table this small is cheaper to scan than any index, so the planner would scan
             # it whatever the query; without sequential scans it takes the HNSW index whenever
             # the query's ORDER BY lets it, as it does on a real vault's table.
-            store.run("SET LOCAL enable_seqscan = off")
-            store.rows = recording
+            conn.run("SET LOCAL enable_seqscan = off")
+            conn.rows = recording
             found = store.knn(vector, 10)
-            store.rows = rows
+            conn.rows = rows
             sql, params = next(s for s in seen if "<=>" in s[0])
-            plan = "\n".join(r[0] for r in store.rows("EXPLAIN " + sql, params))
-        table = store.rows("SELECT id, embedding::text FROM chunks WHERE embedding IS NOT NULL")
+            plan = "\n".join(r[0] for r in conn.rows("EXPLAIN " + sql, params))
+        table = conn.rows("SELECT id, embedding::text FROM chunks WHERE embedding IS NOT NULL")
     ids = np.array([int(r[0]) for r in table])
     matrix = np.array([[float(v) for v in r[1].strip("[]").split(",")] for r in table])
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)

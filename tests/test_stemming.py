@@ -76,9 +76,9 @@ def test_a_german_inflection_finds_the_german_note(
 ) -> None:
     vault = make_vault({"de/dateien.md": GERMAN_NOTE, "en/files.md": ENGLISH_NOTE})
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
-        assert not idx._store.stem_options.german_queries
+        assert not idx._store.conn.stem_options.german_queries
         idx.update(vault)
-        assert idx._store.stem_options.german_queries
+        assert idx._store.conn.stem_options.german_queries
         hits = idx.search("Dateiformaten unterstützte", mode="bm25")
         assert hits and hits[0].path == "de/dateien.md"
         # English stemming is untouched by the German note next to it
@@ -90,11 +90,11 @@ def test_a_german_inflection_finds_the_german_note(
         (vault / "de" / "dateien.md").unlink()
         idx.update(vault)
         assert idx.check() == []
-        assert not idx._store.stem_options.german_queries
+        assert not idx._store.conn.stem_options.german_queries
         assert idx.search("Dateiformaten", mode="bm25") == []
     # a new connection reads the flag back
     with Index(tmp_path / "i.db", embedder=fake_embedder, create=False) as idx:
-        assert not idx._store.stem_options.german_queries
+        assert not idx._store.conn.stem_options.german_queries
 
 
 @pytest.mark.parametrize("lang", [None, GERMAN])
@@ -108,6 +108,6 @@ def test_the_fts_table_can_be_rebuilt_from_its_content(
         query = "Dateiformaten" if lang else "running"
         before = [h.path for h in idx.search(query, mode="bm25")]
         with idx._store.write():
-            idx._store.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+            idx._store.conn.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
         assert [h.path for h in idx.search(query, mode="bm25")] == before == ["n.md"]
         assert idx.check() == []

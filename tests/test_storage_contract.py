@@ -505,6 +505,23 @@ def test_update_lock_serialises_runs_and_names_the_holder(backend: Backend) -> N
         second.close()
 
 
+def test_update_lock_nested_in_one_store_joins_the_outer_hold(backend: Backend) -> None:
+    """A hold inside a hold of the same store takes nothing new and releases nothing: the lock
+    stays held until the outer block ends (PostgreSQL's session locks stack; SQLite's counts)."""
+    first, second = backend.open(), backend.open()
+    try:
+        with first.update_lock(wait=0, holder="outer"):
+            with first.update_lock(wait=0, holder="inner"):
+                pass
+            with pytest.raises(IndexLockedError), second.update_lock(wait=0, holder="b"):
+                pass
+        with second.update_lock(wait=0, holder="b"):  # the outer block released it
+            pass
+    finally:
+        first.close()
+        second.close()
+
+
 def test_ranking_facts_note_terms_and_query_term_counts(backend: Backend) -> None:
     store = backend.open()
     try:

@@ -58,7 +58,7 @@ def make_vault(root: Path, rng: random.Random, count: int = 40) -> None:
 
 def rows(index: Index) -> dict[str, Any]:
     """Every row of the index that an update decides, keyed by path (ids and times left out)."""
-    db = index._store.db  # type: ignore[attr-defined]
+    db = index._store.conn.db  # type: ignore[attr-defined]
     files = db.execute(
         "SELECT path, mtime_ns, size, content_hash, title, status, problem, chunk_count, "
         "skipped_sections, secrets_scrubbed, kind, outcome, engine FROM files ORDER BY path"
@@ -350,13 +350,13 @@ def test_a_targeted_update_looks_only_at_the_named_paths(tmp_path: Path) -> None
         assert idx2.search("unnamed", mode="bm25") == []
         # A touched note (same bytes, new mtime) is neither re-read into the index nor re-embedded.
         embedded = embedder.texts_embedded
-        chunk_ids = idx2._store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall()  # type: ignore[attr-defined]
+        chunk_ids = idx2._store.conn.db.execute("SELECT id FROM chunks ORDER BY id").fetchall()  # type: ignore[attr-defined]
         st = edited.stat()
         os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
         stats = idx2.update(vault, paths=["f0/n0.md"])
         assert (stats.changed, stats.unchanged, stats.chunks_written) == (0, 1, 0)
         assert embedder.texts_embedded == embedded
-        assert idx2._store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall() == chunk_ids  # type: ignore[attr-defined]
+        assert idx2._store.conn.db.execute("SELECT id FROM chunks ORDER BY id").fetchall() == chunk_ids  # type: ignore[attr-defined]
         assert idx2._store.file_states()["f0/n0.md"].mtime_ns == edited.stat().st_mtime_ns
         # "" is the whole vault: the unnamed edit is found now.
         stats = idx2.update(vault, folders=[""])
@@ -390,7 +390,7 @@ def test_a_document_to_read_again_is_read_by_a_targeted_update_too(tmp_path: Pat
     (vault / "f2" / "cars.csv").write_text("model,zqseats\nroadster,2\nvan,9\n")
     for idx in (targeted, whole):
         idx.update(vault)
-        db = idx._store.db  # type: ignore[attr-defined]
+        db = idx._store.conn.db  # type: ignore[attr-defined]
         with idx._store.write():
             db.execute("UPDATE files SET kind = NULL, outcome = NULL WHERE path = 'f2/cars.csv'")
     stats = targeted.update(vault, paths=["f0/n0.md"])

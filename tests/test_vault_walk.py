@@ -197,7 +197,7 @@ def test_plain_folder_names_match_exactly_at_any_depth() -> None:
 
 
 def _paths(idx: noteseek.Index) -> set[str]:
-    return {r[0] for r in idx._store.db.execute("SELECT path FROM files")}
+    return {r[0] for r in idx._store.conn.db.execute("SELECT path FROM files")}
 
 
 def test_a_passed_over_entry_whose_name_holds_a_secret_is_named_scrubbed_and_not_stored(
@@ -215,7 +215,7 @@ def test_a_passed_over_entry_whose_name_holds_a_secret_is_named_scrubbed_and_not
         assert len(named) == 1 and NAME_SECRET not in named[0] and "[REDACTED:" in named[0]
         assert problems["plain-link.md"] == "symlink points outside the vault"
         assert _paths(idx) == {"a.md", "plain-link.md"}
-        idx._store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        idx._store.conn.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert NAME_SECRET.encode() not in (tmp_path / "i.db").read_bytes()
 
 

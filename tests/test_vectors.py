@@ -77,7 +77,7 @@ def test_int8_round_trip_keeps_direction() -> None:
 def _reference_matrix(index: Index) -> tuple[np.ndarray, np.ndarray]:
     """The vectors as vec0 itself returns them, by id."""
     dim = int(index._store.get_meta("vector_dim") or 0)
-    rows = index._store.db.execute("SELECT rowid, embedding FROM chunks_vec ORDER BY rowid")
+    rows = index._store.conn.db.execute("SELECT rowid, embedding FROM chunks_vec ORDER BY rowid")
     ids, blobs = zip(*[(int(r), bytes(b)) for r, b in rows])
     matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(-1, dim)
     return np.array(ids, dtype=np.int64), matrix
@@ -93,7 +93,7 @@ def test_loaded_matrix_is_bit_identical_to_the_reference(
     for i in range(1, 40, 4):
         (vault / f"n{i:02}.md").unlink()
     index.update(vault)
-    holes = index._store.scalar("SELECT sum(size) FROM chunks_vec_chunks") - index._store.scalar(
+    holes = index._store.conn.scalar("SELECT sum(size) FROM chunks_vec_chunks") - index._store.conn.scalar(
         "SELECT count(*) FROM chunks_vec_rowids"
     )
     assert holes > 0

@@ -168,7 +168,7 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
         wait_until(lambda: found(db, "zqatomic") == ["notes/n1.md"], what="atomic save")
         watch.wait_for_run(runs, ": 0 added, 1 changed,")
         with Index(db, create=False) as idx:
-            before = idx._store.db.execute(  # type: ignore[attr-defined]
+            before = idx._store.conn.db.execute(  # type: ignore[attr-defined]
                 "SELECT id, embedded_at FROM chunks ORDER BY id"
             ).fetchall()
         runs = len(watch.runs())
@@ -178,7 +178,7 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
         watch.wait_for("updated: ", runs + 1)
         assert "0 added, 0 changed, 0 removed" in watch.runs()[runs], watch.text()
         with Index(db, create=False) as idx:
-            after = idx._store.db.execute(  # type: ignore[attr-defined]
+            after = idx._store.conn.db.execute(  # type: ignore[attr-defined]
                 "SELECT id, embedded_at FROM chunks ORDER BY id"
             ).fetchall()
             assert after == before  # nothing re-read into the index, nothing re-embedded

@@ -246,7 +246,7 @@ def test_a_long_lived_reader_learns_that_german_notes_arrived(tmp_path: Path) ->
     with Index(db, embedder=FakeEmbedder()) as writer, Index(db, embedder=FakeEmbedder()) as reader:
         writer.update(vault)
         reader.search("zqstart1", mode="bm25")
-        assert not reader._store.stem_options.german_queries  # type: ignore[attr-defined]
+        assert not reader._store.conn.stem_options.german_queries  # type: ignore[attr-defined]
         (vault / "notes" / "steuer.md").write_text(
             note(
                 "Steuererklärung",
@@ -259,7 +259,7 @@ def test_a_long_lived_reader_learns_that_german_notes_arrived(tmp_path: Path) ->
         )
         writer.update(vault, paths=["notes/steuer.md"])
         reader.search("Belege", mode="bm25")
-        assert reader._store.stem_options.german_queries  # type: ignore[attr-defined]
+        assert reader._store.conn.stem_options.german_queries  # type: ignore[attr-defined]
 
 
 # -- every writer at once, as real processes --------------------------------------------------------

@@ -5,12 +5,13 @@ PostgreSQL 6); only the statements around it differ, so they stay in each backen
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core.links import ParsedLink
 
-__all__ = ["LINK_COLUMNS", "link_from_row"]
+__all__ = ["LINK_COLUMNS", "link_from_row", "links_by_file"]
 
 LINK_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
 
@@ -37,3 +38,11 @@ def link_from_row(row: tuple[Any, ...]) -> ParsedLink:
         context=str(row[6]),
         key=str(row[3]),
     )
+
+
+def links_by_file(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[ParsedLink]]:
+    """file id -> its links, in row order, from rows selected as `LINK_COLUMNS`."""
+    out: dict[int, list[ParsedLink]] = {}
+    for row in rows:
+        out.setdefault(int(row[0]), []).append(link_from_row(row))
+    return out

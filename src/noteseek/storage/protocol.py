@@ -2,9 +2,13 @@
 
 The engine (updating, searching, note access, the `Index` facade) talks to storage only through
 these methods, so a second backend (PostgreSQL, `storage/postgres/`) implements this protocol and
-nothing above it changes; mypy checks that the engine uses nothing else. The SQLite backend
-(`storage/sqlite/`) is the reference implementation; its docstrings say what each call must do
-(transactions, what "stale" means, why FTS deletes are explicit).
+nothing above it changes; mypy checks that the engine uses nothing else. The docstrings here
+say what each call must do, once for both backends; a backend's method carries at most a note on
+what is particular to it (how FTS5 or PostgreSQL does it).
+
+`Storage` is the sum of its parts (`ConnectionPart`, `FilePart`, ...): each backend has one object
+per part, in modules of the same names (`connection.py`, `files.py`, ...), and `storage.store.Store`
+puts them together, binding every call to the part that does it.
 
 Contract in short:
 - Every write happens inside `write()`, one transaction that takes the writer lock up front; a
@@ -49,7 +53,20 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
 
     from ..core.links import ParsedLink
 
-__all__ = ["KeywordMatch", "NoteTerms", "Storage", "TermCount"]
+__all__ = [
+    "ConnectionPart",
+    "FilePart",
+    "IntegrityPart",
+    "KeywordMatch",
+    "LinkPart",
+    "MultilingualPart",
+    "NoteTerms",
+    "NoteTermsPart",
+    "Storage",
+    "TermCount",
+    "TextIndexPart",
+    "VectorPart",
+]
 
 # (chunk id, BM25 score with higher = better, file id), best first.
 KeywordMatch = tuple[int, float, int]
@@ -58,10 +75,8 @@ KeywordMatch = tuple[int, float, int]
 TermCount = tuple[tuple[str, ...], int]
 
 
-class Storage(Protocol):
-    """One index: files, chunks, their keyword index and vectors, and a small key/value table."""
-
-    # -- lifetime, transactions -------------------------------------------------------------
+class ConnectionPart(Protocol):
+    """The connection: lifetime, transactions, the meta table (storage.meta names the keys)."""
 
     @property
     def location(self) -> str:
@@ -90,28 +105,9 @@ class Storage(Protocol):
         keeps it past the busy timeout. Rolled back on any exception."""
         ...
 
-    def update_lock(
-        self,
-        *,
-        wait: float | None,
-        holder: str,
-        cancel: Callable[[], bool] | None = None,
-    ) -> AbstractContextManager[None]:
-        """Hold the lock of one update run (not a transaction: each file still commits on its
-        own). Waits up to `wait` seconds for another run (None: until it ends, 0: not at all),
-        then raises IndexLockedError whose message names the holder (`holder`, as the other run
-        gave it, with its pid); `cancel()` turning true while waiting raises it at once."""
-        ...
-
     def snapshot(self) -> AbstractContextManager[None]:
         """Several reads against one consistent state (nested use joins the outer one)."""
         ...
-
-    def checkpoint(self) -> None:
-        """Housekeeping at the end of an update run (best effort)."""
-        ...
-
-    # -- meta (storage.meta names the keys) -------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         """A value of the meta table."""
@@ -125,9 +121,18 @@ class Storage(Protocol):
         """A JSON meta value, decoded."""
         ...
 
-    # -- files ------------------------------------------------------------------------------
-
     chunks_deleted: int  # chunks this connection deleted or replaced (for the FTS merge decision)
+
+    @property
+    def vectors_available(self) -> bool:
+        """Whether vectors can be read and written in this connection."""
+        ...
+
+    vector_error: str | None  # why vectors are not available (a phrase for messages), or None
+
+
+class FilePart(Protocol):
+    """A file's rows: written whole (replace, delete, touch) and read back (states, filters, chunks)."""
 
     def file_states(self) -> dict[str, FileState]:
         """Every known file (skipped ones included) with what change detection needs."""
@@ -223,22 +228,6 @@ class Storage(Protocol):
         """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
         ...
 
-    # -- links (schema m008 for SQLite, 5 for PostgreSQL) ------------------------------------
-
-    def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
-        """(source file id, link as `replace_file` stored it) of every link whose key is in `keys`."""
-        ...
-
-    def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
-        """file id -> the links that file makes, in order (files without links left out)."""
-        ...
-
-    def note_aliases(self) -> dict[int, tuple[str, ...]]:
-        """file id -> the folded aliases (`record.aliases`) of every note that has some."""
-        ...
-
-    # -- chunks -----------------------------------------------------------------------------
-
     def chunk_count(self) -> int:
         """Number of chunks."""
         ...
@@ -268,7 +257,25 @@ class Storage(Protocol):
         """Id of a file's first chunk."""
         ...
 
-    # -- keyword index ----------------------------------------------------------------------
+
+class LinkPart(Protocol):
+    """The links each note makes and its aliases (schema m009 for SQLite, 6 for PostgreSQL)."""
+
+    def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
+        """(source file id, link as `replace_file` stored it) of every link whose key is in `keys`."""
+        ...
+
+    def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
+        """file id -> the links that file makes, in order (files without links left out)."""
+        ...
+
+    def note_aliases(self) -> dict[int, tuple[str, ...]]:
+        """file id -> the folded aliases (`record.aliases`) of every note that has some."""
+        ...
+
+
+class TextIndexPart(Protocol):
+    """The keyword index: BM25 search, the shares of frequent stems, the language state."""
 
     def keyword_search(
         self,
@@ -285,18 +292,6 @@ class Storage(Protocol):
     def term_shares(self) -> Mapping[str, float]:
         """Share of chunks holding each recorded stem (those above 1 % of chunks); the same
         object until the recorded counts change, so callers may cache on its identity."""
-        ...
-
-    def query_term_counts(self, words: Sequence[str]) -> list[TermCount]:
-        """Per word, in order: its index forms, as the keyword index tokenizes a query (every
-        colocated form), and the number of chunks holding the most frequent of them (0 when no
-        chunk has it). Current, not the recorded counts."""
-        ...
-
-    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
-        """Per note (missing ids left out): the distinct index tokens of its title field, tags
-        field and section headings, tokenized as its chunks were (written by `replace_file`;
-        empty sets for a note written before the backend stored them), chunk count and size."""
         ...
 
     def index_stems(self, word: str) -> list[str]:
@@ -319,14 +314,25 @@ class Storage(Protocol):
         """Compact the keyword index after many deletes (inside `write()`)."""
         ...
 
-    # -- vectors ----------------------------------------------------------------------------
 
-    @property
-    def vectors_available(self) -> bool:
-        """Whether vectors can be read and written in this connection."""
+class NoteTermsPart(Protocol):
+    """Term counts of query words and the token sets of each note, for the rerank."""
+
+    def query_term_counts(self, words: Sequence[str]) -> list[TermCount]:
+        """Per word, in order: its index forms, as the keyword index tokenizes a query (every
+        colocated form), and the number of chunks holding the most frequent of them (0 when no
+        chunk has it). Current, not the recorded counts."""
         ...
 
-    vector_error: str | None  # why vectors are not available (a phrase for messages), or None
+    def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
+        """Per note (missing ids left out): the distinct index tokens of its title field, tags
+        field and section headings, tokenized as its chunks were (written by `replace_file`;
+        empty sets for a note written before the backend stored them), chunk count and size."""
+        ...
+
+
+class VectorPart(Protocol):
+    """The chunks' int8 vectors, one per chunk."""
 
     def has_vector_table(self) -> bool:
         """Whether vectors have been set up (once a model's dimension is known)."""
@@ -360,7 +366,9 @@ class Storage(Protocol):
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first."""
         ...
 
-    # -- the multilingual lane (optional; schema m007 for SQLite) -----------------------------
+
+class MultilingualPart(Protocol):
+    """The multilingual lane's vectors, keyed by content hash (optional; schema m007 for SQLite)."""
 
     def multilingual_state(self) -> tuple[str | None, bool]:
         """(fingerprint of the model the lane's vectors came from or None, whether a lane build
@@ -396,7 +404,9 @@ class Storage(Protocol):
         """Every chunk with a lane vector (chunk ids, int8 rows); None when there is none."""
         ...
 
-    # -- integrity --------------------------------------------------------------------------
+
+class IntegrityPart(Protocol):
+    """Counts and checks."""
 
     def counts(self) -> dict[str, int]:
         """Row counts that must agree: files, chunks, keyword rows, embedded chunks, vectors."""
@@ -404,4 +414,38 @@ class Storage(Protocol):
 
     def integrity_problems(self) -> list[str]:
         """Empty when the backend's own checks pass and the counts agree."""
+        ...
+
+
+class Storage(
+    ConnectionPart,
+    FilePart,
+    LinkPart,
+    TextIndexPart,
+    NoteTermsPart,
+    VectorPart,
+    MultilingualPart,
+    IntegrityPart,
+    Protocol,
+):
+    """One index: files, chunks, their keyword index and vectors, and a small key/value table.
+
+    Each backend builds it from one object per part above (`storage.store.Store`); the update
+    lock and the end-of-run housekeeping are the store's own."""
+
+    def update_lock(
+        self,
+        *,
+        wait: float | None,
+        holder: str,
+        cancel: Callable[[], bool] | None = None,
+    ) -> AbstractContextManager[None]:
+        """Hold the lock of one update run (not a transaction: each file still commits on its
+        own). Waits up to `wait` seconds for another run (None: until it ends, 0: not at all),
+        then raises IndexLockedError whose message names the holder (`holder`, as the other run
+        gave it, with its pid); `cancel()` turning true while waiting raises it at once."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Housekeeping at the end of an update run (best effort)."""
         ...

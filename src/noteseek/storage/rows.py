@@ -11,7 +11,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChunkRow", "NoteTerms", "VectorRows", "note_terms_of", "vector_rows_of"]
+__all__ = [
+    "ChunkRow",
+    "NoteTerms",
+    "VectorRows",
+    "note_terms_of",
+    "strings_by_file",
+    "vector_rows_of",
+]
 
 # A note's terms for the rerank: title, tag and heading tokens, chunk count, size in bytes.
 NoteTerms = tuple[frozenset[str], frozenset[str], frozenset[str], int, int]
@@ -59,6 +66,14 @@ def note_terms_of(rows: Iterable[Sequence[Any]]) -> dict[int, NoteTerms]:
         )
         for fid, title, tags, heads, chunks, size in rows
     }
+
+
+def strings_by_file(rows: Iterable[Sequence[Any]]) -> dict[int, tuple[str, ...]]:
+    """file id -> its strings, in row order, from (file id, string) rows (a note's tags, aliases)."""
+    found: dict[int, list[str]] = {}
+    for file_id, value in rows:
+        found.setdefault(int(file_id), []).append(str(value))
+    return {file_id: tuple(values) for file_id, values in found.items()}
 
 
 def vector_rows_of(pairs: Iterable[Sequence[Any]]) -> VectorRows | None:

@@ -49,7 +49,7 @@ from .failures import Failures
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .terms import Tokenizer
 
-__all__ = ["BUSY_TIMEOUT_S", "LOCK_SPACE", "PgConnection"]
+__all__ = ["BUSY_TIMEOUT_S", "LOCK_SPACE", "PostgresConnection"]
 
 BUSY_TIMEOUT_S = 10  # as the SQLite backend's busy timeout: then IndexLockedError
 CONNECT_TIMEOUT_S = 10
@@ -60,7 +60,7 @@ _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "not
            "chunks", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
 
 
-class PgConnection:
+class PostgresConnection:
     """One connection to a noteseek database, for one collection selection. Not thread-safe."""
 
     def __init__(self, url: DatabaseUrl, *, create: bool = True) -> None:
@@ -68,7 +68,7 @@ class PgConnection:
         self.selection = parse_selection(url.collection)
         self._where = str(url.with_collection(None))
         self.failures = Failures(self)
-        self.conn = self._connect()
+        self.db = self._connect()
         self.chunks_deleted = 0
         self.vector_error: str | None = None
         # Values read once per transaction (it sees one state of them): cleared at each BEGIN.
@@ -80,7 +80,7 @@ class PgConnection:
             self.tokenizer = Tokenizer(german_queries=self.get_meta(meta.GERMAN_NOTES) == "1")
             self._check_models()
         except BaseException:
-            self.conn.close()
+            self.db.close()
             raise
 
     # -- connecting -------------------------------------------------------------------------
@@ -100,8 +100,8 @@ class PgConnection:
     def _reconnect_if_broken(self) -> None:
         # A long-lived process (daemon, web) outlives server restarts: the failed request got a
         # DatabaseConnectionError, the next one gets a fresh connection.
-        if self.conn.closed or self.conn.broken:
-            self.conn = self._connect()
+        if self.db.closed or self.db.broken:
+            self.db = self._connect()
 
     @property
     def location(self) -> str:
@@ -152,8 +152,7 @@ class PgConnection:
         return self.vector_error is None
 
     def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
+        self.db.close()
 
     # -- statements -------------------------------------------------------------------------
 
@@ -162,14 +161,14 @@ class PgConnection:
         if not self.in_transaction():
             self._reconnect_if_broken()
         with self.failures.translated():
-            return self.conn.execute(sql, params).fetchall()
+            return self.db.execute(sql, params).fetchall()
 
     def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
         """Run a statement; the number of rows it changed."""
         if not self.in_transaction():
             self._reconnect_if_broken()
         with self.failures.translated():
-            return self.conn.execute(sql, params).rowcount
+            return self.db.execute(sql, params).rowcount
 
     def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         """First column of the first row, or None."""
@@ -178,7 +177,7 @@ class PgConnection:
 
     def in_transaction(self) -> bool:
         """Whether a write() or snapshot() is open on this connection (not on a lost one)."""
-        return self.conn.info.transaction_status in (
+        return self.db.info.transaction_status in (
             TransactionStatus.INTRANS,
             TransactionStatus.INERROR,
             TransactionStatus.ACTIVE,
@@ -245,7 +244,7 @@ class PgConnection:
         if self.scalar("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
             return
         try:
-            self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            self.db.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction):
             database = self.scalar("SELECT current_database()")
             raise SchemaVersionError(
@@ -302,7 +301,7 @@ class PgConnection:
         self._reconnect_if_broken()
         self.per_transaction.clear()
         with self.failures.translated():
-            self.conn.execute(
+            self.db.execute(
                 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN"
             )
             try:
@@ -310,19 +309,19 @@ class PgConnection:
                     self._lock(lock)
                 yield
             except BaseException:
-                if not (self.conn.closed or self.conn.broken):
+                if not (self.db.closed or self.db.broken):
                     with suppress(psycopg.Error):
-                        self.conn.execute("ROLLBACK")
+                        self.db.execute("ROLLBACK")
                 raise
             else:
-                self.conn.execute("COMMIT")
+                self.db.execute("COMMIT")
 
     def _lock(self, key: int) -> None:
         # One round trip: the lock wait's limit, then the lock. synchronous_commit off: a commit
         # does not wait for its WAL flush (as the SQLite backend's synchronous=NORMAL, a crash of
         # the server may lose the last commits, never half of one; the next run redoes them).
         try:
-            self.conn.execute(
+            self.db.execute(
                 "SELECT set_config('lock_timeout', %s, true), "
                 "set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%s, %s)",
                 (f"{BUSY_TIMEOUT_S}s", LOCK_SPACE, key),
@@ -375,6 +374,5 @@ class PgConnection:
         )
 
     def get_json(self, key: str) -> Any:
-        """A JSON meta value, decoded."""
         raw = self.get_meta(key)
         return None if raw is None else json.loads(raw)

@@ -34,17 +34,18 @@ if TYPE_CHECKING:
 
 
 class Connection(Protocol):
-    """What the translations read of the connection they serve (`connection.PgConnection`,
+    """What the translations read of the connection they serve (`connection.PostgresConnection`,
     which makes its `Failures` and so is not imported here)."""
 
     url: DatabaseUrl
     selection: Selection
-    conn: psycopg.Connection[Any]
+    db: psycopg.Connection[Any]
 
     @property
     def location(self) -> str: ...
 
     def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any: ...
+
 
 __all__ = ["Connection", "Failures"]
 
@@ -127,7 +128,7 @@ class Failures:
         except pg_errors.LockNotAvailable:
             raise  # the writer lock: connection.py says who holds it
         except psycopg.OperationalError as exc:
-            conn = self._owner.conn
+            conn = self._owner.db
             state = str(getattr(exc, "sqlstate", None) or "")
             if conn.closed or conn.broken or state.startswith(("08", "57P")):
                 raise connection_error(

@@ -1,6 +1,6 @@
-"""A file's rows: written in its transaction (`FileWrites`), and read back over the selected
-collections (`FileReads`), with paths as they are shown (vault-relative for one collection,
-`collection/path` for several: collections.py). The SQLite backend's files.py does both jobs.
+"""A file's rows (`FileRows`): written in its transaction, and read back over the selected
+collections with paths as they are shown (vault-relative for one collection, `collection/path`
+for several: collections.py).
 
 Writes: files, names, tags, chunks with their vectors, and the BM25 statistics that hang on the
 chunks (postings, document frequencies, collection counts). Everything a file changes is written
@@ -19,12 +19,11 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .. import meta
-from ..rows import ChunkRow
+from ..rows import ChunkRow, strings_by_file
+from .connection import PostgresConnection
 from .links import LinkTable
-from .multilingual_table import MultilingualTable
 from .note_terms import NoteTermsTable
 from .terms import ChunkTerms, chunk_terms
-from .text_index import TextIndex
 from .vector_table import VectorTable
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
@@ -41,30 +40,49 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
         StoredChunk,
     )
 
-__all__ = ["FileReads", "FileWrites"]
+__all__ = ["FileRows"]
 
 _SMALLINT = 32767  # postings' term frequencies are smallint: a chunk is far shorter than this
 
 
-class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTable):
-    """replace_file, delete_file and touch_file of one collection (inside `write()`)."""
+def _like_prefix(folder: str) -> str:
+    """A LIKE pattern for paths under `folder`, with LIKE's wildcards escaped."""
+    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "/%"
+
+
+class FileRows:
+    """A file's rows: written in one collection (inside `write()`), with the BM25 statistics,
+    vectors, note terms and links that hang on them, and read back over the selected
+    collections."""
+
+    def __init__(
+        self,
+        conn: PostgresConnection,
+        *,
+        vectors: VectorTable,
+        terms: NoteTermsTable,
+        links: LinkTable,
+    ) -> None:
+        self.conn = conn
+        self.vectors = vectors
+        self.terms = terms
+        self.links = links
 
     def _file_id(self, path: str) -> int | None:
-        value = self.scalar(
+        value = self.conn.scalar(
             "SELECT id FROM files WHERE collection_id = %s AND path = %s",
-            (self.collections.only, path),
+            (self.conn.collections.only, path),
         )
         return None if value is None else int(value)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        """Record a new mtime for a file whose content did not change (and the date it gives a
-        file dated by its mtime)."""
         from ...core.note_dates import mtime_date  # not on a search's import path
 
-        self.run(
+        self.conn.run(
             "UPDATE files SET mtime_ns = %s, size = %s, note_date = CASE WHEN date_source = "
             "'mtime' THEN %s ELSE note_date END WHERE collection_id = %s AND path = %s",
-            (mtime_ns, size, mtime_date(mtime_ns), self.collections.only, path),
+            (mtime_ns, size, mtime_date(mtime_ns), self.conn.collections.only, path),
         )
 
     def delete_file(self, path: str) -> None:
@@ -74,15 +92,15 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
             return
         chunks, tokens = self._delete_chunks(file_id)
         # Names and tags go by their foreign keys' cascade.
-        self.run("DELETE FROM files WHERE id = %s", (file_id,))
+        self.conn.run("DELETE FROM files WHERE id = %s", (file_id,))
         self._bump(-chunks, -tokens)
 
     def _delete_chunks(self, file_id: int) -> tuple[int, int]:
         """Delete a file's chunks and their statistics; (chunks, tokens) removed."""
-        cid = self.collections.only
+        cid = self.conn.collections.only
         # The chunks' postings, and their stems' document counts down by one per chunk (each
         # posting is one chunk holding the stem); a stem no chunk holds any more loses its row.
-        emptied = self.rows(
+        emptied = self.conn.rows(
             "WITH gone AS (DELETE FROM postings WHERE chunk_id IN "
             "(SELECT id FROM chunks WHERE file_id = %s) RETURNING term), "
             "t AS (SELECT term, count(*) AS n FROM gone GROUP BY term) "
@@ -92,20 +110,20 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
         )
         zero = [str(term) for term, df in emptied if int(df) == 0]
         if zero:
-            self.run(
+            self.conn.run(
                 "DELETE FROM term_stats WHERE collection_id = %s AND term = ANY(%s) AND df = 0",
                 (cid, zero),
             )
-        gone = self.rows("DELETE FROM chunks WHERE file_id = %s RETURNING doc_len", (file_id,))
-        self.chunks_deleted += len(gone)
+        gone = self.conn.rows("DELETE FROM chunks WHERE file_id = %s RETURNING doc_len", (file_id,))
+        self.conn.chunks_deleted += len(gone)
         return len(gone), sum(int(r[0]) for r in gone)
 
     def _bump(self, chunks: int, tokens: int) -> None:
         """The collection's BM25 counts, and its version (every write moves it)."""
-        self.run(
+        self.conn.run(
             "UPDATE collections SET chunk_count = chunk_count + %s, "
             "token_count = token_count + %s, version = version + 1 WHERE id = %s",
-            (chunks, tokens, self.collections.only),
+            (chunks, tokens, self.conn.collections.only),
         )
 
     def replace_file(
@@ -114,13 +132,12 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
         chunks: Sequence[ChunkRecord],
         vectors: npt.NDArray[np.int8] | None,
     ) -> None:
-        """Replace a file's rows with new ones (inside `write()`); vectors are int8 rows."""
-        cid = self.collections.only
+        cid = self.conn.collections.only
         file_id = self._file_id(record.path)
         removed = (0, 0) if file_id is None else self._delete_chunks(file_id)
         now = time.time()
         file_id = int(
-            self.scalar(
+            self.conn.scalar(
                 "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, "
                 "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed, "
                 "kind, outcome, engine, note_date, date_source, title_field, tags_field, heading_context) "
@@ -144,17 +161,17 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
         )  # fmt: skip
         self._replace_keys("note_names", "name", file_id, record.names)
         self._replace_keys("note_tags", "tag", file_id, record.tags)
-        self._write_links(file_id, record.links, record.aliases)
+        self.links.write_links(file_id, record.links, record.aliases)
         if chunks:
             sections = (chunk.section for chunk in chunks)
-            self._write_note_terms(
+            self.terms.write_note_terms(
                 file_id, record.title_field, record.tags_field, sections, record.lang
             )
         else:
-            self._delete_note_terms(file_id)
+            self.terms.delete_note_terms(file_id)
         terms = [
             chunk_terms(
-                self.tokenizer,
+                self.conn.tokenizer,
                 text=c.text,
                 section=c.section,
                 title=record.title_field,
@@ -164,7 +181,7 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
             for c in chunks
         ]
         if chunks:
-            with_vectors = vectors is not None and self.has_vector_table()
+            with_vectors = vectors is not None and self.vectors.has_vector_table()
             ids = self._insert_chunks(
                 record, file_id, chunks, terms, vectors if with_vectors else None, now
             )
@@ -173,12 +190,12 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
 
     def _replace_keys(self, table: str, column: str, file_id: int, keys: Sequence[str]) -> None:
         # `table` and `column` are this module's constants, never user text.
-        self.run(f"DELETE FROM {table} WHERE file_id = %s", (file_id,))
+        self.conn.run(f"DELETE FROM {table} WHERE file_id = %s", (file_id,))
         if keys:
-            self.run(
+            self.conn.run(
                 f"INSERT INTO {table}(collection_id, {column}, file_id) "
                 "SELECT %s, k, %s FROM unnest(%s::text[]) AS k",
-                (self.collections.only, file_id, sorted(set(keys))),
+                (self.conn.collections.only, file_id, sorted(set(keys))),
             )
 
     def _insert_chunks(
@@ -191,8 +208,8 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
         now: float,
     ) -> list[int]:
         """Insert the chunks in order (so ids ascend as on SQLite: ties rank the same); ids."""
-        embeddings = [None] * len(chunks) if vectors is None else self.halfvecs(vectors)
-        rows = self.rows(
+        embeddings = [None] * len(chunks) if vectors is None else self.vectors.halfvecs(vectors)
+        rows = self.conn.rows(
             "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
             "lang, mtime_ns, content_hash, doc_len, embedding, embedded_at, page, "
             "page_label, slide, sheet, row_first, row_last, overlap) "
@@ -208,7 +225,7 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
             "slide, sheet, row_first, row_last, overlap, n) "
             "ORDER BY u.n RETURNING id, seq",
             {
-                "cid": self.collections.only,
+                "cid": self.conn.collections.only,
                 "fid": file_id,
                 "lang": record.lang,
                 "mtime": record.mtime_ns,
@@ -246,83 +263,67 @@ class FileWrites(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, Link
                     column.append(min(count, _SMALLINT))
         if not stems:
             return
-        cid = self.collections.only
-        self.run(
+        cid = self.conn.collections.only
+        self.conn.run(
             "INSERT INTO postings(collection_id, term, chunk_id, doc_len, tf_text, tf_section, "
             "tf_title, tf_tags) SELECT %s, * FROM unnest(%s::text[], %s::bigint[], %s::int[], "
             "%s::smallint[], %s::smallint[], %s::smallint[], %s::smallint[])",
             (cid, stems, chunk_ids, lengths, *tf),
         )
-        self.run(
+        self.conn.run(
             "INSERT INTO term_stats(collection_id, term, df) SELECT %s, t, count(*) "
             "FROM unnest(%s::text[]) AS t GROUP BY t ON CONFLICT (collection_id, term) "
             "DO UPDATE SET df = term_stats.df + excluded.df",
             (cid, stems),
         )
 
-
-def _like_prefix(folder: str) -> str:
-    """A LIKE pattern for paths under `folder`, with LIKE's wildcards escaped."""
-    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "/%"
-
-
-class FileReads(FileWrites):
-    """Reads of files and chunks."""
+    # -- reads ------------------------------------------------------------------------------
 
     def file_states(self) -> dict[str, FileState]:
-        """Every known file with the data needed for change detection."""
         from ..records import FileState
 
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT collection_id, path, mtime_ns, size, content_hash, status, kind, engine "
             "FROM files WHERE collection_id = ANY(%s)",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
-        show = self.collections.show
+        show = self.conn.collections.show
         return {
-            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7])
-            for r in rows
+            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7]) for r in rows
         }
 
     def file_paths(self) -> dict[int, str]:
-        """file id -> path as shown, for every known file."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT id, collection_id, path FROM files WHERE collection_id = ANY(%s)",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
-        return {int(r[0]): self.collections.show(r[1], r[2]) for r in rows}
+        return {int(r[0]): self.conn.collections.show(r[1], r[2]) for r in rows}
 
     def left_out(self) -> list[tuple[str, int, int]]:
-        """(path as shown, skipped link sections, scrubbed secrets) of every file that left text
-        out, by path."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT collection_id, path, skipped_sections, secrets_scrubbed FROM files "
             "WHERE collection_id = ANY(%s) AND (skipped_sections > 0 OR secrets_scrubbed > 0)",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
-        return sorted((self.collections.show(r[0], r[1]), int(r[2]), int(r[3])) for r in rows)
+        return sorted((self.conn.collections.show(r[0], r[1]), int(r[2]), int(r[3])) for r in rows)
 
     def file_problems(self) -> list[tuple[str, str, str]]:
-        """(path, status, problem) of every file that was skipped or had a warning, by path."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT collection_id, path, status, problem FROM files "
             "WHERE collection_id = ANY(%s) AND status != 'ok'",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
-        return sorted((self.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
+        return sorted((self.conn.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
 
     def file_entries(self) -> list[FileEntry]:
-        """Every known file's row (status, problem, stat, chunk count, when written), by path
-        as shown."""
         from ..records import FileEntry
 
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT collection_id, path, status, problem, mtime_ns, size, chunk_count, indexed_at "
             "FROM files WHERE collection_id = ANY(%s)",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
-        show = self.collections.show
+        show = self.conn.collections.show
         return sorted(
             (FileEntry(show(r[0], r[1]), r[2], r[3], int(r[4]), int(r[5]), int(r[6]), float(r[7]))
              for r in rows),
@@ -330,13 +331,12 @@ class FileReads(FileWrites):
         )  # fmt: skip
 
     def indexed_file(self, path: str) -> IndexedFile | None:
-        """The row of one file by its exact path as shown (for note access)."""
         from ..records import IndexedFile
 
-        where = self.collections.split(path)
+        where = self.conn.collections.split(path)
         if where is None:
             return None
-        found = self.rows(
+        found = self.conn.rows(
             "SELECT status, problem, mtime_ns, size, title, kind FROM files "
             "WHERE collection_id = %s AND path = %s",
             where,
@@ -347,16 +347,14 @@ class FileReads(FileWrites):
         return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
 
     def document_outcomes(self) -> list[KindOutcomes]:
-        """How many documents of each kind ended with each outcome, by kind and outcome (over
-        the selected collections together)."""
         from ..records import KindOutcomes
 
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%%' "
             "THEN substr(engine, 9) END AS missing FROM files "
             "WHERE collection_id = ANY(%s) AND kind IS NOT NULL "
             "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
         # No outcome: the indexer could not read the file at all (permissions, vanished).
         return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
@@ -364,31 +362,29 @@ class FileReads(FileWrites):
     def vault_location(self, path: str) -> tuple[str, str] | None:
         """(vault folder, path inside it) of a note path as shown; None when its collection
         has not been indexed from a folder yet."""
-        where = self.collections.split(path)
+        where = self.conn.collections.split(path)
         if where is None:
             return None
-        root = self.scalar(
+        root = self.conn.scalar(
             "SELECT value FROM meta WHERE collection_id = %s AND key = %s",
             (where[0], meta.VAULT_ROOT),
         )
         return None if root is None else (str(root), where[1])
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
-        """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT collection_id, path FROM files WHERE collection_id = ANY(%s) "
             "AND status != 'skipped' AND (lower(path) = %s OR lower(path) LIKE %s) "
             "ORDER BY path, collection_id LIMIT %s",
-            (self.collections.ids, file_name, "%/" + _like_prefix(file_name)[:-2], limit),
+            (self.conn.collections.ids, file_name, "%/" + _like_prefix(file_name)[:-2], limit),
         )
-        return [self.collections.show(r[0], r[1]) for r in rows]
+        return [self.conn.collections.show(r[0], r[1]) for r in rows]
 
     def files_named(self, name: str) -> list[int]:
-        """Ids of files whose title, alias or file name has this name_key(), ascending."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT file_id FROM note_names WHERE collection_id = ANY(%s) AND name = %s "
             "ORDER BY file_id",
-            (self.collections.ids, name),
+            (self.conn.collections.ids, name),
         )
         return [int(r[0]) for r in rows]
 
@@ -401,15 +397,11 @@ class FileReads(FileWrites):
         since: str | None = None,
         until: str | None = None,
     ) -> set[int]:
-        """Ids of files under any of `folders` (prefixes as shown, '' = all) carrying every tag
-        in `tags` (a tag also matches its nested tags) whose path as shown is one of `files`
-        and whose date's day is within [since, until] (ISO days, inclusive). None or empty:
-        that filter is off (as on SQLite)."""
         # Each list is one array parameter, so the statement does not grow with it (a nested
         # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000), and each value
         # is one index lookup (bench/filter_lists.py).
         clauses = ["collection_id = ANY(%s)"]
-        params: list[object] = [self.collections.ids]
+        params: list[object] = [self.conn.collections.ids]
         if since is not None:
             clauses.append("left(note_date, 10) >= %s")
             params.append(since)
@@ -423,11 +415,11 @@ class FileReads(FileWrites):
             prefixes: list[str] = []
             whole: list[int] = []
             for folder in folders:
-                where = self.collections.split_folder(folder)
+                where = self.conn.collections.split_folder(folder)
                 if where is None:
                     continue  # names no collection of ours: matches nothing
                 cid, inner = where
-                for one in self.collections.ids if cid is None else [cid]:
+                for one in self.conn.collections.ids if cid is None else [cid]:
                     if inner:
                         cids.append(one)
                         prefixes.append(inner)
@@ -458,84 +450,75 @@ class FileReads(FileWrites):
                 "AND (t.tag COLLATE \"C\") < q.tag || '0' OFFSET 0) t"
                 ") m GROUP BY file_id HAVING count(DISTINCT tag) = %s)"
             )
-            ids = self.collections.ids
+            ids = self.conn.collections.ids
             params += [wanted, ids, wanted, ids, len(wanted)]
         if files:
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.
-            pairs = [where for where in map(self.collections.split, files) if where is not None]
-            clauses.append(
-                "(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))"
-            )
+            pairs = [
+                where for where in map(self.conn.collections.split, files) if where is not None
+            ]
+            clauses.append("(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))")
             params += [[p[0] for p in pairs], [p[1] for p in pairs]]
-        rows = self.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
+        rows = self.conn.rows(f"SELECT id FROM files WHERE {' AND '.join(clauses)}", params)
         return {int(r[0]) for r in rows}
 
     def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
-        """Ids of indexed files with chunks, newest date first (ties: path as stored), only
-        those in `allowed` when given; at most `limit`."""
         if allowed is not None and not allowed:
             return []
         where = (
             "collection_id = ANY(%s) AND status != 'skipped' AND chunk_count > 0 "
             "AND note_date IS NOT NULL"
         )
-        params: list[object] = [self.collections.ids]
+        params: list[object] = [self.conn.collections.ids]
         if allowed is not None:
             where += " AND id = ANY(%s)"
             params.append(sorted(allowed))
-        rows = self.rows(
+        rows = self.conn.rows(
             f"SELECT id FROM files WHERE {where} ORDER BY note_date DESC, path, id LIMIT %s",
             [*params, limit],
         )
         return [int(r[0]) for r in rows]
 
     def note_tags(self) -> dict[int, tuple[str, ...]]:
-        """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
             "WHERE t.collection_id = ANY(%s) AND f.status != 'skipped' ORDER BY t.file_id, t.tag",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
-        found: dict[int, list[str]] = {}
-        for file_id, tag in rows:
-            found.setdefault(int(file_id), []).append(str(tag))
-        return {file_id: tuple(tags) for file_id, tags in found.items()}
+        return strings_by_file(rows)
 
     # -- chunks -----------------------------------------------------------------------------
 
     def chunk_count(self) -> int:
         """Number of chunks in the selected collections."""
         return int(
-            self.scalar(
+            self.conn.scalar(
                 "SELECT coalesce(sum(chunk_count), 0) FROM collections WHERE id = ANY(%s)",
-                (self.collections.ids,),
+                (self.conn.collections.ids,),
             )
         )
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        """Stored chunks by id (missing ids are left out)."""
         if not ids:
             return {}
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT c.id, f.collection_id, f.path, c.section, c.chunk_text, f.heading_context, "
             "c.page, c.page_label, c.slide, c.sheet, c.row_first, c.row_last, f.note_date, "
             "f.date_source FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s) "
             "AND c.collection_id = ANY(%s)",
-            ([int(i) for i in ids], self.collections.ids),
+            ([int(i) for i in ids], self.conn.collections.ids),
         )
-        show = self.collections.show
+        show = self.conn.collections.show
         return {
-            int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5], *r[6:])
-            for r in rows
+            int(r[0]): ChunkRow(int(r[0]), show(r[1], r[2]), r[3], r[4], r[5], *r[6:]) for r in rows
         }
 
     def chunk_texts(self, path: str) -> list[str]:
-        """The stored (scrubbed) text of one file's chunks, in order."""
-        where = self.collections.split(path)
+        where = self.conn.collections.split(path)
         if where is None:
             return []
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE f.collection_id = %s AND f.path = %s ORDER BY c.seq",
             where,
@@ -543,13 +526,12 @@ class FileReads(FileWrites):
         return [str(r[0]) for r in rows]
 
     def file_chunks(self, path: str) -> list[StoredChunk]:
-        """Every chunk of one file (path as shown) with its section and location, by seq."""
         from ..records import StoredChunk
 
-        where = self.collections.split(path)
+        where = self.conn.collections.split(path)
         if where is None:
             return []
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT c.seq, c.section, c.chunk_text, c.page, c.page_label, c.slide, c.sheet, "
             "c.row_first, c.row_last, c.overlap FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE f.collection_id = %s AND f.path = %s ORDER BY c.seq",
@@ -558,26 +540,23 @@ class FileReads(FileWrites):
         return [StoredChunk(*r) for r in rows]
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
-        """chunk id -> file id."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT id, file_id FROM chunks WHERE id = ANY(%s) AND collection_id = ANY(%s)",
-            (sorted({int(i) for i in chunk_ids}), self.collections.ids),
+            (sorted({int(i) for i in chunk_ids}), self.conn.collections.ids),
         )
         return {int(r[0]): int(r[1]) for r in rows}
 
     def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
-        """Ids of every chunk of these files."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT id FROM chunks WHERE file_id = ANY(%s) AND collection_id = ANY(%s)",
-            (sorted({int(i) for i in file_ids}), self.collections.ids),
+            (sorted({int(i) for i in file_ids}), self.conn.collections.ids),
         )
         return {int(r[0]) for r in rows}
 
     def first_chunk(self, file_id: int) -> int | None:
-        """Id of a file's first chunk."""
-        value = self.scalar(
+        value = self.conn.scalar(
             "SELECT id FROM chunks WHERE file_id = %s AND collection_id = ANY(%s) "
             "ORDER BY seq LIMIT 1",
-            (file_id, self.collections.ids),
+            (file_id, self.conn.collections.ids),
         )
         return None if value is None else int(value)

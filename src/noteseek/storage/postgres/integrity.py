@@ -8,34 +8,39 @@ file's chunk count, and vectors against the chunks marked embedded.
 
 from __future__ import annotations
 
-from .files import FileReads
+from .connection import PostgresConnection
+from .vector_table import VectorTable
 
 __all__ = ["Integrity"]
 
 
-class Integrity(FileReads):
+class Integrity:
     """Counts and checks, each against one consistent state."""
 
+    def __init__(self, conn: PostgresConnection, vectors: VectorTable) -> None:
+        self.conn = conn
+        self.vectors = vectors
+
     def counts(self) -> dict[str, int]:
-        """Row counts that must agree: files, chunks, embedded chunks, vectors, postings."""
-        with self.snapshot():
-            row = self.rows(
+        """Files, chunks, chunks marked embedded and chunks with a vector."""
+        with self.conn.snapshot():
+            row = self.conn.rows(
                 "SELECT (SELECT count(*) FROM files WHERE collection_id = ANY(%(ids)s)), "
                 "(SELECT count(*) FROM chunks WHERE collection_id = ANY(%(ids)s)), "
                 "(SELECT count(*) FROM chunks WHERE collection_id = ANY(%(ids)s) "
                 "AND embedded_at IS NOT NULL), "
                 "(SELECT count(*) FROM chunks WHERE collection_id = ANY(%(ids)s) "
                 "AND embedding IS NOT NULL)",
-                {"ids": self.collections.ids},
+                {"ids": self.conn.collections.ids},
             )[0]
         result = {"files": int(row[0]), "chunks": int(row[1]), "embedded": int(row[2])}
-        if self.has_vector_table():
+        if self.vectors.has_vector_table():
             result["vectors"] = int(row[3])
         return result
 
     def integrity_problems(self) -> list[str]:
         """Empty when noteseek's statistics agree with the rows they count."""
-        ids = {"ids": self.collections.ids}
+        ids = {"ids": self.conn.collections.ids}
         checks = (
             (
                 "collection chunk or token counts differ from the chunks",
@@ -76,9 +81,9 @@ class Integrity(FileReads):
             ),
         )
         problems: list[str] = []
-        with self.snapshot():
+        with self.conn.snapshot():
             for what, sql in checks:
-                found = [str(r[0]) for r in self.rows(sql, ids)]
+                found = [str(r[0]) for r in self.conn.rows(sql, ids)]
                 if found:
                     problems.append(f"{what}: {', '.join(found)}")
         return problems

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..link_rows import LINK_COLUMNS, link_from_row
-from .connection import PgConnection
+from ..link_rows import LINK_COLUMNS, link_from_row, links_by_file
+from ..rows import strings_by_file
+from .connection import PostgresConnection
 
 if TYPE_CHECKING:
     from ...core.links import ParsedLink
@@ -18,18 +19,21 @@ if TYPE_CHECKING:
 __all__ = ["LinkTable"]
 
 
-class LinkTable(PgConnection):
+class LinkTable:
     """Reads and writes of `links` and `note_aliases`."""
 
-    def _write_links(
+    def __init__(self, conn: PostgresConnection) -> None:
+        self.conn = conn
+
+    def write_links(
         self, file_id: int, links: Sequence[ParsedLink], aliases: Sequence[str]
     ) -> None:
         """The note's links and aliases, replacing its old ones (inside `write()`)."""
-        self.run("DELETE FROM links WHERE file_id = %s", (file_id,))
-        self.run("DELETE FROM note_aliases WHERE file_id = %s", (file_id,))
-        cid = self.collections.only
+        self.conn.run("DELETE FROM links WHERE file_id = %s", (file_id,))
+        self.conn.run("DELETE FROM note_aliases WHERE file_id = %s", (file_id,))
+        cid = self.conn.collections.only
         if links:
-            self.run(
+            self.conn.run(
                 "INSERT INTO links(collection_id, file_id, line, target, target_key, fragment, "
                 "kind, context) SELECT %s, %s, * FROM unnest(%s::int[], %s::text[], %s::text[], "
                 "%s::text[], %s::text[], %s::text[])",
@@ -45,44 +49,36 @@ class LinkTable(PgConnection):
                 ),
             )
         if aliases:
-            self.run(
+            self.conn.run(
                 "INSERT INTO note_aliases(collection_id, alias, file_id) "
                 "SELECT %s, a, %s FROM unnest(%s::text[]) AS a",
                 (cid, file_id, sorted(set(aliases))),
             )
 
     def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
-        """(source file id, link) of every stored link whose key is one of `keys`."""
         if not keys:
             return []
-        rows = self.rows(
+        rows = self.conn.rows(
             f"SELECT {LINK_COLUMNS} FROM links WHERE collection_id = ANY(%s) AND "
             "target_key = ANY(%s) ORDER BY file_id, line, id",
-            (self.collections.ids, list(keys)),
+            (self.conn.collections.ids, list(keys)),
         )
         return [(int(r[0]), link_from_row(r)) for r in rows]
 
     def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
-        """file id -> the links it makes, in order (files without links left out)."""
         ids = sorted(set(file_ids))
-        out: dict[int, list[ParsedLink]] = {}
         if not ids:
-            return out
-        rows = self.rows(
+            return {}
+        rows = self.conn.rows(
             f"SELECT {LINK_COLUMNS} FROM links WHERE file_id = ANY(%s) ORDER BY file_id, id",
             (ids,),
         )
-        for r in rows:
-            out.setdefault(int(r[0]), []).append(link_from_row(r))
-        return out
+        return links_by_file(rows)
 
     def note_aliases(self) -> dict[int, tuple[str, ...]]:
-        """file id -> the folded aliases of every note that has some."""
-        out: dict[int, list[str]] = {}
-        for file_id, alias in self.rows(
+        rows = self.conn.rows(
             "SELECT file_id, alias FROM note_aliases WHERE collection_id = ANY(%s) "
             "ORDER BY file_id, alias",
-            (self.collections.ids,),
-        ):
-            out.setdefault(int(file_id), []).append(str(alias))
-        return {k: tuple(v) for k, v in out.items()}
+            (self.conn.collections.ids,),
+        )
+        return strings_by_file(rows)

@@ -14,39 +14,42 @@ from collections.abc import Sequence
 
 from .. import meta
 from ..rows import VectorRows, vector_rows_of
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 __all__ = ["MultilingualTable"]
 
 
-class MultilingualTable(PgConnection):
+class MultilingualTable:
     """Reads and writes of `chunks_e5`."""
 
+    def __init__(self, conn: PostgresConnection) -> None:
+        self.conn = conn
+
     def multilingual_state(self) -> tuple[str | None, bool]:
-        """(fingerprint of the model the lane's vectors came from, whether a build finished)."""
-        return self.get_meta(meta.MULTILINGUAL_MODEL), self.get_meta(meta.MULTILINGUAL_BUILT) == "1"
+        return self.conn.get_meta(meta.MULTILINGUAL_MODEL), self.conn.get_meta(
+            meta.MULTILINGUAL_BUILT
+        ) == "1"
 
     def reset_multilingual(self, fingerprint: str) -> None:
         """Drop the collection's lane vectors and record the model the next ones come from
         (inside `write()`)."""
-        cid = self.collections.only
-        self.run("DELETE FROM chunks_e5 WHERE collection_id = %s", (cid,))
-        self.set_meta(meta.MULTILINGUAL_MODEL, fingerprint)
-        self.run(
+        cid = self.conn.collections.only
+        self.conn.run("DELETE FROM chunks_e5 WHERE collection_id = %s", (cid,))
+        self.conn.set_meta(meta.MULTILINGUAL_MODEL, fingerprint)
+        self.conn.run(
             "DELETE FROM meta WHERE collection_id = %s AND key = %s", (cid, meta.MULTILINGUAL_BUILT)
         )
 
     def mark_multilingual_built(self) -> None:
-        """Record that a lane build finished (inside `write()`)."""
-        self.set_meta(meta.MULTILINGUAL_BUILT, "1")
+        self.conn.set_meta(meta.MULTILINGUAL_BUILT, "1")
 
     def prune_multilingual(self) -> int:
         """Drop lane vectors no chunk of the collection has any more (inside `write()`)."""
-        gone = self.rows(
+        gone = self.conn.rows(
             "DELETE FROM chunks_e5 e WHERE e.collection_id = %s AND NOT EXISTS (SELECT 1 FROM "
             "chunks c WHERE c.collection_id = e.collection_id AND c.content_hash = e.content_hash) "
             "RETURNING 1",
-            (self.collections.only,),
+            (self.conn.collections.only,),
         )
         return len(gone)
 
@@ -55,7 +58,7 @@ class MultilingualTable(PgConnection):
         collection without a lane vector, in the order most likely asked first, as on SQLite:
         non-English notes' chunks (queries across languages gain the most), then the newest
         notes, then the shortest, then by first chunk id."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "WITH m AS (SELECT c.content_hash, bool_or(c.lang IS NOT NULL) AS other, "
             "max(f.mtime_ns) AS newest, min(f.size) AS shortest, min(c.id) AS first "
             "FROM chunks c JOIN files f ON f.id = c.file_id "
@@ -66,29 +69,27 @@ class MultilingualTable(PgConnection):
             "SELECT m.content_hash, coalesce(f.title, ''), c.section, c.chunk_text FROM m "
             "JOIN chunks c ON c.id = m.first JOIN files f ON f.id = c.file_id "
             "ORDER BY m.other DESC, m.newest DESC, m.shortest, m.first",
-            (self.collections.only, int(limit)),
+            (self.conn.collections.only, int(limit)),
         )
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
     def set_multilingual_vectors(self, hashes: Sequence[int], rows: Sequence[bytes]) -> None:
-        """Store lane vectors by content hash (inside `write()`)."""
         if not hashes:
             return
-        self.run(
+        self.conn.run(
             "INSERT INTO chunks_e5(collection_id, content_hash, vector) "
             "SELECT %s, h, v FROM unnest(%s::bigint[], %s::bytea[]) AS u(h, v) "
             "ON CONFLICT (collection_id, content_hash) DO UPDATE SET vector = excluded.vector",
-            (self.collections.only, [int(h) for h in hashes], [bytes(r) for r in rows]),
+            (self.conn.collections.only, [int(h) for h in hashes], [bytes(r) for r in rows]),
         )
 
     def multilingual_progress(self) -> tuple[int, int]:
-        """(distinct chunk contents with a lane vector, distinct chunk contents)."""
-        row = self.rows(
+        row = self.conn.rows(
             "SELECT count(DISTINCT (c.collection_id, c.content_hash)) FILTER (WHERE EXISTS ("
             "SELECT 1 FROM chunks_e5 e WHERE e.collection_id = c.collection_id "
             "AND e.content_hash = c.content_hash)), count(DISTINCT (c.collection_id, "
             "c.content_hash)) FROM chunks c WHERE c.collection_id = ANY(%s)",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )[0]
         return int(row[0] or 0), int(row[1] or 0)
 
@@ -96,10 +97,10 @@ class MultilingualTable(PgConnection):
         """Every selected chunk that has a lane vector, with it (row-major int8), by chunk id;
         None when there is none."""
         return vector_rows_of(
-            self.rows(
+            self.conn.rows(
                 "SELECT c.id, e.vector FROM chunks c JOIN chunks_e5 e ON e.collection_id = "
                 "c.collection_id AND e.content_hash = c.content_hash "
                 "WHERE c.collection_id = ANY(%s) ORDER BY c.id",
-                (self.collections.ids,),
+                (self.conn.collections.ids,),
             )
         )

@@ -15,61 +15,64 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..rows import NoteTerms, note_terms_of
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 __all__ = ["NoteTermsTable"]
 
 
-class NoteTermsTable(PgConnection):
+class NoteTermsTable:
     """Reads and writes of `note_terms`, and the document counts of query words."""
 
+    def __init__(self, conn: PostgresConnection) -> None:
+        self.conn = conn
+
     def query_term_counts(self, words: Sequence[str]) -> list[tuple[tuple[str, ...], int]]:
-        """Per word: its index forms and how many chunks hold the most frequent of them."""
         forms_of: list[tuple[str, ...]] = []
         for word in words:
             forms: list[str] = []
-            for token in self.tokenizer.query(word):
+            for token in self.conn.tokenizer.query(word):
                 forms.extend(f for f in token if f not in forms)
             forms_of.append(tuple(forms))
         wanted = sorted({f for forms in forms_of for f in forms})
         counts: dict[str, int] = {}
         if wanted:
-            rows = self.rows(
+            rows = self.conn.rows(
                 "SELECT term, sum(df) FROM term_stats WHERE collection_id = ANY(%s) "
                 "AND term = ANY(%s) GROUP BY term",
-                (self.collections.ids, wanted),
+                (self.conn.collections.ids, wanted),
             )
             counts = {str(term): int(n) for term, n in rows}
         return [(forms, max((counts.get(f, 0) for f in forms), default=0)) for forms in forms_of]
 
-    def _write_note_terms(
+    def write_note_terms(
         self, file_id: int, title: str, tags: str, headings: Iterable[str], lang: str | None
     ) -> None:
         """The note's token sets, as its chunks were tokenized (inside `write()`)."""
 
         def field(text: str) -> str:
-            return " ".join(sorted(set(self.tokenizer.document(text, lang))))
+            return " ".join(sorted(set(self.conn.tokenizer.document(text, lang))))
 
         heads = field(" \n".join(dict.fromkeys(h for h in headings if h)))
-        self.run(
+        self.conn.run(
             "INSERT INTO note_terms(file_id, collection_id, title, tags, headings) "
             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (file_id) DO UPDATE SET "
             "title = excluded.title, tags = excluded.tags, headings = excluded.headings",
-            (file_id, self.collections.only, field(title), field(tags), heads),
+            (file_id, self.conn.collections.only, field(title), field(tags), heads),
         )
 
-    def _delete_note_terms(self, file_id: int) -> None:
-        self.run("DELETE FROM note_terms WHERE file_id = %s", (file_id,))
+    def delete_note_terms(self, file_id: int) -> None:
+        """Drop the note's token sets (inside `write()`)."""
+        self.conn.run("DELETE FROM note_terms WHERE file_id = %s", (file_id,))
 
     def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
         """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);
         notes written before migration 4 have empty token sets until they are re-processed."""
         if not file_ids:
             return {}
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT f.id, t.title, t.tags, t.headings, f.chunk_count, f.size FROM files f "
             "LEFT JOIN note_terms t ON t.file_id = f.id "
             "WHERE f.id = ANY(%s) AND f.collection_id = ANY(%s)",
-            (sorted({int(i) for i in file_ids}), self.collections.ids),
+            (sorted({int(i) for i in file_ids}), self.conn.collections.ids),
         )
         return note_terms_of(rows)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import meta
 from .bm25 import bm25_params, bm25_sql, query_phrases
-from .connection import PgConnection
+from .connection import PostgresConnection
 
 if TYPE_CHECKING:
     from ..protocol import KeywordMatch
@@ -27,11 +27,13 @@ log = logging.getLogger("noteseek.search")
 COMMON_TERM_FLOOR = 0.01
 
 
-class TextIndex(PgConnection):
+class TextIndex:
     """Keyword search and its statistics."""
 
-    _shares_key: Any = None
-    _shares: Mapping[str, float] = MappingProxyType({})
+    def __init__(self, conn: PostgresConnection) -> None:
+        self.conn = conn
+        self._shares_key: Any = None
+        self._shares: Mapping[str, float] = MappingProxyType({})
 
     def keyword_search(
         self,
@@ -41,13 +43,13 @@ class TextIndex(PgConnection):
         column_weights: tuple[float, float, float, float],
         allowed: set[int] | None = None,
     ) -> list[KeywordMatch]:
-        """(chunk id, BM25 score, file id), best first: FTS5's bm25() computed in SQL over the
-        selected collections (bit for bit FTS5's scores; docs/postgres-design.md §3)."""
-        query = query_phrases(list(terms), self.tokenizer)
+        """FTS5's bm25() computed in SQL over the selected collections (bit for bit FTS5's
+        scores; docs/postgres-design.md §3)."""
+        query = query_phrases(list(terms), self.conn.tokenizer)
         if query is None or limit <= 0 or (allowed is not None and not allowed):
             return []
-        several = self.collections.multi
-        ids = self.collections.ids
+        several = self.conn.collections.multi
+        ids = self.conn.collections.ids
         params = bm25_params(
             query,
             collection=ids if several else ids[0],
@@ -56,15 +58,15 @@ class TextIndex(PgConnection):
             allowed=allowed,
         )
         sql = bm25_sql(query, several=several, filtered=allowed is not None)
-        return [(int(r[0]), float(r[1]), int(r[2])) for r in self.rows(sql, params)]
+        return [(int(r[0]), float(r[1]), int(r[2])) for r in self.conn.rows(sql, params)]
 
     # -- term statistics --------------------------------------------------------------------
 
     def _counts_key(self) -> tuple[int, int, int]:
-        row = self.rows(
+        row = self.conn.rows(
             "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(token_count), 0), "
             "coalesce(sum(version), 0) FROM collections WHERE id = ANY(%s)",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )[0]
         return int(row[0]), int(row[1]), int(row[2])
 
@@ -77,14 +79,14 @@ class TextIndex(PgConnection):
         total = key[0]
         # A stem above the floor over several collections is above it in at least one of them,
         # so each collection's candidates come from the (collection, df) index.
-        rows = self.rows(
+        rows = self.conn.rows(
             "WITH cand AS (SELECT DISTINCT t.term FROM term_stats t JOIN collections c "
             "ON c.id = t.collection_id WHERE t.collection_id = ANY(%(ids)s) "
             "AND t.df > floor(c.chunk_count * %(floor)s)) "
             "SELECT t.term, sum(t.df) FROM term_stats t JOIN cand USING (term) "
             "WHERE t.collection_id = ANY(%(ids)s) GROUP BY t.term "
             "HAVING sum(t.df) > floor(%(total)s * %(floor)s)",
-            {"ids": self.collections.ids, "floor": COMMON_TERM_FLOOR, "total": total},
+            {"ids": self.conn.collections.ids, "floor": COMMON_TERM_FLOOR, "total": total},
         )
         self._shares = MappingProxyType({str(t): int(d) / max(total, 1) for t, d in rows})
         self._shares_key = key
@@ -92,7 +94,7 @@ class TextIndex(PgConnection):
 
     def index_stems(self, word: str) -> list[str]:
         """The Porter stems of a query word: the terms `term_shares` counts (as on SQLite)."""
-        return self.tokenizer.porter_stems(word)
+        return self.conn.tokenizer.porter_stems(word)
 
     def common_terms_outdated(self) -> bool:
         """Never: the statistics are updated with every file (see the module docstring)."""
@@ -105,13 +107,13 @@ class TextIndex(PgConnection):
     def refresh_languages(self) -> None:
         """Record whether any chunk of the collection is German (inside `write()`)."""
         german = bool(
-            self.scalar(
+            self.conn.scalar(
                 "SELECT EXISTS(SELECT 1 FROM chunks WHERE collection_id = %s AND lang = 'de')",
-                (self.collections.only,),
+                (self.conn.collections.only,),
             )
         )
-        self.set_meta(meta.GERMAN_NOTES, "1" if german else "0")
-        self.tokenizer.options.german_queries = german
+        self.conn.set_meta(meta.GERMAN_NOTES, "1" if german else "0")
+        self.conn.tokenizer.options.german_queries = german
 
     def optimize_text_index(self) -> None:
         """Nothing to merge: deleted postings are gone at once, their space is autovacuum's."""

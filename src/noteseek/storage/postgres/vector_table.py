@@ -36,7 +36,7 @@ import psycopg
 
 from .. import meta
 from ..rows import VectorRows
-from .connection import PgConnection
+from .connection import PostgresConnection
 from .schema import hnsw_index_name, hnsw_index_sql
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
@@ -70,10 +70,12 @@ def int8_bytes(text: str) -> bytes:
     return array("b", (int(float(v)) for v in text.strip("[]").split(",") if v)).tobytes()
 
 
-class VectorTable(PgConnection):
+class VectorTable:
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
-    _adapted: object = None
+    def __init__(self, conn: PostgresConnection) -> None:
+        self.conn = conn
+        self._adapted: object = None
 
     def halfvecs(self, vectors: npt.NDArray[np.int8]) -> list[object]:
         """int8 rows as pgvector `HalfVector`s, sent in binary (see the module docstring)."""
@@ -82,18 +84,18 @@ class VectorTable(PgConnection):
         from pgvector import HalfVector
         from pgvector.psycopg import register_vector
 
-        if self._adapted is not self.conn:  # once per connection (a new one after a reconnect)
-            register_vector(self.conn)
-            self._adapted = self.conn
+        if self._adapted is not self.conn.db:  # once per connection (a new one after a reconnect)
+            register_vector(self.conn.db)
+            self._adapted = self.conn.db
         return [HalfVector(row) for row in np.asarray(vectors, dtype=np.float16)]
 
     def _dim(self) -> int:
         # Once per transaction: a file write and a search each ask several times.
-        if self.in_transaction() and "dim" in self.per_transaction:
-            return int(self.per_transaction["dim"])
-        dim = int(self.get_meta(meta.VECTOR_DIM) or 0)
-        if self.in_transaction():
-            self.per_transaction["dim"] = dim
+        if self.conn.in_transaction() and "dim" in self.conn.per_transaction:
+            return int(self.conn.per_transaction["dim"])
+        dim = int(self.conn.get_meta(meta.VECTOR_DIM) or 0)
+        if self.conn.in_transaction():
+            self.conn.per_transaction["dim"] = dim
         return dim
 
     def has_vector_table(self) -> bool:
@@ -103,18 +105,18 @@ class VectorTable(PgConnection):
     def reset_vectors(self, dim: int, fingerprint: str) -> None:
         """Forget the collection's vectors for a new model (inside `write()`); a new dimension
         drops the old HNSW index (checkpoint builds the new one)."""
-        cid = self.collections.only
+        cid = self.conn.collections.only
         if self._dim() != int(dim):
             # Its expression casts to the old dimension: new vectors could not be inserted.
-            self.run(f"DROP INDEX IF EXISTS {hnsw_index_name(cid)}")
-        self.run(
+            self.conn.run(f"DROP INDEX IF EXISTS {hnsw_index_name(cid)}")
+        self.conn.run(
             "UPDATE chunks SET embedding = NULL, embedded_at = NULL WHERE collection_id = %s "
             "AND (embedding IS NOT NULL OR embedded_at IS NOT NULL)",
             (cid,),
         )
-        self.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
-        self.set_meta(meta.VECTOR_DIM, str(int(dim)))
-        self.per_transaction.pop("dim", None)
+        self.conn.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
+        self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
+        self.conn.per_transaction.pop("dim", None)
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
         """Stored int8 vectors of the collection's chunks with these content hashes."""
@@ -126,10 +128,10 @@ class VectorTable(PgConnection):
 
         self.halfvecs(np.zeros((0, 1), dtype=np.int8))  # the binary loader for the reply
         found: dict[int, bytes] = {}
-        for content_hash, vector in self.rows(
+        for content_hash, vector in self.conn.rows(
             "SELECT content_hash, embedding FROM chunks WHERE collection_id = %s "
             "AND content_hash = ANY(%s) AND embedded_at IS NOT NULL AND embedding IS NOT NULL",
-            (self.collections.only, wanted),
+            (self.conn.collections.only, wanted),
         ):
             if int(content_hash) not in found:
                 found[int(content_hash)] = vector.to_numpy().astype(np.int8).tobytes()
@@ -137,11 +139,11 @@ class VectorTable(PgConnection):
 
     def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
         """(id, title, section, text) of the collection's chunks without a vector."""
-        rows = self.rows(
+        rows = self.conn.rows(
             "SELECT c.id, COALESCE(f.title, ''), c.section, c.chunk_text FROM chunks c "
             "JOIN files f ON f.id = c.file_id WHERE c.collection_id = %s "
             "AND c.embedded_at IS NULL ORDER BY c.id LIMIT %s",
-            (self.collections.only, int(limit)),
+            (self.conn.collections.only, int(limit)),
         )
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
@@ -150,11 +152,16 @@ class VectorTable(PgConnection):
         are gone), as on SQLite (inside `write()`)."""
         if not len(ids):
             return
-        self.run(
+        self.conn.run(
             "UPDATE chunks c SET embedding = v.e, embedded_at = %s "
             "FROM unnest(%s::bigint[], %s::halfvec[]) AS v(id, e) "
             "WHERE c.id = v.id AND c.collection_id = %s",
-            (time.time(), [int(i) for i in ids], self.halfvecs(vectors), self.collections.only),
+            (
+                time.time(),
+                [int(i) for i in ids],
+                self.halfvecs(vectors),
+                self.conn.collections.only,
+            ),
         )
 
     # -- search -----------------------------------------------------------------------------
@@ -167,9 +174,9 @@ class VectorTable(PgConnection):
         """Changes with every file written to the selected collections."""
         return tuple(
             int(r[0])
-            for r in self.rows(
+            for r in self.conn.rows(
                 "SELECT version FROM collections WHERE id = ANY(%s) ORDER BY id",
-                (self.collections.ids,),
+                (self.conn.collections.ids,),
             )
         )
 
@@ -184,8 +191,8 @@ class VectorTable(PgConnection):
         ef = max(EF_SEARCH_MIN, min(int(limit), EF_SEARCH_MAX))
         distance = f"embedding::halfvec({dim}) <=> %(q)s::halfvec({dim})"
         exact_order = f"({distance}) + 0"
-        with self.snapshot():
-            exact = self._exact_collections()
+        with self.conn.snapshot():
+            exact = self.exact_collections()
             # The collection id is a constant in the text (an integer from the database, not
             # user input): the planner uses a partial index only for a constant it can match.
             # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
@@ -194,23 +201,23 @@ class VectorTable(PgConnection):
                 f"(SELECT id, {distance} AS d FROM chunks "
                 f"WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
                 f"ORDER BY {exact_order if cid in exact else distance} LIMIT %(n)s)"
-                for cid in self.collections.ids
+                for cid in self.conn.collections.ids
             ]
             sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
-            if len(exact) < len(self.collections.ids):
+            if len(exact) < len(self.conn.collections.ids):
                 # SET LOCAL: only for this read transaction; other queries keep the defaults.
-                self.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
-                if self.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
-                    self.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
-            rows = self.rows(sql, {"q": literal, "n": int(limit)})
+                self.conn.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+                if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
+                    self.conn.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+            rows = self.conn.rows(sql, {"q": literal, "n": int(limit)})
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
-    def _exact_collections(self) -> set[int]:
+    def exact_collections(self) -> set[int]:
         """The selected collections searched exactly: smallest first while their chunks sum to
         less than EXACT_KNN_MAX_CHUNKS (an exact scan costs time in proportion to its rows)."""
-        counts = self.rows(
+        counts = self.conn.rows(
             "SELECT id, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY chunk_count, id",
-            (self.collections.ids,),
+            (self.conn.collections.ids,),
         )
         exact: set[int] = set()
         total = 0
@@ -223,22 +230,26 @@ class VectorTable(PgConnection):
 
     # -- the HNSW index -----------------------------------------------------------------------
 
-    def checkpoint(self) -> None:
+    def build_index(self) -> None:
         """Build the collection's HNSW index if it has vectors and no valid index (best effort:
         a failure leaves exact KNN, and the next run tries again)."""
-        if self.collections.multi or self.selection.explicit_one is None or self.in_transaction():
+        if (
+            self.conn.collections.multi
+            or self.conn.selection.explicit_one is None
+            or self.conn.in_transaction()
+        ):
             return
         dim = self._dim()
         if dim <= 0:
             return
-        cid = self.collections.only
+        cid = self.conn.collections.only
         name = hnsw_index_name(cid)
-        valid = self.scalar(
+        valid = self.conn.scalar(
             "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)", (name,)
         )
         if valid:
             return
         with suppress(psycopg.Error):
             if valid is not None:  # left invalid by a build that was killed
-                self.conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-            self.conn.execute(hnsw_index_sql(cid, dim, concurrently=True))
+                self.conn.db.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+            self.conn.db.execute(hnsw_index_sql(cid, dim, concurrently=True))

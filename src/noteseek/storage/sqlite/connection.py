@@ -8,8 +8,8 @@ run); writes outside a run (a migration, the model's name) wait for a transactio
 interleaved writes would be safe because each re-reads the rows it replaces in its own transaction. Reads that must
 agree with each other (row counts, integrity checks) run in one `snapshot()`.
 
-The other modules of this package add one job each to this class (files, chunks, the text index,
-the vector table, integrity); `store.SqliteStore` puts them together.
+The other modules of this package each hold one job as a part object that takes this connection
+(files, the text index, the vector table, integrity, ...); `store.SqliteStore` puts them together.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class SqliteConnection:
         row = self.db.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
-    def _begin_immediate(self) -> None:
+    def begin_immediate(self) -> None:
         # IMMEDIATE, not the default DEFERRED: a deferred transaction that reads first and
         # then writes fails at once with SQLITE_BUSY (the busy handler cannot help, its snapshot
         # is stale) whenever another process committed in between.
@@ -215,7 +215,7 @@ class SqliteConnection:
 
         Waits up to the busy timeout for another writer, then raises IndexLockedError.
         """
-        self._begin_immediate()
+        self.begin_immediate()
         try:
             yield
         except BaseException:
@@ -248,15 +248,12 @@ class SqliteConnection:
                 self.db.execute("COMMIT")  # nothing written: ends the read transaction
 
     def get_meta(self, key: str) -> str | None:
-        """A value from the meta table."""
         value = self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
         return None if value is None else str(value)
 
     def set_meta(self, key: str, value: str) -> None:
-        """Set a meta value (call inside `write()`)."""
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def get_json(self, key: str) -> Any:
-        """A JSON value from the meta table."""
         raw = self.get_meta(key)
         return None if raw is None else json.loads(raw)

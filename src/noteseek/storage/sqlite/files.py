@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import meta
-from ..rows import ChunkRow
+from ..rows import ChunkRow, strings_by_file
+from .connection import SqliteConnection
 from .links import LinkTable
-from .multilingual_table import MultilingualTable
 from .note_terms import NoteTermsTable
 from .text_index import TextIndex
 from .vector_table import VEC_TABLE, VectorTable
@@ -37,12 +37,28 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
 __all__ = ["FileRows"]
 
 
-class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTable):
+class FileRows:
     """Writes of a file's rows (inside `write()`: the indexer writes a batch of whole files per
-    transaction), file-level reads and chunk lookups."""
+    transaction), file-level reads and chunk lookups. A file's write reaches the parts whose rows
+    hang on it: the text index's term counts, the vectors, the note terms and the links."""
+
+    def __init__(
+        self,
+        conn: SqliteConnection,
+        *,
+        text: TextIndex,
+        vectors: VectorTable,
+        terms: NoteTermsTable,
+        links: LinkTable,
+    ) -> None:
+        self.conn = conn
+        self.db = conn.db
+        self.text = text
+        self.vectors = vectors
+        self.terms = terms
+        self.links = links
 
     def file_states(self) -> dict[str, FileState]:
-        """Every known file with the data needed for change detection."""
         from ..records import FileState
 
         rows = self.db.execute(
@@ -51,12 +67,9 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
-        """file id -> vault-relative path, for every known file."""
         return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        """Record a new mtime for a file whose content did not change (and the date it gives a
-        file dated by its mtime)."""
         from ...core.note_dates import mtime_date  # not on a search's import path
 
         self.db.execute(
@@ -66,27 +79,26 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         )
 
     def delete_file(self, path: str) -> None:
-        """Remove a file and its chunks from all three tables (call inside `write()`)."""
-        file_id = self.scalar("SELECT id FROM files WHERE path = ?", (path,))
+        file_id = self.conn.scalar("SELECT id FROM files WHERE path = ?", (path,))
         if file_id is not None:
             self._delete_chunks(int(file_id))
             self.db.execute("DELETE FROM note_names WHERE file_id = ?", (file_id,))
             self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
-            self.db.execute("DELETE FROM note_terms WHERE file_id = ?", (file_id,))
-            self._delete_links(int(file_id))
+            self.terms.delete_note_terms(int(file_id))
+            self.links.delete_links(int(file_id))
             self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunks(self, file_id: int) -> None:
         ids = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         if not ids:
             return
-        self._chunks_changed()
-        if self.vectors_available and self.has_vector_table():
+        self.text.chunks_changed()
+        if self.conn.vectors_available and self.vectors.has_vector_table():
             # One rowid at a time: vec0 answers `rowid IN (subquery)` with a full scan.
             for chunk_id in ids:
                 self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-        self.chunks_deleted += len(ids)
+        self.conn.chunks_deleted += len(ids)
 
     def replace_file(
         self,
@@ -94,8 +106,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         chunks: Sequence[ChunkRecord],
         vectors: npt.NDArray[np.int8] | None,
     ) -> None:
-        """Replace a file's rows with new ones (call inside `write()`); vectors are int8 rows."""
-        file_id = self.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
+        file_id = self.conn.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
         if file_id is not None:
             # Before the file row changes: the FTS5 'delete' of each chunk reads the title and
             # tags fields it was indexed with from that row (schema m008).
@@ -146,17 +157,19 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
         for tag in sorted(set(record.tags)):
             self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
-        self._write_links(int(file_id), record.links, record.aliases)
+        self.links.write_links(int(file_id), record.links, record.aliases)
         if chunks:
             sections = (chunk.section for chunk in chunks)
-            self._write_note_terms(
+            self.terms.write_note_terms(
                 file_id, record.title_field, record.tags_field, sections, record.lang
             )
         else:
-            self.db.execute("DELETE FROM note_terms WHERE file_id = ?", (file_id,))
-        store_vectors = vectors is not None and self.vectors_available and self.has_vector_table()
+            self.terms.delete_note_terms(int(file_id))
+        store_vectors = (
+            vectors is not None and self.conn.vectors_available and self.vectors.has_vector_table()
+        )
         if chunks:
-            self._chunks_changed()
+            self.text.chunks_changed()
         for i, chunk in enumerate(chunks):
             self.db.execute(
                 "INSERT INTO chunks(file_id, seq, section, chunk_text, "
@@ -181,7 +194,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
                 ),
             )
             chunk_id = self.db.last_insert_rowid()
-            self._written(chunk_id)
+            self.text.written(chunk_id)
             if store_vectors:
                 assert vectors is not None
                 self.db.execute(
@@ -192,7 +205,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
     # -- reads ------------------------------------------------------------------------------
 
     def left_out(self) -> list[tuple[str, int, int]]:
-        """(path, skipped link sections, scrubbed secrets) of every file that left text out."""
         rows = self.db.execute(
             "SELECT path, skipped_sections, secrets_scrubbed FROM files "
             "WHERE skipped_sections > 0 OR secrets_scrubbed > 0 ORDER BY path"
@@ -200,24 +212,23 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
     def file_problems(self) -> list[tuple[str, str, str]]:
-        """(path, status, problem) of every file that was skipped or had a warning."""
         rows = self.db.execute(
             "SELECT path, status, problem FROM files WHERE status != 'ok' ORDER BY path"
         )
         return [(r[0], r[1], r[2] or "") for r in rows]
 
     def file_entries(self) -> list[FileEntry]:
-        """Every known file's row, by path."""
         from ..records import FileEntry
 
         rows = self.db.execute(
             "SELECT path, status, problem, mtime_ns, size, chunk_count, indexed_at FROM files "
             "ORDER BY path"
         )
-        return [FileEntry(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6])) for r in rows]
+        return [
+            FileEntry(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6])) for r in rows
+        ]
 
     def indexed_file(self, path: str) -> IndexedFile | None:
-        """The row of one file by its exact vault-relative path (for note access)."""
         from ..records import IndexedFile
 
         row = self.db.execute(
@@ -228,7 +239,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
 
     def document_outcomes(self) -> list[KindOutcomes]:
-        """How many documents of each kind ended with each outcome, by kind and outcome."""
         from ..records import KindOutcomes
 
         rows = self.db.execute(
@@ -241,11 +251,10 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
 
     def vault_location(self, path: str) -> tuple[str, str] | None:
         """(the vault folder of the last update, `path`); None before the first update."""
-        root = self.get_meta(meta.VAULT_ROOT)
+        root = self.conn.get_meta(meta.VAULT_ROOT)
         return None if root is None else (root, path)
 
     def similar_paths(self, file_name: str, limit: int) -> list[str]:
-        """Indexed notes called `file_name` (lower case) in any folder, for a 'did you mean'."""
         # A suffix comparison, not `LIKE '%/name'`: SQLite refuses LIKE patterns over 50,000
         # bytes ("pattern too complex"), and the name comes from whoever asked for the note.
         rows = self.db.execute(
@@ -256,7 +265,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return [r[0] for r in rows]
 
     def files_named(self, name: str) -> list[int]:
-        """Files whose title, alias or file name has this name_key()."""
         rows = self.db.execute(
             "SELECT file_id FROM note_names WHERE name = ? ORDER BY file_id", (name,)
         )
@@ -271,10 +279,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         since: str | None = None,
         until: str | None = None,
     ) -> set[int]:
-        """Ids of files under any of `folders` (vault-relative prefixes, already normalised)
-        that carry every tag in `tags` (tag_key()s; a tag also matches its nested tags), whose
-        path is one of `files` (exact paths) and whose date's day is within [since, until] (ISO
-        days, inclusive). None or empty: that filter is off."""
         # Each list is one JSON parameter, so the statement is the same size for 1 value or
         # 1,500 (a clause per value overflowed SQLite's expression depth at ~1,000). Prefixes
         # are ranges of the path and tag indexes: under BINARY collation the strings starting
@@ -313,8 +317,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
 
     def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
-        """Ids of indexed files with chunks, newest date first (ties: path), only those in
-        `allowed` when given; at most `limit`."""
         if allowed is not None and not allowed:
             return []
         where = "status != 'skipped' AND chunk_count > 0 AND note_date IS NOT NULL"
@@ -329,24 +331,18 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return [int(r[0]) for r in rows]
 
     def note_tags(self) -> dict[int, tuple[str, ...]]:
-        """file id -> tag_key()s, for every indexed (not skipped) file that has tags."""
         rows = self.db.execute(
             "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
             "WHERE f.status != 'skipped' ORDER BY t.file_id, t.tag"
         )
-        found: dict[int, list[str]] = {}
-        for file_id, tag in rows:
-            found.setdefault(int(file_id), []).append(str(tag))
-        return {file_id: tuple(tags) for file_id, tags in found.items()}
+        return strings_by_file(rows)
 
     # -- chunks -----------------------------------------------------------------------------
 
     def chunk_count(self) -> int:
-        """Number of chunks."""
-        return int(self.scalar("SELECT count(*) FROM chunks"))
+        return int(self.conn.scalar("SELECT count(*) FROM chunks"))
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        """Stored chunks by id."""
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
@@ -360,7 +356,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return {r[0]: ChunkRow(*r) for r in rows}
 
     def chunk_texts(self, path: str) -> list[str]:
-        """The stored (scrubbed) text of a file's chunks, in order."""
         rows = self.db.execute(
             "SELECT c.chunk_text FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE f.path = ? ORDER BY c.seq",
@@ -369,7 +364,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return [str(r[0]) for r in rows]
 
     def file_chunks(self, path: str) -> list[StoredChunk]:
-        """Every chunk of one file with its section and location, in order."""
         from ..records import StoredChunk
 
         rows: list[Any] = self.db.execute(
@@ -381,7 +375,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return [StoredChunk(*r) for r in rows]
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
-        """chunk id -> file id."""
         wanted = sorted(set(chunk_ids))
         out: dict[int, int] = {}
         for start in range(0, len(wanted), 500):
@@ -394,7 +387,6 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return out
 
     def chunks_of_files(self, file_ids: Iterable[int]) -> set[int]:
-        """The ids of every chunk of these files."""
         rows = self.db.execute(
             "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(set(file_ids))),),
@@ -402,8 +394,7 @@ class FileRows(TextIndex, VectorTable, NoteTermsTable, MultilingualTable, LinkTa
         return {int(r[0]) for r in rows}
 
     def first_chunk(self, file_id: int) -> int | None:
-        """The id of a file's first chunk."""
-        value = self.scalar(
+        value = self.conn.scalar(
             "SELECT id FROM chunks WHERE file_id = ? ORDER BY seq LIMIT 1", (file_id,)
         )
         return None if value is None else int(value)

@@ -4,30 +4,36 @@ from __future__ import annotations
 
 import apsw
 
+from .connection import SqliteConnection
 from .vector_table import VEC_TABLE, VectorTable
 
 __all__ = ["Integrity"]
 
 
-class Integrity(VectorTable):
+class Integrity:
     """Counts and checks, each run against one consistent state."""
 
+    def __init__(self, conn: SqliteConnection, vectors: VectorTable) -> None:
+        self.conn = conn
+        self.db = conn.db
+        self.vectors = vectors
+
     def counts(self) -> dict[str, int]:
-        """Row counts that must agree: chunks, FTS rows, vectors and chunks marked embedded."""
-        with self.snapshot():
+        """Files, chunks, FTS rows, chunks marked embedded and vec0 rows."""
+        with self.conn.snapshot():
             return self._counts()
 
     def _counts(self) -> dict[str, int]:
         result = {
-            "files": int(self.scalar("SELECT count(*) FROM files")),
-            "chunks": int(self.scalar("SELECT count(*) FROM chunks")),
-            "fts": int(self.scalar("SELECT count(*) FROM chunks_fts_docsize")),
+            "files": int(self.conn.scalar("SELECT count(*) FROM files")),
+            "chunks": int(self.conn.scalar("SELECT count(*) FROM chunks")),
+            "fts": int(self.conn.scalar("SELECT count(*) FROM chunks_fts_docsize")),
             "embedded": int(
-                self.scalar("SELECT count(*) FROM chunks WHERE embedded_at IS NOT NULL")
+                self.conn.scalar("SELECT count(*) FROM chunks WHERE embedded_at IS NOT NULL")
             ),
         }
-        if self.has_vector_table():
-            result["vectors"] = int(self.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
+        if self.vectors.has_vector_table():
+            result["vectors"] = int(self.conn.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
         return result
 
     def integrity_problems(self) -> list[str]:
@@ -43,7 +49,7 @@ class Integrity(VectorTable):
         # 'integrity-check' command reloads that structure, and holding the write lock from it to
         # the end keeps it current and makes the counts agree with what was checked.
         problems: list[str] = []
-        self._begin_immediate()
+        self.conn.begin_immediate()
         try:
             try:
                 self.db.execute(
@@ -61,4 +67,3 @@ class Integrity(VectorTable):
         if "vectors" in counts and counts["vectors"] != counts["embedded"]:
             problems.append(f"vectors {counts['vectors']} != embedded chunks {counts['embedded']}")
         return problems
-

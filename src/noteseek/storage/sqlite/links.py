@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..link_rows import LINK_COLUMNS, link_from_row
+from ..link_rows import LINK_COLUMNS, link_from_row, links_by_file
+from ..rows import strings_by_file
 from .connection import SqliteConnection
 
 if TYPE_CHECKING:
@@ -20,13 +21,17 @@ if TYPE_CHECKING:
 __all__ = ["LinkTable"]
 
 
-class LinkTable(SqliteConnection):
+class LinkTable:
     """Reads and writes of `links` and `note_aliases`."""
 
-    def _write_links(
+    def __init__(self, conn: SqliteConnection) -> None:
+        self.db = conn.db
+
+    def write_links(
         self, file_id: int, links: Sequence[ParsedLink], aliases: Sequence[str]
     ) -> None:
-        self._delete_links(file_id)
+        """The note's links and aliases, replacing its old ones (inside `write()`)."""
+        self.delete_links(file_id)
         self.db.executemany(
             f"INSERT INTO links({LINK_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
             [(file_id, k.line, k.target, k.key, k.fragment, k.kind, k.context) for k in links],
@@ -36,12 +41,12 @@ class LinkTable(SqliteConnection):
             [(a, file_id) for a in sorted(set(aliases))],
         )
 
-    def _delete_links(self, file_id: int) -> None:
+    def delete_links(self, file_id: int) -> None:
+        """Drop the note's links and aliases (inside `write()`)."""
         self.db.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM note_aliases WHERE file_id = ?", (file_id,))
 
     def links_to(self, keys: Sequence[str]) -> list[tuple[int, ParsedLink]]:
-        """(source file id, link) of every stored link whose key is one of `keys`."""
         if not keys:
             return []
         marks = ",".join("?" * len(keys))
@@ -52,25 +57,17 @@ class LinkTable(SqliteConnection):
         return [(int(r[0]), link_from_row(r)) for r in rows]
 
     def links_of_files(self, file_ids: Iterable[int]) -> dict[int, list[ParsedLink]]:
-        """file id -> the links it makes, in order (files without links left out)."""
         ids = sorted(set(file_ids))
-        out: dict[int, list[ParsedLink]] = {}
         if not ids:
-            return out
+            return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
             f"SELECT {LINK_COLUMNS} FROM links WHERE file_id IN ({marks}) ORDER BY file_id, rowid",
             tuple(ids),
         )
-        for r in rows:
-            out.setdefault(int(r[0]), []).append(link_from_row(r))
-        return out
+        return links_by_file(rows)
 
     def note_aliases(self) -> dict[int, tuple[str, ...]]:
-        """file id -> the folded aliases of every note that has some."""
-        out: dict[int, list[str]] = {}
-        for file_id, alias in self.db.execute(
-            "SELECT file_id, alias FROM note_aliases ORDER BY file_id, alias"
-        ):
-            out.setdefault(int(file_id), []).append(str(alias))
-        return {k: tuple(v) for k, v in out.items()}
+        return strings_by_file(
+            self.db.execute("SELECT file_id, alias FROM note_aliases ORDER BY file_id, alias")
+        )

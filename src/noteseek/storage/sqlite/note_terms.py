@@ -30,11 +30,14 @@ __all__ = ["NoteTermsTable"]
 _VOCAB = "temp.noteseek_vocab"
 
 
-class NoteTermsTable(SqliteConnection):
+class NoteTermsTable:
     """Reads and writes of `note_terms`, and FTS5 document counts of query words."""
 
-    _query_tokenizer: Any = None
-    _vocab_ready = False
+    def __init__(self, conn: SqliteConnection) -> None:
+        self.conn = conn
+        self.db = conn.db
+        self._query_tokenizer: Any = None
+        self._vocab_ready = False
 
     def _tokens(self, text: str, locale: str | None, flags: int) -> list[tuple[str, ...]]:
         if self._query_tokenizer is None:
@@ -45,7 +48,6 @@ class NoteTermsTable(SqliteConnection):
         return [tuple(str(f) for f in t[2:]) for t in raw]
 
     def query_term_counts(self, words: Sequence[str]) -> list[tuple[tuple[str, ...], int]]:
-        """Per word: its index forms and how many chunks hold the most frequent of them."""
         if not self._vocab_ready:
             self.db.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, chunks_fts, 'row')"
@@ -67,7 +69,7 @@ class NoteTermsTable(SqliteConnection):
             docs = {str(term): int(doc) for term, doc in self.db.execute(sql, wanted)}
         return [(forms, max((docs.get(f, 0) for f in forms), default=0)) for forms in per_word]
 
-    def _write_note_terms(
+    def write_note_terms(
         self, file_id: int, title: str, tags: str, headings: Iterable[str], lang: str | None
     ) -> None:
         """The note's token sets, as its chunks were tokenized (inside `write()`)."""
@@ -81,6 +83,10 @@ class NoteTermsTable(SqliteConnection):
             "INSERT OR REPLACE INTO note_terms(file_id, title, tags, headings) VALUES (?,?,?,?)",
             (file_id, field(title), field(tags), heads),
         )
+
+    def delete_note_terms(self, file_id: int) -> None:
+        """Drop the note's token sets (inside `write()`)."""
+        self.db.execute("DELETE FROM note_terms WHERE file_id = ?", (file_id,))
 
     def note_terms(self, file_ids: Sequence[int]) -> dict[int, NoteTerms]:
         """file id -> (title tokens, tag tokens, heading tokens, chunk count, size in bytes);

@@ -244,6 +244,7 @@ def m007_note_terms(db: Connection) -> None:
         """
     )
 
+
 def m008_note_dates(db: Connection) -> None:
     """Each file's date and where it came from (core/note_dates.py): frontmatter, the file name
     of a daily or periodic note, a document's metadata, or the modification time. An ISO day or

@@ -1,23 +1,68 @@
-"""The SQLite backend of the `Storage` protocol: one index file, every job in its own module.
+"""The SQLite backend of the `Storage` protocol: one index file, one part object per job.
 
-- connection.py: opening the file (WAL, busy timeout, sqlite-vec, the tokenizer), migrations,
-  write transactions and snapshots, the meta table;
-- files.py: a file's rows (replace and delete in one transaction), names, tags, filters, and
-  chunk reads for search and note access;
-- text_index.py: BM25 over FTS5, the frequent-stem counts, the language state;
-- vector_table.py: the vec0 table and the bulk read behind the in-memory vector index;
-- integrity.py: counts and integrity checks;
-- update_lock.py: the lock one update run holds from start to end (a file beside the index).
+`SqliteStore` opens the connection and makes the parts, each from the connection and the parts
+it writes through; `storage.store.Store` binds every protocol call to its part.
+
+- connection.py (`SqliteConnection`): opening the file (WAL, busy timeout, sqlite-vec, the
+  tokenizer), migrations, write transactions and snapshots, the meta table;
+- files.py (`FileRows`): a file's rows (replace and delete in one transaction), names, tags,
+  filters, and chunk reads for search and note access;
+- text_index.py (`TextIndex`): BM25 over FTS5, the frequent-stem counts, the language state;
+- note_terms.py (`NoteTermsTable`): query term counts, per-note token sets;
+- vector_table.py (`VectorTable`): the vec0 table and the bulk read behind the in-memory index;
+- multilingual_table.py (`MultilingualTable`): the deep lane's vectors;
+- links.py (`LinkTable`): links and aliases;
+- integrity.py (`Integrity`): counts and integrity checks;
+- update_lock.py (`UpdateLock`): the lock one update run holds (a file beside the index).
 """
 
 from __future__ import annotations
 
+import os
+
+from ..store import Store
+from .connection import SqliteConnection
 from .files import FileRows
 from .integrity import Integrity
-from .update_lock import UpdateLocking
+from .links import LinkTable
+from .multilingual_table import MultilingualTable
+from .note_terms import NoteTermsTable
+from .text_index import TextIndex
+from .update_lock import UpdateLock
+from .vector_table import VectorTable
 
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(FileRows, Integrity, UpdateLocking):
+class SqliteStore(Store):
     """One SQLite index file (`Storage`). Not thread-safe: use one per thread."""
+
+    conn: SqliteConnection
+    files: FileRows
+    links: LinkTable
+    text: TextIndex
+    terms: NoteTermsTable
+    vectors: VectorTable
+    deep: MultilingualTable
+    integrity: Integrity
+    lock: UpdateLock
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        conn = SqliteConnection(path, create=create)
+        text, vectors = TextIndex(conn), VectorTable(conn)
+        terms, links = NoteTermsTable(conn), LinkTable(conn)
+        super().__init__(
+            conn,
+            files=FileRows(conn, text=text, vectors=vectors, terms=terms, links=links),
+            links=links,
+            text=text,
+            terms=terms,
+            vectors=vectors,
+            deep=MultilingualTable(conn),
+            integrity=Integrity(conn, vectors),
+            lock=UpdateLock(conn),
+        )
+
+    def checkpoint(self) -> None:
+        """The WAL copied into the file (`SqliteConnection.checkpoint`)."""
+        self.conn.checkpoint()

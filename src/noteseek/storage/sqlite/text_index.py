@@ -35,15 +35,18 @@ _PORTER = ["unicode61", "remove_diacritics", "2"]
 _INCREMENTAL_MAX_CHUNKS = 2_000
 
 
-class TextIndex(SqliteConnection):
+class TextIndex:
     """Searches and maintenance of the FTS5 table."""
 
-    _shares_raw: str | None = None
-    _shares: Mapping[str, float] = MappingProxyType({})
-    _porter: Any = None
-    _tokenizer: Any = None
-    # Chunks written since this connection moved a fresh term list aside; None: not known.
-    _written_chunks: list[int] | None = None
+    def __init__(self, conn: SqliteConnection) -> None:
+        self.conn = conn
+        self.db = conn.db
+        self._shares_raw: str | None = None
+        self._shares: Mapping[str, float] = MappingProxyType({})
+        self._porter: Any = None
+        self._tokenizer: Any = None
+        # Chunks written since this connection moved a fresh term list aside; None: not known.
+        self._written_chunks: list[int] | None = None
 
     def keyword_search(
         self,
@@ -53,8 +56,7 @@ class TextIndex(SqliteConnection):
         column_weights: tuple[float, float, float, float],
         allowed: set[int] | None = None,
     ) -> list[KeywordMatch]:
-        """(chunk id, BM25 score, file id), best first: FTS5 `bm25()` (negated, so higher is
-        better) over the terms OR-ed; only notes in `allowed` when given."""
+        """FTS5's `bm25()`, negated (FTS5 ranks lower as better), over the terms OR-ed."""
         match = match_expression(list(terms))
         w = column_weights
         if allowed is None:
@@ -93,13 +95,13 @@ class TextIndex(SqliteConnection):
         FTS5 clamps its IDF to ~0 and it moves it not at all), yet its posting list is the longest
         and costs the most in an OR query (see engine/search/query_plan.py).
         """
-        raw = self.get_meta(meta.COMMON_TERMS) or self.get_meta(meta.COMMON_TERMS_STALE)
+        raw = self.conn.get_meta(meta.COMMON_TERMS) or self.conn.get_meta(meta.COMMON_TERMS_STALE)
         # Parsed once per stored value, not once per query: this runs on every search.
         if raw != self._shares_raw:
             self._shares_raw = raw
             # Both are rewritten by the same end-of-run transaction, so a long-lived reader (the
             # daemon, a watched MCP server) learns here that German notes came (or went).
-            self.stem_options.german_queries = self.get_meta(meta.GERMAN_NOTES) == "1"
+            self.conn.stem_options.german_queries = self.conn.get_meta(meta.GERMAN_NOTES) == "1"
             data = json.loads(raw) if raw else {}
             if isinstance(data, list):  # written before 0.2: only the stems in > 50 % of chunks
                 self._shares = dict.fromkeys(data, 1.0)
@@ -117,13 +119,13 @@ class TextIndex(SqliteConnection):
 
     def common_terms_outdated(self) -> bool:
         """True when the stored term counts are missing or in the pre-0.2 format."""
-        raw = self.get_meta(meta.COMMON_TERMS)
+        raw = self.conn.get_meta(meta.COMMON_TERMS)
         return raw is None or not raw.startswith("{")
 
     def refresh_common_terms(self) -> None:
         """Recompute the document counts of stems in more than COMMON_TERM_FLOOR of all chunks
         (call inside `write()`)."""
-        total = int(self.scalar("SELECT count(*) FROM chunks"))
+        total = int(self.conn.scalar("SELECT count(*) FROM chunks"))
         floor = int(total * COMMON_TERM_FLOOR)
         self.db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
@@ -135,7 +137,7 @@ class TextIndex(SqliteConnection):
                 "SELECT term, doc FROM temp.chunks_vocab WHERE doc > ?", (floor,)
             )
             terms = {str(term): int(doc) for term, doc in rows}
-        self.set_meta(
+        self.conn.set_meta(
             meta.COMMON_TERMS, json.dumps({"chunks": total, "terms": terms}, sort_keys=True)
         )
         self.db.execute("DELETE FROM meta WHERE key = ?", (meta.COMMON_TERMS_STALE,))
@@ -152,7 +154,7 @@ class TextIndex(SqliteConnection):
         above it now, and each is counted exactly by a lookup of that one term.
         """
         written = self._written_chunks
-        raw = self.get_meta(meta.COMMON_TERMS_STALE)
+        raw = self.conn.get_meta(meta.COMMON_TERMS_STALE)
         if written is None or raw is None or len(written) > _INCREMENTAL_MAX_CHUNKS:
             return None
         try:
@@ -186,7 +188,8 @@ class TextIndex(SqliteConnection):
                     found[term] = int(doc)
         return found
 
-    def _chunks_changed(self) -> None:
+    def chunks_changed(self) -> None:
+        """Note that chunks are about to be written or deleted (inside `write()`)."""
         # The ubiquitous-term list describes the chunks as they were at the end of the last
         # complete run. A run killed after writing files but before recomputing the list would
         # leave it describing the old text, and the next run, finding nothing to do, would never
@@ -198,10 +201,10 @@ class TextIndex(SqliteConnection):
         )
         if self.db.changes():
             # A fresh list was moved aside just now: every chunk written from here on is seen
-            # (`_written`), which lets a small run count only what it touched.
+            # (`written`), which lets a small run count only what it touched.
             self._written_chunks = []
 
-    def _written(self, chunk_id: int) -> None:
+    def written(self, chunk_id: int) -> None:
         """Note a chunk row written since the term counts were moved aside."""
         if self._written_chunks is not None:
             self._written_chunks.append(chunk_id)
@@ -214,6 +217,6 @@ class TextIndex(SqliteConnection):
 
     def refresh_languages(self) -> None:
         """Record whether any chunk is German, for the query tokenizer (call inside `write()`)."""
-        german = self.scalar("SELECT EXISTS(SELECT 1 FROM chunks WHERE lang = 'de')")
-        self.set_meta(meta.GERMAN_NOTES, "1" if german else "0")
-        self.stem_options.german_queries = bool(german)
+        german = self.conn.scalar("SELECT EXISTS(SELECT 1 FROM chunks WHERE lang = 'de')")
+        self.conn.set_meta(meta.GERMAN_NOTES, "1" if german else "0")
+        self.conn.stem_options.german_queries = bool(german)

@@ -29,29 +29,33 @@ __all__ = ["VEC_TABLE", "VectorTable"]
 VEC_TABLE = "chunks_vec"
 
 
-class VectorTable(SqliteConnection):
+class VectorTable:
     """Writes and reads of the vec0 table."""
+
+    def __init__(self, conn: SqliteConnection) -> None:
+        self.conn = conn
+        self.db = conn.db
 
     def has_vector_table(self) -> bool:
         """Whether the vec0 table exists (it is created once the model's dimension is known)."""
         return bool(
-            self.scalar("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (VEC_TABLE,))
+            self.conn.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (VEC_TABLE,)
+            )
         )
 
     def reset_vectors(self, dim: int, fingerprint: str) -> None:
-        """(Re)create the vec0 table for a model; every chunk then needs a new vector."""
         self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         self.db.execute(
             f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
             f"embedding int8[{int(dim)}] distance_metric=cosine)"
         )
         self.db.execute("UPDATE chunks SET embedded_at = NULL")
-        self.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
-        self.set_meta(meta.VECTOR_DIM, str(int(dim)))
+        self.conn.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
+        self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
-        """Stored int8 vectors of chunks with these content hashes (content-addressed reuse)."""
-        if not self.vectors_available or not self.has_vector_table():
+        if not self.conn.vectors_available or not self.has_vector_table():
             return {}
         found: dict[int, bytes] = {}
         wanted = sorted(set(hashes))
@@ -68,7 +72,6 @@ class VectorTable(SqliteConnection):
         return found
 
     def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
-        """(id, title, section, text) of chunks without a vector, for backfilling."""
         rows = self.db.execute(
             "SELECT c.id, COALESCE(f.title, ''), c.section, c.chunk_text FROM chunks c "
             "JOIN files f ON f.id = c.file_id WHERE c.embedded_at IS NULL ORDER BY c.id LIMIT ?",
@@ -77,7 +80,6 @@ class VectorTable(SqliteConnection):
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def set_vectors(self, ids: Sequence[int], vectors: npt.NDArray[np.int8]) -> None:
-        """Store vectors for existing chunks (call inside `write()`)."""
         now = time.time()
         for chunk_id, vector in zip(ids, vectors):
             # The ids were read before embedding, outside this transaction; another indexer may
@@ -95,7 +97,7 @@ class VectorTable(SqliteConnection):
 
     def data_version(self) -> tuple[int, int]:
         """Changes when any connection commits: data_version for others, total_changes for us."""
-        return int(self.scalar("PRAGMA data_version")), int(self.db.total_changes())
+        return int(self.conn.scalar("PRAGMA data_version")), int(self.db.total_changes())
 
     def vector_rows(self) -> VectorRows | None:
         """Every vector, read from vec0's chunk storage; None if the layout is not as expected.
@@ -104,11 +106,11 @@ class VectorTable(SqliteConnection):
         table's own row count and a sample vector; the engine falls back to `knn` when it fails.
         """
         try:
-            dim = int(self.get_meta(meta.VECTOR_DIM) or 0)
-            major = self.scalar(
+            dim = int(self.conn.get_meta(meta.VECTOR_DIM) or 0)
+            major = self.conn.scalar(
                 f"SELECT value FROM {VEC_TABLE}_info WHERE key='CREATE_VERSION_MAJOR'"
             )
-            minor = self.scalar(
+            minor = self.conn.scalar(
                 f"SELECT value FROM {VEC_TABLE}_info WHERE key='CREATE_VERSION_MINOR'"
             )
             if dim <= 0 or (major, minor) != (0, 1):
@@ -120,7 +122,7 @@ class VectorTable(SqliteConnection):
     def _read_vec0(self, dim: int) -> VectorRows | None:
         """Chunk ids and their int8 rows, in storage order."""
         db = self.db
-        expected = int(self.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
+        expected = int(self.conn.scalar(f"SELECT count(*) FROM {VEC_TABLE}_rowids"))
         rows = bytearray(expected * dim)
         ids = array("q")
         scratch = bytearray()
@@ -166,7 +168,7 @@ class VectorTable(SqliteConnection):
         if expected:
             # The layout is sqlite-vec's private format: check one row against vec0 itself.
             middle = expected // 2
-            stored = self.scalar(
+            stored = self.conn.scalar(
                 f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (ids[middle],)
             )
             if bytes(stored) != bytes(rows[middle * dim : (middle + 1) * dim]):
@@ -174,7 +176,6 @@ class VectorTable(SqliteConnection):
         return VectorRows(ids, rows, dim)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the `limit` nearest chunks by vec0's own (slower) KNN."""
         rows = self.db.execute(
             f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH vec_int8(?) AND k = ? "
             "ORDER BY distance",
