@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from datasets import SAMPLE_QUERIES, SAMPLE_VAULT, sample_index
+from datasets import SAMPLE_QUERIES, SAMPLE_VAULT, sample_index, stand_in
 
 BENCH = Path(__file__).resolve().parent
 TIME_LIMIT_S = 300
@@ -32,7 +32,7 @@ _RESULTS = str(BENCH / "results" / "quality.json")
 
 # Script -> the arguments of its smoke run. `{tmp}` is a fresh folder of that run, `{sample_db}`
 # a fresh copy of the sample vault's index in it (examples/sample-vault, its judged queries in
-# examples/golden).
+# examples/golden), `{pg}` the URL of a PostgreSQL server started for the smoke runs.
 SMOKE: dict[str, tuple[str, ...]] = {
     "compare_latency.py": (
         "--old-src",
@@ -92,7 +92,13 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "time_phrases.py": ("--smoke",),
     "index_speed.py": ("--smoke",),
     "web_idle.py": ("--smoke",),
+    "quality.py": ("--json", "{tmp}/quality.json"),
 }
+
+# The scripts that read the development sets: they run on `datasets.stand_in` (every corpus and
+# query set made from the sample vault, its indexes built), a fresh copy of its cache each run,
+# through NOTESEEK_BENCH_DATA and NOTESEEK_BENCH_CACHE.
+STAND_IN = frozenset({"quality.py"})
 
 # Script -> why it has no smoke run (a helper module, or what it cannot do without).
 _DATA = "needs ../shared/data"
@@ -128,7 +134,6 @@ NO_SMOKE: dict[str, str] = {
     "pg_queries.py": f"a helper module of pg_bm25.py; {_PG}",
     "pg_scale.py": _PG,
     "pg_secure_delete.py": _PG,
-    "quality.py": f"{_DATA} (every judged set; builds the cached indexes)",
     "rerank_train.py": f"{_DATA} (trains on the cached development indexes)",
     "scrub_throughput.py": f"{_DATA} (the MDN Markdown tarball)",
     "smoke.py": "this runner",
@@ -145,56 +150,128 @@ def _selected(words: list[str]) -> list[str]:
     return [name for name in SMOKE if not words or any(w in name for w in words)]
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+class _Postgres:
+    """One PostgreSQL server for every smoke run that names `{pg}` (tests/pgserver.py, through
+    its command line as .ci/postgres.sh runs it), started on first use, stopped at the end."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.url: str | None = None
+        self.problem: str | None = None
+
+    def get(self) -> str | None:
+        if self.url is None and self.problem is None:
+            done = subprocess.run(
+                [sys.executable, "-m", "tests.pgserver", "start", "--dir", str(self.folder)],
+                cwd=BENCH.parent,
+                capture_output=True,
+                text=True,
+                timeout=TIME_LIMIT_S,
+            )
+            exports = dict(
+                line.removeprefix("export ").replace("'", "").split("=", 1)
+                for line in done.stdout.splitlines()
+                if line.startswith("export ")
+            )
+            self.url = exports.get("NOTESEEK_TEST_PG")
+            if self.url is None:
+                self.problem = (done.stderr.strip() or done.stdout.strip())[-500:]
+        return self.url
+
+    def stop(self) -> None:
+        if self.url is not None:
+            subprocess.run(
+                [sys.executable, "-m", "tests.pgserver", "stop", "--dir", str(self.folder)],
+                cwd=BENCH.parent,
+                capture_output=True,
+                timeout=TIME_LIMIT_S,
+            )
+
+
+def _run(name: str, args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    try:
+        done = subprocess.run(
+            [sys.executable, str(BENCH / name), *args],
+            cwd=BENCH.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIME_LIMIT_S,
+        )
+        return done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        partial = [
+            p.decode(errors="replace") if isinstance(p, bytes) else p or ""
+            for p in (exc.stdout, exc.stderr)
+        ]
+        return -1, f"{''.join(partial)}\ntimed out after {TIME_LIMIT_S} s"
+
+
 def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     names = _selected(words)
     if not names:
         print(f"no smoke run matches {words}", file=sys.stderr)
         return 2
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    failed = []
+    base_env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    outcomes: dict[str, tuple[str, float]] = {}
     started_all = time.perf_counter()
-    work = tempfile.TemporaryDirectory(prefix="noteseek-smoke-")
-    sample_db = (
-        sample_index(Path(work.name))
-        if any("{sample_db}" in a for n in names for a in SMOKE[n])
-        else None
-    )
-    for number, name in enumerate(names):
-        started = time.perf_counter()
-        tmp = Path(work.name) / f"run-{number}"
-        tmp.mkdir()
-        if sample_db is not None:
-            shutil.copy(sample_db, tmp / "sample.db")
-        args = [a.format(tmp=tmp, sample_db=tmp / "sample.db") for a in SMOKE[name]]
+    with tempfile.TemporaryDirectory(prefix="noteseek-smoke-") as folder:
+        work = Path(folder)
+        sample_db = (
+            sample_index(work) if any("{sample_db}" in a for n in names for a in SMOKE[n]) else None
+        )
+        data = stand_in(work / "stand-in") if any(n in STAND_IN for n in names) else None
+        postgres = _Postgres(work / "pg")
         try:
-            done = subprocess.run(
-                [sys.executable, str(BENCH / name), *args],
-                cwd=BENCH.parent,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=TIME_LIMIT_S,
-            )
-            code, out = done.returncode, done.stdout + done.stderr
-        except subprocess.TimeoutExpired as exc:
-            code = -1
-            partial = [
-                p.decode(errors="replace") if isinstance(p, bytes) else p or ""
-                for p in (exc.stdout, exc.stderr)
-            ]
-            out = f"{''.join(partial)}\ntimed out after {TIME_LIMIT_S} s"
-        seconds = time.perf_counter() - started
-        skipped = next((line for line in out.splitlines() if "skipped" in line), None)
-        if code != 0:
-            failed.append(name)
-            print(f"FAIL {name} ({seconds:.1f} s, exit {code})\n{out[-3000:]}", flush=True)
-        elif skipped is not None and skipped.startswith(name.removesuffix(".py")):
-            print(f"skip {name} ({seconds:.1f} s): {skipped}", flush=True)
-        else:
-            print(f"ok   {name} ({seconds:.1f} s)", flush=True)
+            for number, name in enumerate(names):
+                started = time.perf_counter()
+                tmp = work / f"run-{number}"
+                tmp.mkdir()
+                env = dict(base_env)
+                if sample_db is not None:
+                    shutil.copy(sample_db, tmp / "sample.db")
+                if data is not None and name in STAND_IN:
+                    # A fresh copy each run: scripts update the cached indexes and rows.
+                    shutil.copytree(data.cache_dir, tmp / "cache")
+                    env["NOTESEEK_BENCH_DATA"] = str(data.data_dir)
+                    env["NOTESEEK_BENCH_CACHE"] = str(tmp / "cache")
+                url = postgres.get() if any("{pg}" in a for a in SMOKE[name]) else ""
+                if url is None:
+                    code = 1 if _in_ci() else 0
+                    out = f"{name.removesuffix('.py')} skipped: no PostgreSQL server ({postgres.problem})"
+                else:
+                    args = [
+                        a.format(tmp=tmp, sample_db=tmp / "sample.db", pg=url) for a in SMOKE[name]
+                    ]
+                    code, out = _run(name, args, env)
+                seconds = time.perf_counter() - started
+                skipped = next((line for line in out.splitlines() if "skipped" in line), None)
+                if code != 0:
+                    outcomes[name] = ("FAIL", seconds)
+                    print(f"FAIL {name} ({seconds:.1f} s, exit {code})\n{out[-3000:]}", flush=True)
+                elif skipped is not None and skipped.startswith(name.removesuffix(".py")):
+                    outcomes[name] = ("skip", seconds)
+                    print(f"skip {name} ({seconds:.1f} s): {skipped}", flush=True)
+                else:
+                    outcomes[name] = ("ok", seconds)
+                    print(f"ok   {name} ({seconds:.1f} s)", flush=True)
+        finally:
+            postgres.stop()
     total = time.perf_counter() - started_all
-    print(f"{len(names) - len(failed)}/{len(names)} smoke runs passed in {total:.0f} s")
+    failed = [n for n, (how, _) in outcomes.items() if how == "FAIL"]
+    skipped_names = [n for n, (how, _) in outcomes.items() if how == "skip"]
+    print("\n| script | smoke run | seconds |\n|---|---|---|")
+    for name, (how, seconds) in outcomes.items():
+        print(f"| {name} | {how} | {seconds:.1f} |")
+    print(
+        f"{len(names) - len(failed)}/{len(names)} smoke runs passed ({len(skipped_names)} "
+        f"skipped) in {total:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 
