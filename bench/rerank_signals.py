@@ -38,7 +38,7 @@ import _internals
 import noteseek
 from datasets import CACHE_DIR, DATA_DIR, select_datasets
 from noteseek.core.rerank_features import FEATURE_NAMES
-from rerank_train import POOLS, SETS, delta, loco, ndcg, reranked
+from rerank_train import POOLS, SETS, collect, delta, loco, ndcg, reranked
 
 CANDIDATES = ("recency", "in_links", "head_links", "shared_tags")
 TRIALS = {
@@ -116,7 +116,13 @@ def main() -> int:
     args = ap.parse_args()
     data: dict[str, list[dict[str, Any]]] = {}
     for name in args.sets.split(","):
-        rows = pickle.loads((POOLS / f"{name}.pkl").read_bytes())
+        cached = POOLS / f"{name}.pkl"
+        if cached.exists():
+            rows = pickle.loads(cached.read_bytes())
+        else:  # what rerank_train.py would have cached
+            POOLS.mkdir(parents=True, exist_ok=True)
+            rows = collect(name, args.data_dir, args.cache_dir)
+            cached.write_bytes(pickle.dumps(rows))
         if rows and "head_fids" not in rows[0]:
             ap.error(f"{name}: cached rows predate head_fids; rerun rerank_train.py --fresh")
         (ds,) = select_datasets(name)

@@ -4,6 +4,7 @@ Usage (`.ci/run` calls it after the tests)::
 
     python bench/smoke.py                 # all of them
     python bench/smoke.py time_phrases    # the scripts whose names contain one of the words
+    python bench/smoke.py --show pg_      # and print their output
 
 A smoke run proves a script still runs against today's code (imports, API, output); its figures
 mean nothing and nothing is written to bench/results. Each script runs in its own process with a
@@ -93,26 +94,44 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "index_speed.py": ("--smoke",),
     "web_idle.py": ("--smoke",),
     "quality.py": ("--json", "{tmp}/quality.json"),
+    "time_rankings.py": ("--max-queries", "5", "--json", "{tmp}/time_rankings.json"),
+    "rerank_train.py": ("--ablate", "--export", "{tmp}/rerank-linear.json"),
+    "rerank_signals.py": ("--json", "{tmp}/rerank_signals.json"),
+    "relevance_train.py": (
+        *("--modes", "hybrid", "--per-set", "10", "--per-pair", "4", "--isotonic"),
+        *("--export", "{tmp}/relevance-model.json", "--json", "{tmp}/relevance_train.json"),
+    ),
+    "relevance_gate.py": ("--per-set", "10", "--per-pair", "4"),
+    "relevance_eval.py": (
+        *("--per-set", "10", "--per-pair", "4", "--hook-per", "4", "--old-src", "src"),
+        *("--json", "{tmp}/relevance_eval.json"),
+    ),
+    "deep_cost.py": ("xquad-en", "--sample", "4"),
 }
 
 # The scripts that read the development sets: they run on `datasets.stand_in` (every corpus and
 # query set made from the sample vault, its indexes built), a fresh copy of its cache each run,
 # through NOTESEEK_BENCH_DATA and NOTESEEK_BENCH_CACHE.
-STAND_IN = frozenset({"quality.py"})
+STAND_IN = frozenset(
+    {
+        "deep_cost.py",
+        "quality.py",
+        "relevance_eval.py",
+        "relevance_gate.py",
+        "relevance_train.py",
+        "rerank_signals.py",
+        "rerank_train.py",
+        "time_rankings.py",
+    }
+)
 
 # Script -> why it has no smoke run (a helper module, or what it cannot do without).
 _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
 _PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
 NO_SMOKE: dict[str, str] = {
-    "relevance_train.py": f"{_DATA} (every development set, on-topic and against the other vaults)",
-    "relevance_gate.py": f"{_DATA} (relevance_train's blocks of every development set)",
-    "relevance_eval.py": f"{_DATA} (every development set and the off-topic pairs)",
-    "deep_cost.py": f"{_DATA} (a development index built by quality.py, embedded with e5)",
     "deep_latency.py": f"{_DATA} (a development index with its deep lane built)",
     "mcp_agents_vault.py": f"{_DATA} (a copy of the Obsidian Hub vault through the MCP client)",
-    "rerank_signals.py": f"{_DATA} (rerank_train's cached feature rows of every development set)",
-    "time_rankings.py": f"{_DATA} (every development query set, parsed and searched twice)",
     "_internals.py": "a helper module: what the benchmarks read inside an Index",
     "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
     "benchmark.py": f"{_DATA} (the hub and MDN vaults, their judged queries); --quick is its short run",
@@ -134,7 +153,6 @@ NO_SMOKE: dict[str, str] = {
     "pg_queries.py": f"a helper module of pg_bm25.py; {_PG}",
     "pg_scale.py": _PG,
     "pg_secure_delete.py": _PG,
-    "rerank_train.py": f"{_DATA} (trains on the cached development indexes)",
     "scrub_throughput.py": f"{_DATA} (the MDN Markdown tarball)",
     "smoke.py": "this runner",
     "watch_compare.py": f"{_DATA} (a copy of the MDN vault) and minutes of watching",
@@ -213,6 +231,8 @@ def _run(name: str, args: list[str], env: dict[str, str]) -> tuple[int, str]:
 
 def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    show = "--show" in words  # print every run's output, not only a failed one's
+    words = [w for w in words if w != "--show"]
     names = _selected(words)
     if not names:
         print(f"no smoke run matches {words}", file=sys.stderr)
@@ -260,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     outcomes[name] = ("ok", seconds)
                     print(f"ok   {name} ({seconds:.1f} s)", flush=True)
+                if show and code == 0:
+                    print(out, flush=True)
         finally:
             postgres.stop()
     total = time.perf_counter() - started_all
