@@ -107,6 +107,10 @@ SMOKE: dict[str, tuple[str, ...]] = {
         *("--json", "{tmp}/relevance_eval.json"),
     ),
     "deep_cost.py": ("xquad-en", "--sample", "4"),
+    "deep_latency.py": (
+        *("xquad-en", "--build-lane", "16", "--queries", "4", "--rounds", "2", "--warmup", "2"),
+    ),
+    "intake_eval.py": (*("--corpus", "hub", "--per-domain", "2", "--junk", "5", "--out", "{tmp}"),),
 }
 
 # The scripts that read the development sets: they run on `datasets.stand_in` (every corpus and
@@ -115,6 +119,8 @@ SMOKE: dict[str, tuple[str, ...]] = {
 STAND_IN = frozenset(
     {
         "deep_cost.py",
+        "deep_latency.py",
+        "intake_eval.py",
         "quality.py",
         "relevance_eval.py",
         "relevance_gate.py",
@@ -130,7 +136,6 @@ _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
 _PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
 NO_SMOKE: dict[str, str] = {
-    "deep_latency.py": f"{_DATA} (a development index with its deep lane built)",
     "mcp_agents_vault.py": f"{_DATA} (a copy of the Obsidian Hub vault through the MCP client)",
     "_internals.py": "a helper module: what the benchmarks read inside an Index",
     "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
@@ -142,7 +147,6 @@ NO_SMOKE: dict[str, str] = {
     "documents_install_size.py": "installs each document library from PyPI into a fresh venv",
     "documents_libraries.py": _DEBIAN,
     "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
-    "intake_eval.py": f"{_DATA} (held-out real notes of the hub and help vaults)",
     "pg_bm25.py": _PG,
     "pg_concurrency.py": _PG,
     "pg_exact_knn.py": _PG,
