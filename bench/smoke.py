@@ -23,11 +23,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from datasets import SAMPLE_QUERIES, SAMPLE_VAULT, sample_index, stand_in
 
 BENCH = Path(__file__).resolve().parent
-TIME_LIMIT_S = 300
+TIME_LIMIT_S = 120
 _VAULT, _QUERIES = str(SAMPLE_VAULT), str(SAMPLE_QUERIES)
 _RESULTS = str(BENCH / "results" / "quality.json")
 
@@ -110,6 +111,29 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "deep_latency.py": (
         *("xquad-en", "--build-lane", "16", "--queries", "4", "--rounds", "2", "--warmup", "2"),
     ),
+    "mcp_agents_vault.py": ("--page-query", "database", "--json", "{tmp}/mcp_agents.json"),
+    "pg_build.py": ("--db", "{pg}", "--smoke", "--json", "{tmp}/pg_build.json"),
+    "pg_parity.py": (
+        *("--db", "{pg}", "--sets", "mdn,obsidian-hub", "--limit-queries", "5"),
+        *("--latency-queries", "5", "--warmup", "5", "--json", "{tmp}/pg_parity.json"),
+    ),
+    "pg_bm25.py": (
+        *("--url", "{pg}", "--sets", "mdn,obsidian-hub", "--limit-queries", "5"),
+        *("--latency-queries", "10", "--json", "{tmp}/pg_bm25.json"),
+    ),
+    "pg_concurrency.py": (
+        *("--db", "{pg}", "--searchers", "2", "--seconds", "2", "--json", "{tmp}/pg_conc.json"),
+    ),
+    "pg_hnsw.py": ("--url", "{pg}", "--queries", "5", "--json", "{tmp}/pg_hnsw.json"),
+    "pg_scale.py": (
+        *("--url", "{pg}", "--rows", "2000", "--queries", "5", "--ef", "40,100"),
+        *("--json", "{tmp}/pg_scale.json"),
+    ),
+    "pg_exact_knn.py": (
+        *("--db", "{pg}", "--vault", _VAULT, "--collection", "sample", "--sizes", "200,500"),
+        *("--queries", "5", "--json", "{tmp}/pg_exact_knn.json"),
+    ),
+    "pg_secure_delete.py": ("--notes", "50", "--json", "{tmp}/pg_secure_delete.json"),
     "intake_eval.py": (*("--corpus", "hub", "--per-domain", "2", "--junk", "5", "--out", "{tmp}"),),
 }
 
@@ -121,6 +145,12 @@ STAND_IN = frozenset(
         "deep_cost.py",
         "deep_latency.py",
         "intake_eval.py",
+        "pg_bm25.py",
+        "pg_concurrency.py",
+        "pg_hnsw.py",
+        "pg_parity.py",
+        "pg_scale.py",
+        "mcp_agents_vault.py",
         "quality.py",
         "relevance_eval.py",
         "relevance_gate.py",
@@ -134,9 +164,7 @@ STAND_IN = frozenset(
 # Script -> why it has no smoke run (a helper module, or what it cannot do without).
 _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
-_PG = "needs a PostgreSQL server (.ci/postgres.sh) and the cached development indexes"
 NO_SMOKE: dict[str, str] = {
-    "mcp_agents_vault.py": f"{_DATA} (a copy of the Obsidian Hub vault through the MCP client)",
     "_internals.py": "a helper module: what the benchmarks read inside an Index",
     "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
     "benchmark.py": f"{_DATA} (the hub and MDN vaults, their judged queries); --quick is its short run",
@@ -147,16 +175,8 @@ NO_SMOKE: dict[str, str] = {
     "documents_install_size.py": "installs each document library from PyPI into a fresh venv",
     "documents_libraries.py": _DEBIAN,
     "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
-    "pg_bm25.py": _PG,
-    "pg_concurrency.py": _PG,
-    "pg_exact_knn.py": _PG,
-    "pg_hnsw.py": _PG,
-    "pg_load.py": f"a helper module of pg_bm25.py; {_PG}",
-    "pg_parity.py": _PG,
-    "pg_build.py": _PG,
-    "pg_queries.py": f"a helper module of pg_bm25.py; {_PG}",
-    "pg_scale.py": _PG,
-    "pg_secure_delete.py": _PG,
+    "pg_load.py": "a helper module of pg_bm25.py (its smoke run loads through it)",
+    "pg_queries.py": "a helper module of pg_bm25.py (its smoke run queries through it)",
     "scrub_throughput.py": f"{_DATA} (the MDN Markdown tarball)",
     "smoke.py": "this runner",
     "watch_compare.py": f"{_DATA} (a copy of the MDN vault) and minutes of watching",
@@ -185,7 +205,23 @@ class _Postgres:
         self.url: str | None = None
         self.problem: str | None = None
 
-    def get(self) -> str | None:
+    def schema(self, name: str) -> str | None:
+        """The server's URL with a new schema `name` first on its search_path (`vector` stays
+        in public): each run its own tables, as the tests' `pg_schema` gives each test."""
+        url = self._server()
+        if url is None:
+            return None
+        try:
+            import psycopg  # the postgres extra, which the other smoke runs do without
+        except ImportError:
+            self.problem = "psycopg is not installed (pip install -e '.[postgres]')"
+            return None
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{name}"')
+        option = quote(f"-c search_path={name},public", safe="")
+        return f"{url}{'&' if '?' in url else '?'}options={option}"
+
+    def _server(self) -> str | None:
         if self.url is None and self.problem is None:
             done = subprocess.run(
                 [sys.executable, "-m", "tests.pgserver", "start", "--dir", str(self.folder)],
@@ -264,7 +300,11 @@ def main(argv: list[str] | None = None) -> int:
                     shutil.copytree(data.cache_dir, tmp / "cache")
                     env["NOTESEEK_BENCH_DATA"] = str(data.data_dir)
                     env["NOTESEEK_BENCH_CACHE"] = str(tmp / "cache")
-                url = postgres.get() if any("{pg}" in a for a in SMOKE[name]) else ""
+                url = (
+                    postgres.schema(f"smoke_{number}")
+                    if any("{pg}" in a for a in SMOKE[name])
+                    else ""
+                )
                 if url is None:
                     code = 1 if _in_ci() else 0
                     out = f"{name.removesuffix('.py')} skipped: no PostgreSQL server ({postgres.problem})"
