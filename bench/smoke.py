@@ -134,6 +134,11 @@ SMOKE: dict[str, tuple[str, ...]] = {
         *("--queries", "5", "--json", "{tmp}/pg_exact_knn.json"),
     ),
     "pg_secure_delete.py": ("--notes", "50", "--json", "{tmp}/pg_secure_delete.json"),
+    "scrub_throughput.py": ("--runs", "1", "--show", "1", "--old-src", "src/noteseek"),
+    "watch_latency.py": ("--idle", "1", "--runs", "1", "--checkouts", "1", "--burst", "5"),
+    "watch_compare.py": (
+        *("--only", "watchfiles:native", "--idle", "1", "--edits", "2", "--burst", "5"),
+    ),
     "intake_eval.py": (*("--corpus", "hub", "--per-domain", "2", "--junk", "5", "--out", "{tmp}"),),
 }
 
@@ -157,7 +162,10 @@ STAND_IN = frozenset(
         "relevance_train.py",
         "rerank_signals.py",
         "rerank_train.py",
+        "scrub_throughput.py",
         "time_rankings.py",
+        "watch_compare.py",
+        "watch_latency.py",
     }
 )
 
@@ -177,10 +185,7 @@ NO_SMOKE: dict[str, str] = {
     "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
     "pg_load.py": "a helper module of pg_bm25.py (its smoke run loads through it)",
     "pg_queries.py": "a helper module of pg_bm25.py (its smoke run queries through it)",
-    "scrub_throughput.py": f"{_DATA} (the MDN Markdown tarball)",
     "smoke.py": "this runner",
-    "watch_compare.py": f"{_DATA} (a copy of the MDN vault) and minutes of watching",
-    "watch_latency.py": f"{_DATA} (a copy of the MDN vault) and minutes of watching",
     "web_fuzz.py": "schemathesis over the served OpenAPI schema: minutes, not seconds",
     "web_latency_ab.py": f"{_DATA} (MDN queries) and another checkout's server",
     "web_load.py": f"{_DATA} (MDN queries) and the wrk load generator",
