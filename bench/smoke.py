@@ -139,6 +139,16 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "watch_compare.py": (
         *("--only", "watchfiles:native", "--idle", "1", "--edits", "2", "--burst", "5"),
     ),
+    "web_latency_ab.py": ("--old-src", "src", "--queries", "10"),
+    "web_load.py": ("--queries", "10", "--seconds", "2", "--rounds", "1"),
+    "web_fuzz.py": ("--db", "{sample_db}", "--max-examples", "3"),
+    "web_screenshot.py": ("--out", "{tmp}/web.png"),
+    "documents_extract.py": ("--smoke", "--runs", "1", "--json", "{tmp}/documents.json"),
+    "documents_index.py": (
+        *("--smoke", "--runs", "1", "--rounds", "1", "--count", "40", "--main-src", "src"),
+        *("--json", "{tmp}/documents_index.json"),
+    ),
+    "documents_libraries.py": ("--smoke", "--json", "{tmp}/documents_libraries.json"),
     "intake_eval.py": (*("--corpus", "hub", "--per-domain", "2", "--junk", "5", "--out", "{tmp}"),),
 }
 
@@ -149,6 +159,8 @@ STAND_IN = frozenset(
     {
         "deep_cost.py",
         "deep_latency.py",
+        "documents_index.py",
+        "documents_libraries.py",
         "intake_eval.py",
         "pg_bm25.py",
         "pg_concurrency.py",
@@ -166,6 +178,8 @@ STAND_IN = frozenset(
         "time_rankings.py",
         "watch_compare.py",
         "watch_latency.py",
+        "web_latency_ab.py",
+        "web_load.py",
     }
 )
 
@@ -177,19 +191,12 @@ NO_SMOKE: dict[str, str] = {
     "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
     "benchmark.py": f"{_DATA} (the hub and MDN vaults, their judged queries); --quick is its short run",
     "datasets.py": "a helper module: the judged data sets",
-    "documents_extract.py": _DEBIAN,
     "documents_fetch.py": "a setup step, not a benchmark: downloads the Debian packages",
-    "documents_index.py": _DEBIAN,
     "documents_install_size.py": "installs each document library from PyPI into a fresh venv",
-    "documents_libraries.py": _DEBIAN,
     "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
     "pg_load.py": "a helper module of pg_bm25.py (its smoke run loads through it)",
     "pg_queries.py": "a helper module of pg_bm25.py (its smoke run queries through it)",
     "smoke.py": "this runner",
-    "web_fuzz.py": "schemathesis over the served OpenAPI schema: minutes, not seconds",
-    "web_latency_ab.py": f"{_DATA} (MDN queries) and another checkout's server",
-    "web_load.py": f"{_DATA} (MDN queries) and the wrk load generator",
-    "web_screenshot.py": "not a benchmark: regenerates docs/img/web.png (Chromium + Playwright)",
 }
 
 
