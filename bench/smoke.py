@@ -149,6 +149,15 @@ SMOKE: dict[str, tuple[str, ...]] = {
         *("--json", "{tmp}/documents_index.json"),
     ),
     "documents_libraries.py": ("--smoke", "--json", "{tmp}/documents_libraries.json"),
+    "documents_fetch.py": ("--packages", "python3-docx", "--dest", "{tmp}/documents"),
+    "documents_install_size.py": (
+        *("--packages", "chardet", "--no-extra", "--json", "{tmp}/install_size.json"),
+    ),
+    "fuzz.py": ("--smoke", "--target", "chunker", "--minutes", "0.05", "--work", "{tmp}"),
+    "benchmark.py": (
+        *("--vaults", "obsidian-hub", "--quick", "--queries", "10", "--no-plots"),
+        *("--json", "{tmp}/benchmark.json"),
+    ),
     "intake_eval.py": (*("--corpus", "hub", "--per-domain", "2", "--junk", "5", "--out", "{tmp}"),),
 }
 
@@ -157,6 +166,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
 # through NOTESEEK_BENCH_DATA and NOTESEEK_BENCH_CACHE.
 STAND_IN = frozenset(
     {
+        "benchmark.py",
         "deep_cost.py",
         "deep_latency.py",
         "documents_index.py",
@@ -188,12 +198,8 @@ _DATA = "needs ../shared/data"
 _DEBIAN = "reads the Debian document packages documents_fetch.py downloads (apt-get download)"
 NO_SMOKE: dict[str, str] = {
     "_internals.py": "a helper module: what the benchmarks read inside an Index",
-    "alternatives.py": "a module of benchmark.py: the two other designs it compares with",
-    "benchmark.py": f"{_DATA} (the hub and MDN vaults, their judged queries); --quick is its short run",
+    "alternatives.py": "a module of benchmark.py (its smoke run builds and queries them all)",
     "datasets.py": "a helper module: the judged data sets",
-    "documents_fetch.py": "a setup step, not a benchmark: downloads the Debian packages",
-    "documents_install_size.py": "installs each document library from PyPI into a fresh venv",
-    "fuzz.py": "needs atheris (not in the bench extra); --minutes bounds a run",
     "pg_load.py": "a helper module of pg_bm25.py (its smoke run loads through it)",
     "pg_queries.py": "a helper module of pg_bm25.py (its smoke run queries through it)",
     "smoke.py": "this runner",
