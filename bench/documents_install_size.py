@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-extra", action="store_true", help="not the whole documents extra")
     args = parser.parse_args(argv)
     rows: list[dict[str, object]] = []
-    sets = [(p,) for p in args.packages.split(",") if p]
+    sets: list[tuple[str, ...]] = [(p,) for p in args.packages.split(",") if p]
     if not args.no_extra:
         sets.append(DOCUMENTS_EXTRA)
     for pkgs in sets:
