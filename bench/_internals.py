@@ -136,3 +136,4 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, rule) of the secrets one scrubber pass finds (`scrub` repeats passes until
     nothing is left); for comparing detectors span by span."""
     return [(s, e, name) for s, e, name in _find_secrets(text)]
+

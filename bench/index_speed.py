@@ -251,14 +251,10 @@ def main() -> None:
             seed = _seed_src(args.seed, work / "seed")
         except (OSError, subprocess.CalledProcessError) as exc:
             if not args.smoke:
-                raise SystemExit(
-                    f"the seed design {args.seed} is not in this checkout's history: {exc}"
-                ) from None
+                raise SystemExit(f"the seed design {args.seed} is not in this checkout's history: {exc}") from None
             # A smoke run checks the script, not the figures: a checkout without history (a CI
             # tarball) compares noteseek with itself.
-            print(
-                f"seed {args.seed} unavailable ({exc}); smoke run compares this checkout with itself"
-            )
+            print(f"seed {args.seed} unavailable ({exc}); smoke run compares this checkout with itself")
             seed = args.new_src.resolve()
         copy = _subset(vault, work / "vault", 10**9)  # the one-note change edits a copy
         new = args.new_src.resolve()

@@ -36,33 +36,7 @@ INDEX_SETS = {
 }
 
 
-_ONSET = [
-    "b",
-    "bl",
-    "br",
-    "d",
-    "dr",
-    "f",
-    "fl",
-    "g",
-    "gr",
-    "k",
-    "kl",
-    "kr",
-    "m",
-    "n",
-    "p",
-    "pl",
-    "pr",
-    "sk",
-    "sl",
-    "st",
-    "t",
-    "tr",
-    "v",
-    "z",
-    "zw",
-]
+_ONSET = ["b", "bl", "br", "d", "dr", "f", "fl", "g", "gr", "k", "kl", "kr", "m", "n", "p", "pl", "pr", "sk", "sl", "st", "t", "tr", "v", "z", "zw"]
 _VOWEL = ["a", "e", "i", "o", "u", "ai", "ou", "ee"]
 _CODA = ["", "n", "m", "r", "l", "sk", "x", "nd", "rt", "v"]
 
@@ -120,18 +94,13 @@ def main() -> int:
             clean.append(q)
     queries = clean[:40]
     print(f"{len(queries)} made-up queries, e.g. {queries[:3]}\n")
-    print(
-        "| index | nonsense with hits: hybrid / vector (gate on) | same, gate off | development queries caught (set: caught / queries) |"
-    )
+    print("| index | nonsense with hits: hybrid / vector (gate on) | same, gate off | development queries caught (set: caught / queries) |")
     print("|---|---|---|---|")
     for name, sets in index_sets.items():
         db = dbs[name]
-        with (
-            noteseek.Index(db, create=False, settings=SearchSettings(rerank=False)) as on,
-            noteseek.Index(
-                db, create=False, settings=SearchSettings(rerank=False, known_words=False)
-            ) as off,
-        ):
+        with noteseek.Index(db, create=False, settings=SearchSettings(rerank=False)) as on, noteseek.Index(
+            db, create=False, settings=SearchSettings(rerank=False, known_words=False)
+        ) as off:
             nh = sum(bool(on.search(q)) for q in queries)
             nv = sum(bool(on.search(q, mode="vector")) for q in queries)
             oh = sum(bool(off.search(q)) for q in queries)
@@ -144,10 +113,7 @@ def main() -> int:
                     (ds,) = select_datasets(set_name)
                     texts = list(read_queries(args.data_dir / ds.queries).values())
                 caught = [t for t in texts if not on.search(t, limit=1) and off.search(t, limit=1)]
-                dev.append(
-                    f"{set_name}: {len(caught)}/{len(texts)}"
-                    + (f" (e.g. {caught[0]!r})" if caught else "")
-                )
+                dev.append(f"{set_name}: {len(caught)}/{len(texts)}" + (f" (e.g. {caught[0]!r})" if caught else ""))
         print(f"| {name} | {nh} / {nv} | {oh} / {ov} | {'; '.join(dev)} |", flush=True)
     return 0
 

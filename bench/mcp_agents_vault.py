@@ -14,8 +14,9 @@ twice, as a client would start it:
    `search` for the note's words until it is the first hit (the seconds from the save call to
    that answer); the credential must be in no file of the vault and in no file of the index
    (database, WAL); `append_to_note("../outside.md")` is refused and the file outside is unchanged;
-   an append to a real note lands at its end; `search` (`--page-query`) with `max_tokens` returns a `cursor` in
-   `structuredContent`, and the page it opens shares no (path, section) with the first.
+   an append to a real note lands at its end; `search` (for `--page-query`) with `max_tokens`
+   returns a `cursor` in `structuredContent`, and the page it opens shares no (path, section)
+   with the first.
 
 Each check is printed with its figure and PASS/FAIL; exit status 1 when one fails.
 """

@@ -63,9 +63,7 @@ def main() -> int:
             ap.error("name at least one cached index (or --smoke)")
         dbs = {name: args.cache_dir / f"{name}.db" for name in args.indexes}
     print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
-    print(
-        "| index | chunks | embedded by the build | wall s | CPU s | CPU s per chunk | size before → after (MB) |"
-    )
+    print("| index | chunks | embedded by the build | wall s | CPU s | CPU s per chunk | size before → after (MB) |")
     print("|---|---|---|---|---|---|---|")
     for name, db in dbs.items():
         with noteseek.Index(db, create=False) as idx:

@@ -28,9 +28,7 @@ QUERIES = ("what is the difference between tags and links", "tags versus links")
 def _smoke_db(folder: Path) -> Path:
     vault = folder / "vault"
     vault.mkdir()
-    (vault / "tags.md").write_text(
-        "# Tags\nTags group notes by topic, unlike links.", encoding="utf-8"
-    )
+    (vault / "tags.md").write_text("# Tags\nTags group notes by topic, unlike links.", encoding="utf-8")
     (vault / "links.md").write_text("# Links\nLinks connect one note to another.", encoding="utf-8")
     (vault / "daily.md").write_text("# Daily notes\nOne note per day.", encoding="utf-8")
     with noteseek.Index(folder / "smoke.db") as idx:
@@ -61,9 +59,7 @@ def main() -> int:
                 for i, hit in enumerate(hits, 1):
                     print(f"  {i}. {hit.path}")
             block = prompt_context(shipped, text, max_tokens=500)
-            said = (
-                f"block of {len(block.text)} chars" if block.text else f"nothing ({block.reason})"
-            )
+            said = f"block of {len(block.text)} chars" if block.text else f"nothing ({block.reason})"
             print(f"prompt hook: {said}")
     return 0
 

@@ -152,9 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         began = time.perf_counter()
         with noteseek.Index(url) as idx:
             built = idx.update(vault)
-        print(
-            f"built {args.collection}: {built.added} notes in {time.perf_counter() - began:.1f} s"
-        )
+        seconds = time.perf_counter() - began
+        print(f"built {args.collection}: {built.added} notes in {seconds:.1f} s")
     ctx = mp.get_context("spawn")
     start = ctx.Event()
     stop_at = ctx.Value("d", 0.0)

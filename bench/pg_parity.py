@@ -16,8 +16,9 @@ backend's SQL over its own postings, vectors from its HNSW index (`knn`), fusion
 from the engine, unchanged.
 
 `--latency-queries N` (default 300, MDN only) times warm `search(q, mode="hybrid")` (limit 10)
-on both backends alternately per query after 50 warm-up queries of each (`--warmup`); p50/p95 in ms. The
-load average is printed before and after (the machine is shared: compare the rows of one run).
+on both backends alternately per query after 50 warm-up queries of each (`--warmup`); p50/p95
+in ms. The load average is printed before and after (the machine is shared: compare the rows of
+one run).
 """
 
 from __future__ import annotations

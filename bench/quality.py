@@ -547,21 +547,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=float,
         help="leave out query words in more than this share of chunks (default 0.5)",
     )
-    parser.add_argument(
-        "--no-known-words", action="store_true", help="no known-words gate (issue 16)"
-    )
-    parser.add_argument(
-        "--no-rerank", action="store_true", help="no learned rerank of the fused head"
-    )
+    parser.add_argument("--no-known-words", action="store_true", help="no known-words gate (issue 16)")
+    parser.add_argument("--no-rerank", action="store_true", help="no learned rerank of the fused head")
     parser.add_argument(
         "--no-deep",
         "--no-multilingual",
         action="store_true",
         help="never use a built deep (e5) lane",
     )
-    parser.add_argument(
-        "--deep-weights", help="BM25,potion,e5 shares with the deep lane (0.4,0.1,0.5)"
-    )
+    parser.add_argument("--deep-weights", help="BM25,potion,e5 shares with the deep lane (0.4,0.1,0.5)")
     parser.add_argument("--cross-weights", help="the same for queries across languages (0.3,0,0.7)")
     parser.add_argument(
         "--deep-rerank-below",

@@ -36,15 +36,11 @@ def main() -> int:
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--mode", default="hybrid")
     ap.add_argument("--measure", default="nDCG@10", choices=["nDCG@10", "R@10", "R@100", "MRR@10"])
-    ap.add_argument(
-        "--base-mode", help="mode of the first run to compare against (default: --mode)"
-    )
+    ap.add_argument("--base-mode", help="mode of the first run to compare against (default: --mode)")
     args = ap.parse_args()
     runs = [_load(p, args.measure) for p in args.runs]
     base_mode = args.base_mode or args.mode
-    head = ["set", f"{args.runs[0].stem} ({base_mode})"] + [
-        f"{p.stem} ({args.mode})" for p in args.runs[1:]
-    ]
+    head = ["set", f"{args.runs[0].stem} ({base_mode})"] + [f"{p.stem} ({args.mode})" for p in args.runs[1:]]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for name, modes in runs[0].items():

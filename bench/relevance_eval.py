@@ -50,42 +50,15 @@ from relevance_train import OFF_TOPIC, ON_TOPIC, index_of, queries_of
 LIMIT = 10
 # Chit-chat and one-line agent instructions no notes vault should answer.
 GENERIC = (
-    "hi",
-    "hello",
-    "thanks!",
-    "ok",
-    "yes",
-    "continue",
-    "go on",
-    "do it",
-    "looks good, commit it",
-    "what's up",
-    "good morning",
-    "no, the other one",
-    "try again",
-    "stop",
-    "undo that",
-    "run the tests",
-    "fix the failing test",
-    "why did that fail?",
-    "rename foo to bar",
-    "add a docstring to this function",
-    "format the file",
-    "make it faster",
-    "fix the type error on line 42",
-    "write a unit test for parse_args",
-    "refactor this into two functions",
-    "explain this stack trace",
-    "update the changelog",
-    "bump the version to 1.2.3",
-    "delete the unused imports",
-    "can you review my last commit",
-    "hallo",
-    "danke",
-    "mach weiter",
-    "passt so",
-    "schreib einen Test dafür",
-    "warum schlägt der Build fehl?",
+    "hi", "hello", "thanks!", "ok", "yes", "continue", "go on", "do it", "looks good, commit it",
+    "what's up", "good morning", "no, the other one", "try again", "stop", "undo that",
+    "run the tests", "fix the failing test", "why did that fail?", "rename foo to bar",
+    "add a docstring to this function", "format the file", "make it faster",
+    "fix the type error on line 42", "write a unit test for parse_args",
+    "refactor this into two functions", "explain this stack trace",
+    "update the changelog", "bump the version to 1.2.3", "delete the unused imports",
+    "can you review my last commit", "hallo", "danke", "mach weiter", "passt so",
+    "schreib einen Test dafür", "warum schlägt der Build fehl?",
 )
 EXTRA_OFF_TOPIC = (
     ("agent-eval", "obsidian-help-en"),
@@ -118,10 +91,7 @@ def sources(name: str, per: int) -> list[tuple[str, str]]:
 def old_lists(old_src: Path, db: Path, texts: list[str]) -> list[list[str]]:
     out = subprocess.run(
         [sys.executable, "-c", OLD_CHILD, str(old_src), str(db)],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        check=True,
+        input=json.dumps(texts), capture_output=True, text=True, check=True,
     )
     return [list(x) for x in json.loads(out.stdout)]
 
@@ -188,15 +158,8 @@ def off_topic(source: str, vault: str, per: int) -> dict[str, Any]:
 def hook_rows(idx: noteseek.Index, text: str) -> tuple[bool, list[Any]]:
     """(prompt has enough content words, the hook's candidate hits with their scores)."""
     query = text[:MAX_PROMPT_CHARS]
-    hits = idx.search(
-        query,
-        limit=CONTEXT_CANDIDATES,
-        explain=True,
-        max_term_share=CONTEXT_TERM_SHARE,
-        multilingual=False,
-        min_score=0,
-        min_answer=0,
-    )
+    hits = idx.search(query, limit=CONTEXT_CANDIDATES, explain=True,
+                      max_term_share=CONTEXT_TERM_SHARE, multilingual=False, min_score=0, min_answer=0)
     return len(content_terms(query)) >= 2, hits
 
 
@@ -217,22 +180,14 @@ def hook(per: int) -> dict[str, Any]:
             sweep = {t: 0 for t in HOOK_SWEEP}
             for qid, text in queries:
                 ctx = prompt_context(idx, text)
-                named += any(
-                    matcher.note_id(h.path) in qrels[qid]
-                    for h in ctx.hits
-                    if f"({h.path[:-3] if h.path.endswith('.md') else h.path}" in ctx.text
-                )
+                named += any(matcher.note_id(h.path) in qrels[qid] for h in ctx.hits
+                             if f"({h.path[:-3] if h.path.endswith('.md') else h.path}" in ctx.text)
                 enough, hits = hook_rows(idx, text)
                 for t in HOOK_SWEEP:
-                    sweep[t] += enough and any(
-                        matcher.note_id(p) in qrels[qid] for p in block_paths(hits, t)
-                    )
+                    sweep[t] += enough and any(matcher.note_id(p) in qrels[qid] for p in block_paths(hits, t))
             real = named
-        out["on_topic"][name] = {
-            "prompts": len(queries),
-            "names_relevant": real / len(queries),
-            "sweep": {t: v / len(queries) for t, v in sweep.items()},
-        }
+        out["on_topic"][name] = {"prompts": len(queries), "names_relevant": real / len(queries),
+                                 "sweep": {t: v / len(queries) for t, v in sweep.items()}}
     pairs = [p for p in OFF_TOPIC if p[1] == "obsidian-help-en"] + [p for p in EXTRA_OFF_TOPIC]
     pairs += [("beir-scifact", "obsidian-hub"), ("mdn", "beir-scifact")]
     for source, vault in dict.fromkeys(pairs):
@@ -246,11 +201,8 @@ def hook(per: int) -> dict[str, Any]:
                 enough, hits = hook_rows(idx, text)
                 for t in HOOK_SWEEP:
                     sweep[t] += not (enough and block_paths(hits, t))
-        out["off_topic"][f"{source} → {vault}"] = {
-            "prompts": len(queries),
-            "silent": silent / len(queries),
-            "sweep": {t: v / len(queries) for t, v in sweep.items()},
-        }
+        out["off_topic"][f"{source} → {vault}"] = {"prompts": len(queries), "silent": silent / len(queries),
+                                                   "sweep": {t: v / len(queries) for t, v in sweep.items()}}
     return out
 
 
@@ -280,13 +232,8 @@ def golden() -> dict[str, Any]:
             ctx = prompt_context(idx, q.text)
             named += any(h.path in rel and f"({h.path[:-3]}" in ctx.text for h in ctx.hits)
             silent_words += "content words" in ctx.reason
-    return {
-        "queries": len(queries),
-        "top10_held": held,
-        "still_shown": shown,
-        "hook_names_relevant": named / len(queries),
-        "hook_too_short": silent_words,
-    }
+    return {"queries": len(queries), "top10_held": held, "still_shown": shown,
+            "hook_names_relevant": named / len(queries), "hook_too_short": silent_words}
 
 
 def main() -> int:
@@ -299,40 +246,21 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: on,off,hook")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
-    report: dict[str, Any] = {
-        "default_min_score": noteseek.DEFAULT_MIN_SCORE,
-        "default_min_answer": noteseek.DEFAULT_MIN_ANSWER,
-        "hook_min_score": HOOK_MIN_SCORE,
-        "hook_min_answer": HOOK_MIN_ANSWER,
-    }
+    report: dict[str, Any] = {"default_min_score": noteseek.DEFAULT_MIN_SCORE, "default_min_answer": noteseek.DEFAULT_MIN_ANSWER, "hook_min_score": HOOK_MIN_SCORE, "hook_min_answer": HOOK_MIN_ANSWER}
     if "on" not in skip:
         rows = [on_topic(name, args.per_set, args.old_src) for name in ON_TOPIC]
         report["on_topic"] = rows
         print(f"\nOn-topic, default threshold {noteseek.DEFAULT_MIN_SCORE} (limit 10):\n")
-        print(
-            "| set | queries | top 10 held a relevant note | still shown | hits shown | nDCG@10 ranking | before | Δ (p) | same top 10 | nDCG@10 shown |"
-        )
+        print("| set | queries | top 10 held a relevant note | still shown | hits shown | nDCG@10 ranking | before | Δ (p) | same top 10 | nDCG@10 shown |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            before = (
-                f"{r['ndcg_before']:.4f} | {r['ndcg_delta']:+.4f} ({r['ndcg_p']:.2f}) | {r['same_top10']:.3f}"
-                if "ndcg_before" in r
-                else "- | - | -"
-            )
-            print(
-                f"| {r['set']} | {r['queries']} | {r['top10_held']} | {r['kept_share']:.3f} | {r['mean_shown']:.2f} | {r['ndcg_ranking']:.4f} | {before} | {r['ndcg_shown']:.4f} |"
-            )
+            before = f"{r['ndcg_before']:.4f} | {r['ndcg_delta']:+.4f} ({r['ndcg_p']:.2f}) | {r['same_top10']:.3f}" if "ndcg_before" in r else "- | - | -"
+            print(f"| {r['set']} | {r['queries']} | {r['top10_held']} | {r['kept_share']:.3f} | {r['mean_shown']:.2f} | {r['ndcg_ranking']:.4f} | {before} | {r['ndcg_shown']:.4f} |")
         held = sum(r["top10_held"] for r in rows)
-        print(
-            f"\nAll sets: relevant note still shown for {sum(r['still_shown'] for r in rows)}/{held} "
-            f"= {sum(r['still_shown'] for r in rows) / max(1, held):.3f}"
-        )
+        print(f"\nAll sets: relevant note still shown for {sum(r['still_shown'] for r in rows)}/{held} "
+              f"= {sum(r['still_shown'] for r in rows) / max(1, held):.3f}")
     if "off" not in skip:
-        rows = [
-            off_topic(s, v, args.per_pair)
-            for s, v in list(OFF_TOPIC) + list(EXTRA_OFF_TOPIC)
-            if s != "agent"
-        ]
+        rows = [off_topic(s, v, args.per_pair) for s, v in list(OFF_TOPIC) + list(EXTRA_OFF_TOPIC) if s != "agent"]
         report["off_topic"] = rows
         print(f"\nOff-topic, default threshold {noteseek.DEFAULT_MIN_SCORE} (limit 10):\n")
         print("| queries → vault | queries | no hit shown | hits shown (mean) |")
@@ -340,46 +268,30 @@ def main() -> int:
         for r in rows:
             print(f"| {r['pair']} | {r['queries']} | {r['no_hit']:.3f} | {r['mean_shown']:.2f} |")
         n = sum(r["queries"] for r in rows)
-        print(
-            f"\nAll pairs: no hit shown {sum(r['no_hit'] * r['queries'] for r in rows) / n:.3f}, "
-            f"hits shown {sum(r['mean_shown'] * r['queries'] for r in rows) / n:.2f} on average"
-        )
+        print(f"\nAll pairs: no hit shown {sum(r['no_hit'] * r['queries'] for r in rows) / n:.3f}, "
+              f"hits shown {sum(r['mean_shown'] * r['queries'] for r in rows) / n:.2f} on average")
     if "golden" not in skip:
         g = golden()
         report["golden"] = g
-        print(
-            f"\nGolden set (examples/golden, sample vault, {g['queries']} queries): relevant note "
-            f"still shown by default {g['still_shown']}/{g['top10_held']}; the hook's block names "
-            f"a relevant note for {g['hook_names_relevant']:.3f} ({g['hook_too_short']} prompts "
-            "are too short for the hook: fewer than 2 content words)"
-        )
+        print(f"\nGolden set (examples/golden, sample vault, {g['queries']} queries): relevant note "
+              f"still shown by default {g['still_shown']}/{g['top10_held']}; the hook's block names "
+              f"a relevant note for {g['hook_names_relevant']:.3f} ({g['hook_too_short']} prompts "
+              "are too short for the hook: fewer than 2 content words)")
     if "hook" not in skip:
         h = hook(args.hook_per)
         report["hook"] = h
-        print(
-            f"\nPrompt hook (its thresholds: answered {HOOK_MIN_ANSWER}, score {HOOK_MIN_SCORE}; sweep columns: other thresholds):\n"
-        )
+        print(f"\nPrompt hook (its thresholds: answered {HOOK_MIN_ANSWER}, score {HOOK_MIN_SCORE}; sweep columns: other thresholds):\n")
         head = " | ".join(f"{t}" for t in HOOK_SWEEP)
         print(f"| on-topic set | prompts | block names a relevant note | {head} |")
         print("|---|---:|---:|" + "---:|" * len(HOOK_SWEEP))
         for name, r in h["on_topic"].items():
-            print(
-                f"| {name} | {r['prompts']} | {r['names_relevant']:.3f} | "
-                + " | ".join(f"{r['sweep'][t]:.3f}" for t in HOOK_SWEEP)
-                + " |"
-            )
+            print(f"| {name} | {r['prompts']} | {r['names_relevant']:.3f} | " + " | ".join(f"{r['sweep'][t]:.3f}" for t in HOOK_SWEEP) + " |")
         print(f"\n| off-topic prompts → vault | prompts | hook silent | {head} |")
         print("|---|---:|---:|" + "---:|" * len(HOOK_SWEEP))
         for name, r in h["off_topic"].items():
-            print(
-                f"| {name} | {r['prompts']} | {r['silent']:.3f} | "
-                + " | ".join(f"{r['sweep'][t]:.3f}" for t in HOOK_SWEEP)
-                + " |"
-            )
+            print(f"| {name} | {r['prompts']} | {r['silent']:.3f} | " + " | ".join(f"{r['sweep'][t]:.3f}" for t in HOOK_SWEEP) + " |")
         n = sum(r["prompts"] for r in h["off_topic"].values())
-        print(
-            f"\nAll off-topic prompts: silent {sum(r['silent'] * r['prompts'] for r in h['off_topic'].values()) / n:.3f}"
-        )
+        print(f"\nAll off-topic prompts: silent {sum(r['silent'] * r['prompts'] for r in h['off_topic'].values()) / n:.3f}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -51,16 +51,12 @@ def fit_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     from sklearn.preprocessing import StandardScaler
 
     scaler = StandardScaler().fit(X)
-    model = LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced").fit(
-        scaler.transform(X), y
-    )
+    model = LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced").fit(scaler.transform(X), y)
     w = model.coef_[0] / scaler.scale_
     return w, float(model.intercept_[0] - (w * scaler.mean_).sum())
 
 
-def q_loco(
-    blocks: list[dict[str, Any]], rows: np.ndarray, answered: np.ndarray, usable: np.ndarray
-) -> np.ndarray:
+def q_loco(blocks: list[dict[str, Any]], rows: np.ndarray, answered: np.ndarray, usable: np.ndarray) -> np.ndarray:
     q = np.zeros(len(blocks))
     for held in sorted({c for b in blocks for c in corpora(b)} - {"agent"}):
         train = np.array([usable[i] and held not in corpora(b) for i, b in enumerate(blocks)])
@@ -71,12 +67,7 @@ def q_loco(
 
 
 def figures(
-    blocks: list[dict[str, Any]],
-    p: list[np.ndarray],
-    q: np.ndarray,
-    a: float,
-    b: float,
-    idx: list[int],
+    blocks: list[dict[str, Any]], p: list[np.ndarray], q: np.ndarray, a: float, b: float, idx: list[int]
 ) -> tuple[float, float, float, float, int, int]:
     off = [i for i in idx if not blocks[i]["on_topic"]]
     on = [i for i in idx if blocks[i]["on_topic"] and blocks[i]["y"].any()]
@@ -86,8 +77,7 @@ def figures(
         float(np.mean([shown[i].sum() for i in off])) if off else float("nan"),
         float(np.mean([shown[i][blocks[i]["y"]].any() for i in on])) if on else float("nan"),
         float(np.mean([shown[i].sum() for i in on])) if on else float("nan"),
-        len(off),
-        len(on),
+        len(off), len(on),
     )
 
 
@@ -96,24 +86,16 @@ def main() -> int:
     ap.add_argument("--per-set", type=int, default=300)
     ap.add_argument("--per-pair", type=int, default=100)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument(
-        "--answer", type=float, default=0.15, help="the Q threshold reported per corpus"
-    )
-    ap.add_argument(
-        "--floor", type=float, default=0.0, help="the per-hit floor reported per corpus"
-    )
+    ap.add_argument("--answer", type=float, default=0.15, help="the Q threshold reported per corpus")
+    ap.add_argument("--floor", type=float, default=0.0, help="the per-hit floor reported per corpus")
     ap.add_argument("--hook-answer", type=float, default=0.5)
     ap.add_argument("--hook-score", type=float, default=0.2)
     ap.add_argument("--export", type=Path)
     args = ap.parse_args()
     if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
-        print(
-            "relevance_gate skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')"
-        )
+        print("relevance_gate skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
         return 0
-    blocks = [
-        b for b in collect("hybrid", args.per_set, args.per_pair, args.seed, False) if len(b["y"])
-    ]
+    blocks = [b for b in collect("hybrid", args.per_set, args.per_pair, args.seed, False) if len(b["y"])]
     p = per_hit_loco(blocks)
     rows = np.array([answer_features(b["X"], list(s)) for b, s in zip(blocks, p)])
     answered = np.array([b["on_topic"] and bool(b["y"].any()) for b in blocks])
@@ -121,48 +103,30 @@ def main() -> int:
     q = q_loco(blocks, rows, answered, usable)
     everything = list(range(len(blocks)))
     _, _, _, _, n_off, n_on = figures(blocks, p, q, 0, 0, everything)
-    print(
-        f"{len(blocks)} queries: {n_on} on-topic whose top 10 holds a relevant note, "
-        f"{n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n"
-    )
-    print(
-        "| Q ≥ | p ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |"
-    )
+    print(f"{len(blocks)} queries: {n_on} on-topic whose top 10 holds a relevant note, "
+          f"{n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n")
+    print("| Q ≥ | p ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---:|---:|---:|---:|---:|---:|")
     for a in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5):
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
-            print(
-                f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |"
-            )
-    print(
-        "\nQ's calibration per vault corpus (LOCO; label: the top 10 holds a relevant note; "
-        "on-topic queries whose top 10 holds none are left out):\n"
-    )
+            print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
+    print("\nQ's calibration per vault corpus (LOCO; label: the top 10 holds a relevant note; "
+          "on-topic queries whose top 10 holds none are left out):\n")
     print("| vault | queries | ECE | reliability (mean predicted → observed, count) |")
     print("|---|---:|---:|---|")
     for corpus in [*sorted({CORPUS_OF[b["vault"]] for b in blocks}), "all"]:
-        idx = [
-            i
-            for i, b in enumerate(blocks)
-            if usable[i] and corpus in ("all", CORPUS_OF[b["vault"]])
-        ]
+        idx = [i for i, b in enumerate(blocks) if usable[i] and corpus in ("all", CORPUS_OF[b["vault"]])]
         ece, bins = reliability([q[idx]], [answered[idx]])
         curve = " · ".join(f"{m:.2f}→{o:.2f} ({n})" for _, m, o, n in bins)
         print(f"| {corpus} | {len(idx)} | {ece:.3f} | {curve} |")
     print(f"\nPer vault corpus at Q ≥ {args.answer}, p ≥ {args.floor}:\n")
-    print(
-        "| vault | off-topic queries | no hit | hits shown | on-topic queries | relevant kept | hits shown |"
-    )
+    print("| vault | off-topic queries | no hit | hits shown | on-topic queries | relevant kept | hits shown |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for corpus in sorted({CORPUS_OF[b["vault"]] for b in blocks}):
         idx = [i for i, b in enumerate(blocks) if CORPUS_OF[b["vault"]] == corpus]
-        no_hit, hits_off, kept, hits_on, n_off, n_on = figures(
-            blocks, p, q, args.answer, args.floor, idx
-        )
-        print(
-            f"| {corpus} | {n_off} | {no_hit:.3f} | {hits_off:.2f} | {n_on} | {kept:.3f} | {hits_on:.2f} |"
-        )
+        no_hit, hits_off, kept, hits_on, n_off, n_on = figures(blocks, p, q, args.answer, args.floor, idx)
+        print(f"| {corpus} | {n_off} | {no_hit:.3f} | {hits_off:.2f} | {n_on} | {kept:.3f} | {hits_on:.2f} |")
     print("\nPer query source (off-topic rows by the corpus their queries come from):\n")
     print("| queries of → vault | queries | no hit | hits shown |")
     print("|---|---:|---:|---:|")
@@ -172,21 +136,15 @@ def main() -> int:
         print(f"| {pair[0]} → {pair[1]} | {len(idx)} | {no_hit:.3f} | {hits_off:.2f} |")
     # The hook, estimated on the same lists: its first six hits, a block when Q and a hit's p clear
     # its thresholds; "names a relevant note" when one of the first three kept hits is relevant.
-    print(
-        "\nPrompt hook estimate (first 6 hits; block = up to 3 hits with p ≥ hook score, when Q ≥ hook answer):\n"
-    )
-    print(
-        "| hook Q ≥ | hook p ≥ | off-topic: silent | on-topic (all queries): names a relevant note | Help queries: names a relevant note |"
-    )
+    print("\nPrompt hook estimate (first 6 hits; block = up to 3 hits with p ≥ hook score, when Q ≥ hook answer):\n")
+    print("| hook Q ≥ | hook p ≥ | off-topic: silent | on-topic (all queries): names a relevant note | Help queries: names a relevant note |")
     print("|---:|---:|---:|---:|---:|")
     for a in (0.15, 0.3, 0.5, 0.6, 0.7, 0.8):
         for b in (0.0, 0.02, 0.05, 0.1, 0.2):
-
             def block(i: int, a: float = a, b: float = b) -> list[int]:
                 if q[i] < a:
                     return []
                 return [j for j in range(min(6, len(p[i]))) if p[i][j] >= b][:3]
-
             off = [i for i, x in enumerate(blocks) if not x["on_topic"]]
             on = [i for i, x in enumerate(blocks) if x["on_topic"]]
             helpq = [i for i in on if blocks[i]["vault"] == "obsidian-help-en"]
@@ -196,17 +154,12 @@ def main() -> int:
             print(f"| {a:.2f} | {b:.2f} | {silent:.3f} | {names:.3f} | {names_help:.3f} |")
     if args.export:
         w, bias = fit(blocks)
-        p_all = [
-            np.array(non_increasing(list(1 / (1 + np.exp(-(x["X"] @ w + bias)))))) for x in blocks
-        ]
+        p_all = [np.array(non_increasing(list(1 / (1 + np.exp(-(x["X"] @ w + bias)))))) for x in blocks]
         rows_all = np.array([answer_features(x["X"], list(s)) for x, s in zip(blocks, p_all)])
         aw, ab = fit_logistic(rows_all[usable], answered[usable])
         doc = json.loads(args.export.read_text(encoding="utf-8"))
-        doc["modes"]["hybrid"] = {
-            "weights": list(map(float, w)),
-            "bias": float(bias),
-            "answer": {"weights": list(map(float, aw)), "bias": ab},
-        }
+        doc["modes"]["hybrid"] = {"weights": list(map(float, w)), "bias": float(bias),
+                                  "answer": {"weights": list(map(float, aw)), "bias": ab}}
         Calibrator.from_json(doc)  # refuses a malformed document before it is written
         doc["note"] = (
             "bm25, vector: bench/relevance_train.py (scikit-learn LogisticRegression(C=1) on "

@@ -98,9 +98,7 @@ def _split(qid: str) -> int:
     return int(hashlib.sha256(qid.encode()).hexdigest()[:8], 16)
 
 
-def queries_of(
-    name: str, *, judged: bool, n: int, seed: int, part: str = "train"
-) -> list[tuple[str, str]]:
+def queries_of(name: str, *, judged: bool, n: int, seed: int, part: str = "train") -> list[tuple[str, str]]:
     """Up to `n` (id, text) of a set (only judged ones when `judged`), a fixed random sample."""
     if name == "agent":
         return agent_prompts(part)
@@ -123,9 +121,7 @@ def index_of(name: str) -> tuple[Path, NoteMatcher]:
         return Path(info.db), NoteMatcher(idx.note_paths(), ds.id_prefix)
 
 
-def run_pair(
-    source: str, vault: str, mode: str, queries: list[tuple[str, str]]
-) -> list[dict[str, Any]]:
+def run_pair(source: str, vault: str, mode: str, queries: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """One row block per query: feature rows of its hits and their labels."""
     db, matcher = index_of(vault)
     qrels: dict[str, dict[str, int]] = {}
@@ -149,12 +145,8 @@ def run_pair(
                     "source": source,
                     "vault": vault,
                     "on_topic": source == vault,
-                    "X": np.array(rows, dtype=np.float64).reshape(
-                        len(rows), len(CALIBRATION_FEATURES)
-                    ),
-                    "y": np.array(
-                        [judged.get(matcher.note_id(p), 0) > 0 for p in paths], dtype=np.bool_
-                    ),
+                    "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(CALIBRATION_FEATURES)),
+                    "y": np.array([judged.get(matcher.note_id(p), 0) > 0 for p in paths], dtype=np.bool_),
                     "judged": len(judged),
                 }
             )
@@ -176,11 +168,7 @@ def collect(mode: str, per_set: int, per_pair: int, seed: int, fresh: bool) -> l
         rows = run_pair(source, vault, mode, queries)
         cache.write_bytes(pickle.dumps(rows))
         blocks.extend(rows)
-        print(
-            f"[{mode}] {source} → {vault}: {len(rows)} queries in {time.perf_counter() - started:.0f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(f"[{mode}] {source} → {vault}: {len(rows)} queries in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     return blocks
 
 
@@ -204,9 +192,7 @@ def fit(blocks: Iterable[dict[str, Any]]) -> tuple[np.ndarray, float]:
     return w, b
 
 
-def isotonic_table(
-    blocks: list[dict[str, Any]], w: np.ndarray, b: float
-) -> tuple[list[float], list[float]]:
+def isotonic_table(blocks: list[dict[str, Any]], w: np.ndarray, b: float) -> tuple[list[float], list[float]]:
     """An isotonic map from the logistic probability to the observed rate (on `blocks`)."""
     from sklearn.isotonic import IsotonicRegression
 
@@ -220,9 +206,7 @@ def isotonic_table(
     return [float(xs[i]) for i in keep], [float(ys[i]) for i in keep]
 
 
-def calibrator(
-    models: dict[str, tuple[np.ndarray, float]], tables: dict[str, tuple[list[float], list[float]]]
-) -> Calibrator:
+def calibrator(models: dict[str, tuple[np.ndarray, float]], tables: dict[str, tuple[list[float], list[float]]]) -> Calibrator:
     return Calibrator({m: (list(w), b) for m, (w, b) in models.items()}, tables)
 
 
@@ -246,9 +230,7 @@ def loco(blocks: list[dict[str, Any]], mode: str, isotonic: bool) -> list[np.nda
     return [s if s is not None else np.zeros(0) for s in scores]
 
 
-def reliability(
-    scores: list[np.ndarray], labels: list[np.ndarray], bins: int = 10
-) -> tuple[float, list[tuple[float, float, float, int]]]:
+def reliability(scores: list[np.ndarray], labels: list[np.ndarray], bins: int = 10) -> tuple[float, list[tuple[float, float, float, int]]]:
     """ECE and (low, mean predicted, observed, count) per non-empty bin."""
     p = np.concatenate(scores) if scores else np.zeros(0)
     y = np.concatenate(labels).astype(float) if labels else np.zeros(0)
@@ -264,9 +246,7 @@ def reliability(
     return ece, rows
 
 
-def sweep(
-    blocks: list[dict[str, Any]], scores: list[np.ndarray], thresholds: Iterable[float]
-) -> list[dict[str, float]]:
+def sweep(blocks: list[dict[str, Any]], scores: list[np.ndarray], thresholds: Iterable[float]) -> list[dict[str, float]]:
     out = []
     for t in thresholds:
         off = [s for b, s in zip(blocks, scores) if not b["on_topic"]]
@@ -295,19 +275,15 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the LOCO figures here")
     args = ap.parse_args()
     if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
-        print(
-            "relevance_train skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')"
-        )
+        print("relevance_train skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
         return 0
     models: dict[str, tuple[np.ndarray, float]] = {}
     tables: dict[str, tuple[list[float], list[float]]] = {}
     report: dict[str, Any] = {}
     for mode in args.modes.split(","):
         blocks = collect(mode, args.per_set, args.per_pair, args.seed, args.fresh)
-        print(
-            f"\n## {mode}: {len(blocks)} queries, {sum(len(b['y']) for b in blocks)} hits, "
-            f"{sum(int(b['y'].sum()) for b in blocks)} relevant\n"
-        )
+        print(f"\n## {mode}: {len(blocks)} queries, {sum(len(b['y']) for b in blocks)} hits, "
+              f"{sum(int(b['y'].sum()) for b in blocks)} relevant\n")
         variants = {"logistic": loco(blocks, mode, False)}
         if args.isotonic:
             variants["logistic + isotonic"] = loco(blocks, mode, True)
@@ -322,39 +298,23 @@ def main() -> int:
                 ece, rows = reliability([scores[i] for i in sel], [blocks[i]["y"] for i in sel])
                 per[corpus] = {"ece": ece, "bins": rows}
                 curve = " · ".join(f"{m:.2f}→{o:.2f} ({n})" for _, m, o, n in rows)
-                print(
-                    f"| {corpus} | {sum(len(blocks[i]['y']) for i in sel)} | {ece:.3f} | {curve} |"
-                )
+                print(f"| {corpus} | {sum(len(blocks[i]['y']) for i in sel)} | {ece:.3f} | {curve} |")
             ece, rows = reliability(scores, [b["y"] for b in blocks])
             per["all"] = {"ece": ece, "bins": rows}
-            print(
-                f"| all | {sum(len(b['y']) for b in blocks)} | {ece:.3f} | "
-                + " · ".join(f"{m:.2f}→{o:.2f} ({n})" for _, m, o, n in rows)
-                + " |"
-            )
-            table = sweep(
-                blocks, scores, (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
-            )
+            print(f"| all | {sum(len(b['y']) for b in blocks)} | {ece:.3f} | " + " · ".join(f"{m:.2f}→{o:.2f} ({n})" for _, m, o, n in rows) + " |")
+            table = sweep(blocks, scores, (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7))
             print(f"\n### LOCO {name}: threshold sweep\n")
-            print(
-                "| threshold | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |"
-            )
+            print("| threshold | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
             print("|---:|---:|---:|---:|---:|")
             for r in table:
-                print(
-                    f"| {r['threshold']:.2f} | {r['off_topic_no_hit']:.3f} | {r['off_topic_mean_hits']:.2f} | {r['on_topic_kept']:.3f} | {r['on_topic_mean_hits']:.2f} |"
-                )
+                print(f"| {r['threshold']:.2f} | {r['off_topic_no_hit']:.3f} | {r['off_topic_mean_hits']:.2f} | {r['on_topic_kept']:.3f} | {r['on_topic_mean_hits']:.2f} |")
             print()
             report[mode][name] = {"per_corpus": per, "sweep": table}
         w, b = fit(blocks)
         models[mode] = (w, b)
         if args.isotonic and args.export:
             tables[mode] = isotonic_table(blocks, w, b)
-        print(
-            "weights: "
-            + ", ".join(f"{n} {x:+.3f}" for n, x in zip(CALIBRATION_FEATURES, w))
-            + f", bias {b:+.3f}"
-        )
+        print("weights: " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(CALIBRATION_FEATURES, w)) + f", bias {b:+.3f}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if args.export:

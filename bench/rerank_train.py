@@ -74,15 +74,8 @@ CORPUS_OF = {
 NOT_FROM_LINKS = ("beir-scifact", "tldr", "xquad-de", "xquad-en", "xquad-de-en", "xquad-en-de")
 GROUPS = {
     "lists (scores, ranks)": (
-        "fused_score",
-        "fused_rrank",
-        "bm25_norm",
-        "bm25_rrank",
-        "bm25_present",
-        "cosine",
-        "vec_norm",
-        "vec_rrank",
-        "vec_present",
+        "fused_score", "fused_rrank", "bm25_norm", "bm25_rrank", "bm25_present", "cosine",
+        "vec_norm", "vec_rrank", "vec_present",
     ),
     "matched-chunk counts": ("bm25_chunks", "vec_chunks"),
     "title/heading coverage": ("cov_title", "cov_headings"),
@@ -122,17 +115,11 @@ def collect(name: str, data_dir: Path, cache_dir: Path) -> list[dict[str, Any]]:
                         "qid": qid,
                         "text": text,
                         "hits": [matcher.note_id(h.path) for h in hits],
-                        "exact": [
-                            matcher.note_id(h.path)
-                            for h in hits
-                            if h.explanation and h.explanation.exact_name
-                        ],
+                        "exact": [matcher.note_id(h.path) for h in hits if h.explanation and h.explanation.exact_name],
                         "head": [matcher.note_id(paths[f]) for f in head],
                         # file ids of the head, for lab features computed from the index (rerank_signals.py)
                         "head_fids": list(head),
-                        "X": np.array(rows, dtype=np.float64).reshape(
-                            len(rows), len(FEATURE_NAMES)
-                        ),
+                        "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES)),
                         "qrels": qrels[qid],
                     }
                 )
@@ -147,9 +134,7 @@ def reranked(q: dict[str, Any], scores: np.ndarray | None) -> list[str]:
     order = [head[i] for i in sorted(range(len(head)), key=lambda i: (-scores[i], i))]
     in_head = set(head)
     first = [n for n in order if n in exact] + [n for n in hits if n in exact and n not in in_head]
-    rest = [n for n in order if n not in exact] + [
-        n for n in hits if n not in exact and n not in in_head
-    ]
+    rest = [n for n in order if n not in exact] + [n for n in hits if n not in exact and n not in in_head]
     return list(dict.fromkeys(first + rest))
 
 
@@ -165,9 +150,7 @@ def fit(rows: list[dict[str, Any]], cols: list[int]) -> Any:
     from sklearn.preprocessing import StandardScaler
 
     X = np.vstack([q["X"][:, cols] for q in rows if len(q["head"])])
-    y = np.concatenate(
-        [[q["qrels"].get(n, 0) > 0 for n in q["head"]] for q in rows if len(q["head"])]
-    )
+    y = np.concatenate([[q["qrels"].get(n, 0) > 0 for n in q["head"]] for q in rows if len(q["head"])])
     model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
     model.fit(X, y.astype(int))
     return model
@@ -229,16 +212,12 @@ def main() -> int:
     ap.add_argument("--sets", default=SETS)
     ap.add_argument("--ablate", action="store_true", help="LOCO with each feature group left out")
     ap.add_argument("--export", type=Path, help="train on every set and write the model JSON")
-    ap.add_argument(
-        "--check", action="store_true", help="re-run the engine with the exported model"
-    )
+    ap.add_argument("--check", action="store_true", help="re-run the engine with the exported model")
     ap.add_argument("--fresh", action="store_true", help="recompute the cached feature rows")
     ap.add_argument("--drop", default="", help="comma-separated features left out (weight 0)")
     args = ap.parse_args()
     if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
-        print(
-            "rerank_train skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')"
-        )
+        print("rerank_train skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
         return 0
     POOLS.mkdir(parents=True, exist_ok=True)
     data: dict[str, list[dict[str, Any]]] = {}
@@ -250,30 +229,20 @@ def main() -> int:
             started = time.perf_counter()
             data[name] = collect(name, args.data_dir, args.cache_dir)
             cache.write_bytes(pickle.dumps(data[name]))
-            print(
-                f"[{name}] {len(data[name])} queries in {time.perf_counter() - started:.0f} s",
-                file=sys.stderr,
-            )
+            print(f"[{name}] {len(data[name])} queries in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     base = {s: ndcg(data[s], [reranked(q, None) for q in data[s]]) for s in data}
     dropped = {d for d in args.drop.split(",") if d}
     unknown = dropped - set(FEATURE_NAMES)
     if unknown:
         ap.error(f"--drop: unknown features {sorted(unknown)}")
     cols = [i for i, n in enumerate(FEATURE_NAMES) if n not in dropped]
-    print(
-        f"features: {len(cols)} of {len(FEATURE_NAMES)}"
-        + (f" (dropped: {', '.join(sorted(dropped))})" if dropped else "")
-    )
+    print(f"features: {len(cols)} of {len(FEATURE_NAMES)}" + (f" (dropped: {', '.join(sorted(dropped))})" if dropped else ""))
     cv = loco(data, cols)
-    print(
-        "\nLOCO nDCG@10 (model trained on the other corpora), Δ against the default hybrid (p < 0.1 shown):\n"
-    )
+    print("\nLOCO nDCG@10 (model trained on the other corpora), Δ against the default hybrid (p < 0.1 shown):\n")
     print("| set | queries | hybrid (rerank off) | LOCO rerank | Δ (p) |")
     print("|---|---|---|---|---|")
     for s in data:
-        print(
-            f"| {s} | {len(data[s])} | {np.mean(base[s]):.3f} | {np.mean(cv[s]):.3f} | {delta(cv[s], base[s])} |"
-        )
+        print(f"| {s} | {len(data[s])} | {np.mean(base[s]):.3f} | {np.mean(cv[s]):.3f} | {delta(cv[s], base[s])} |")
     if args.ablate:
         print("\nAblation (LOCO, one group left out; Δ against all features, p < 0.1 shown):\n")
         print("| without | " + " | ".join(data) + " |")
@@ -284,21 +253,7 @@ def main() -> int:
             print(f"| {group} | " + " | ".join(delta(ab[s], cv[s]) for s in data) + " |")
     if args.export:
         model = export(data, args.export, cols)
-        full = {
-            s: ndcg(
-                data[s],
-                [
-                    reranked(
-                        q,
-                        np.array([model.score(list(r)) for r in q["X"]])
-                        if len(q["head"])
-                        else None,
-                    )
-                    for q in data[s]
-                ],
-            )
-            for s in data
-        }
+        full = {s: ndcg(data[s], [reranked(q, np.array([model.score(list(r)) for r in q["X"]]) if len(q["head"]) else None) for q in data[s]]) for s in data}
         print("\nTrained on every development set (in-sample, for reference):")
         for s in data:
             print(f"  {s}: {np.mean(base[s]):.3f} -> {np.mean(full[s]):.3f}")
@@ -307,9 +262,7 @@ def main() -> int:
     return 0
 
 
-def check(
-    args: argparse.Namespace, data: dict[str, list[dict[str, Any]]], full: dict[str, list[float]]
-) -> None:
+def check(args: argparse.Namespace, data: dict[str, list[dict[str, Any]]], full: dict[str, list[float]]) -> None:
     """Run every query through the engine with the exported model: the emulation must agree."""
     for name in data:
         (ds,) = select_datasets(name)
@@ -317,20 +270,10 @@ def check(
         with noteseek.Index(db, create=False) as idx:
             counts = {p: 1 for p in _internals.storage(idx).file_paths().values()}
             matcher = NoteMatcher(counts, ds.id_prefix)
-            lists = [
-                list(
-                    dict.fromkeys(
-                        matcher.note_id(h.path)
-                        for h in idx.search(q["text"], limit=LIMIT, min_score=0, min_answer=0)
-                    )
-                )
-                for q in data[name]
-            ]
+            lists = [list(dict.fromkeys(matcher.note_id(h.path) for h in idx.search(q["text"], limit=LIMIT, min_score=0, min_answer=0))) for q in data[name]]
         engine = ndcg(data[name], lists)
         worst = max((abs(a - b) for a, b in zip(engine, full[name])), default=0.0)
-        print(
-            f"  check {name}: engine {np.mean(engine):.4f}, emulated {np.mean(full[name]):.4f}, max per-query |Δ| {worst:.2e}"
-        )
+        print(f"  check {name}: engine {np.mean(engine):.4f}, emulated {np.mean(full[name]):.4f}, max per-query |Δ| {worst:.2e}")
         if not math.isclose(float(np.mean(engine)), float(np.mean(full[name])), abs_tol=1e-9):
             print(f"  WARNING: {name}: the engine and the emulation disagree", file=sys.stderr)
 

@@ -20,8 +20,8 @@ change: what a user or an agent sees. It reports, with the load average beside e
         [--runs 20] [--checkouts 3] [--idle 60] [--polling --poll-interval S]
 
 The first run builds the MDN index in the workdir (a few minutes); ``--workdir`` keeps it.
-The smoke run (bench/smoke.py) takes the stand-in MDN half of the sample vault, two runs, a
-five-note checkout and a second of idling.
+``--burst`` sets the 1,000 notes of the checkout. The smoke run (bench/smoke.py) takes the
+stand-in MDN half of the sample vault, one run, a five-note checkout and a second of idling.
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def _summary(values: list[float]) -> str:
     )
 
 
-def _listed(found: Callable[[str], set[str]], word: str, rel: str, *, listed: bool = True) -> bool:
+def _listed(
+    found: Callable[[str], set[str]], word: str, rel: str, *, listed: bool = True
+) -> bool:
     """Whether a search for `word` lists the note `rel` (or, with `listed=False`, does not)."""
     return (rel in found(word)) == listed
 
@@ -238,9 +240,7 @@ def latency(vault: Path, reader: Index, watch: WatchProcess, runs: int) -> None:
             file=sys.stderr,
             flush=True,
         )
-    spread = (
-        f"load average {min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})"
-    )
+    spread = f"load average {min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})"
     print(f"edit -> searchable:     {_summary(edit)}; {spread}")
     print(f"new note -> searchable: {_summary(new)}")
     print(f"deletion -> gone:       {_summary(gone)}")
