@@ -348,11 +348,19 @@ def main(argv: list[str] | None = None) -> int:
                     ]
                     code, out = _run(name, args, env)
                 seconds = time.perf_counter() - started
-                skipped = next((line for line in out.splitlines() if "skipped" in line), None)
+                stem = name.removesuffix(".py")
+                skipped = next(
+                    (
+                        line
+                        for line in out.splitlines()
+                        if line.startswith(stem) and "skipped" in line
+                    ),
+                    None,
+                )
                 if code != 0:
                     outcomes[name] = ("FAIL", seconds)
                     print(f"FAIL {name} ({seconds:.1f} s, exit {code})\n{out[-3000:]}", flush=True)
-                elif skipped is not None and skipped.startswith(name.removesuffix(".py")):
+                elif skipped is not None:
                     outcomes[name] = ("skip", seconds)
                     print(f"skip {name} ({seconds:.1f} s): {skipped}", flush=True)
                 else:
