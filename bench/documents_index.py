@@ -25,6 +25,8 @@ model. Parts (each can be skipped with --skip):
   machine; the extraction and tokenizer threads count in it).
 
 Figures are medians of one invocation on a shared machine; run it under `nice -n 10`.
+`--smoke` needs no Debian package: the long PDF is a 13-page sample of tests/data/documents, the
+mixed vault those samples (smoke.py runs it on the stand-in MDN of bench/datasets.py).
 """
 
 from __future__ import annotations
@@ -88,9 +90,9 @@ def _fresh_db(folder: Path, name: str) -> Path:
     return db
 
 
-def long_pdf(cache: Path, runs: int, tmp: Path) -> dict[str, Any]:
+def long_pdf(manual: Path, runs: int, tmp: Path) -> dict[str, Any]:
     vault = tmp / "manual"
-    _link(cache / MANUAL, vault / "gnuplot.pdf")
+    _link(manual, vault / manual.name)
     update_s, stats = [], None
     for run in range(runs):
         with Index(_fresh_db(tmp, f"manual-{run}.db")) as idx:
@@ -112,7 +114,7 @@ def long_pdf(cache: Path, runs: int, tmp: Path) -> dict[str, Any]:
         cli_s.append(time.perf_counter() - started)
     assert stats is not None
     return {
-        "file": MANUAL,
+        "file": manual.name,
         "chunks": stats.chunks,
         "update_median_s": statistics.median(update_s),
         "update_all_s": update_s,
@@ -122,10 +124,11 @@ def long_pdf(cache: Path, runs: int, tmp: Path) -> dict[str, Any]:
     }
 
 
-def build_mixed_vault(cache: Path, mdn: Path, count: int) -> dict[str, Any]:
+def build_mixed_vault(cache: Path | None, mdn: Path, count: int) -> dict[str, Any]:
     """The mixed vault (rebuilt each time): distinct documents, copies up to `count`, MDN."""
     shutil.rmtree(MIXED, ignore_errors=True)
-    sources = [cache / p for p in PACKAGES + MORE_PACKAGES] + [SAMPLES]
+    packages = PACKAGES + MORE_PACKAGES if cache is not None else ()
+    sources = [cache / p for p in packages if cache is not None] + [SAMPLES]
     seen: dict[str, Path] = {}
     for source in sources:
         for path in sorted(source.rglob("*")):
@@ -172,7 +175,7 @@ def _per_format(results: list[Any], chunks: dict[str, int]) -> dict[str, Any]:
     return out
 
 
-def mixed(cache: Path, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str, Any]:
+def mixed(cache: Path | None, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str, Any]:
     made = build_mixed_vault(cache, mdn, count)
     update_documents.ExtractionPool = RecordingPool  # type: ignore[attr-defined]
     with Index(_fresh_db(tmp, "notes-only.db"), options=IndexOptions(documents=False)) as idx:
@@ -225,7 +228,6 @@ def mixed(cache: Path, mdn: Path, count: int, runs: int, tmp: Path) -> dict[str,
 CHILD = """
 import json, os, sys, time
 sys.path.insert(0, {src!r})
-import _internals
 import noteseek
 assert noteseek.__file__.startswith({src!r}), noteseek.__file__
 
@@ -245,7 +247,7 @@ print(json.dumps({{"full_s": full, "noop_s": noop, "full_cpu_s": full_cpu,
 
 
 def mdn_compare(mdn: Path, main_src: Path, rounds: int, tmp: Path) -> dict[str, Any]:
-    sides = {"branch": REPO / "src", "main": main_src}
+    sides = {"branch": REPO / "src", "main": main_src.resolve()}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
     rng = random.Random(5)
     for round_ in range(rounds):
@@ -263,9 +265,9 @@ def mdn_compare(mdn: Path, main_src: Path, rounds: int, tmp: Path) -> dict[str, 
     for key in ("full_s", "noop_s", "full_cpu_s", "noop_cpu_s"):
         for name in sides:
             out[f"{name}_{key}_median"] = statistics.median(r[key] for r in runs[name])
-        out[f"{key}_ratio_median"] = statistics.median(
-            b[key] / m[key] for b, m in zip(runs["branch"], runs["main"])
-        )
+        # A no-op run's CPU time can be 0 (os.times counts clock ticks): no ratio from that round.
+        ratios = [b[key] / m[key] for b, m in zip(runs["branch"], runs["main"]) if m[key] > 0]
+        out[f"{key}_ratio_median"] = statistics.median(ratios) if ratios else None
     out["chunks"] = {name: runs[name][0]["chunks"] for name in sides}
     return out
 
@@ -279,17 +281,19 @@ def main() -> None:
     parser.add_argument("--main-src", type=Path)
     parser.add_argument("--skip", nargs="*", default=[], choices=["pdf", "mixed", "mdn"])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--smoke", action="store_true", help="the repository's samples only")
     args = parser.parse_args()
     try:
         mdn = ensure_corpus(CORPORA["mdn-content-en"], args.data_dir) / "files" / "en-us"
     except FileNotFoundError as exc:
         sys.exit(f"documents_index: {exc}; pass --data-dir /path/to/shared/data")
-    cache = ensure_packages(PACKAGES + MORE_PACKAGES)
+    cache = None if args.smoke else ensure_packages(PACKAGES + MORE_PACKAGES)
+    manual = SAMPLES / "pdflatex-outline.pdf" if cache is None else cache / MANUAL
     report: dict[str, Any] = {"machine": {"cpu_count": os.cpu_count(), "python": sys.version}}
     with tempfile.TemporaryDirectory(prefix="noteseek-docbench-") as name:
         tmp = Path(name)
         if "pdf" not in args.skip:
-            report["long_pdf"] = long_pdf(cache, args.runs, tmp)
+            report["long_pdf"] = long_pdf(manual, args.runs, tmp)
             print(json.dumps(report["long_pdf"], indent=1), file=sys.stderr)
         if "mixed" not in args.skip:
             report["mixed"] = mixed(cache, mdn, args.count, args.runs, tmp)

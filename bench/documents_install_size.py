@@ -4,7 +4,8 @@
 
 Uses pip's cache (no download when the wheels are cached). Prints one row per package: the size it adds
 with its own dependencies, and which distributions came along. The last row installs all of them together
-(shared dependencies such as lxml count once), which is what `pip install 'noteseek[documents]'` adds.
+(shared dependencies such as lxml count once), which is what `pip install 'noteseek[documents]'` adds;
+`--no-extra` leaves it out (the smoke run measures one small package).
 """
 
 from __future__ import annotations
@@ -72,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--packages", default=",".join(DEFAULT))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-extra", action="store_true", help="not the whole documents extra")
     args = parser.parse_args(argv)
     rows: list[dict[str, object]] = []
-    sets = [(p,) for p in args.packages.split(",") if p] + [DOCUMENTS_EXTRA]
+    sets: list[tuple[str, ...]] = [(p,) for p in args.packages.split(",") if p]
+    if not args.no_extra:
+        sets.append(DOCUMENTS_EXTRA)
     for pkgs in sets:
         with tempfile.TemporaryDirectory() as tmp:
             size, dists = measure(pkgs, Path(tmp))

@@ -17,6 +17,8 @@
 5. Splitting: noteseek's `split_text` vs semantic-text-splitter (when installed) on the manual's
    text: seconds, chunks, words lost.
 Libraries that are not installed are skipped with a note; ../shared/data absent skips the German set.
+`--smoke` reads the repository's samples (tests/data/documents) instead of the Debian packages and
+generates a 2,000-row sheet.
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from datasets import DATA_DIR, REPO
 from documents_fetch import MANUAL, ensure_packages
 from noteseek.documents import split_text
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
+SAMPLES = REPO / "tests" / "data" / "documents"
 _GLUED = re.compile(r"[A-Za-z]{30,}")
 _CUT = re.compile(r"[A-Za-z]{2,}-\n[a-z]{2,}")
 
@@ -259,7 +261,7 @@ def encodings(data_dir: Path) -> dict[str, Any]:
     return rows
 
 
-def spreadsheets(readxl: Path) -> dict[str, Any]:
+def spreadsheets(readxl: Path, rows_generated: int = 50_000) -> dict[str, Any]:
     import openpyxl
 
     rows: dict[str, Any] = {}
@@ -268,7 +270,7 @@ def spreadsheets(readxl: Path) -> dict[str, Any]:
         workbook = openpyxl.Workbook(write_only=True)
         sheet = workbook.create_sheet("data")
         sheet.append([f"col{i}" for i in range(10)])
-        for r in range(50_000):
+        for r in range(rows_generated):
             sheet.append([r, f"item {r}", r * 0.5, "x" * (r % 7), r % 3 == 0, r, r, r, r, f"t{r}"])
         workbook.save(big)
         files = [big, *sorted(readxl.glob("*.xlsx"))]
@@ -344,24 +346,29 @@ def splitting(text: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--data-dir", type=Path, default=SHARED, help="the shared data folder")
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="the shared data folder")
+    parser.add_argument("--smoke", action="store_true", help="the repository's samples, seconds")
     args = parser.parse_args(argv)
-    cache = ensure_packages()
+    if args.smoke:
+        manual, htmldocs, readxl = SAMPLES / "pdflatex-outline.pdf", SAMPLES, SAMPLES
+    else:
+        cache = ensure_packages()
+        manual = cache / MANUAL
+        htmldocs = cache / "gnuplot-doc/usr/share/doc/gnuplot/htmldocs"
+        readxl = cache / "r-cran-readxl/usr/lib/R/site-library/readxl/extdata"
     out: dict[str, Any] = {}
-    print(f"1. PDF text, {MANUAL}")
-    out["pdf"] = pdf(cache / MANUAL)
-    print("2. HTML to text, gnuplot htmldocs")
-    out["html"] = html(cache / "gnuplot-doc/usr/share/doc/gnuplot/htmldocs")
+    print(f"1. PDF text, {manual.name}")
+    out["pdf"] = pdf(manual)
+    print(f"2. HTML to text, {htmldocs.name}")
+    out["html"] = html(htmldocs)
     print("3. Encoding detection")
     out["encoding"] = encodings(args.data_dir)
     print("4. Spreadsheets")
-    out["spreadsheets"] = spreadsheets(
-        cache / "r-cran-readxl/usr/lib/R/site-library/readxl/extdata"
-    )
+    out["spreadsheets"] = spreadsheets(readxl, 2_000 if args.smoke else 50_000)
     print("5. Splitting the manual's text")
     from noteseek.documents import extract_file
 
-    doc = extract_file(cache / MANUAL).document
+    doc = extract_file(manual).document
     assert doc is not None
     out["splitting"] = splitting("\n\n".join(u.text for u in doc.units))
     if args.json:

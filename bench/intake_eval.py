@@ -12,7 +12,9 @@ notes' with the thresholds.
     python bench/intake_eval.py --corpus mdn --seed 0
 
 Writes bench/results/intake_<corpus>.json and .md, docs/img/intake_scores_<corpus>.png and
-docs/img/intake_confusion_<corpus>.png. Needs the eval extra (matplotlib).
+docs/img/intake_confusion_<corpus>.png (all four into `--out DIR` when given). Needs the eval
+extra (matplotlib). The smoke run (bench/smoke.py) takes the hub on the stand-in data sets, two
+notes per domain and five junk items per kind, into a temp folder.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from noteseek.intake import IntakeConfig, run_intake
 
 RESULTS = REPO / "bench" / "results"
 IMG = REPO / "docs" / "img"
-JUNK_PER_KIND = 40
+JUNK_PER_KIND = 40  # the default of --junk
 KINDS = ("stub", "link dump", "near-duplicate", "boilerplate", "off-topic")
 
 
@@ -123,11 +125,11 @@ def title_of(text: str, fallback: str) -> str:
 
 
 def make_junk(
-    rng: random.Random, kept: list[Path], root: Path, offtopic: list[Path]
+    rng: random.Random, kept: list[Path], root: Path, offtopic: list[Path], per_kind: int
 ) -> dict[str, str]:
-    """{file name: text} of JUNK_PER_KIND items of each junk kind."""
+    """{file name: text} of `per_kind` items of each junk kind."""
     out: dict[str, str] = {}
-    for i in range(JUNK_PER_KIND):
+    for i in range(per_kind):
         note = rng.choice(kept)
         text = note.read_text("utf-8")
         title = title_of(text, note.parent.name)
@@ -175,7 +177,9 @@ def kind_of(name: str) -> str:
 # --- one vault ----------------------------------------------------------------------------
 
 
-def evaluate(vault: Vault, *, seed: int, per_domain: int, cap_share: float) -> dict[str, Any]:
+def evaluate(
+    vault: Vault, *, seed: int, per_domain: int, cap_share: float, junk: int = JUNK_PER_KIND
+) -> dict[str, Any]:
     src = ensure_corpus(CORPORA[vault.corpus]) / vault.root
     offtopic_root = ensure_corpus(CORPORA["beir-scifact"]) / "scifact-vault"
     rng = random.Random(seed)
@@ -202,7 +206,7 @@ def evaluate(vault: Vault, *, seed: int, per_domain: int, cap_share: float) -> d
                 del k
         kept = [p for p in notes_under(root)]
         offtopic = sorted(offtopic_root.glob("*.md"))
-        for name, text in make_junk(rng, kept, root, offtopic).items():
+        for name, text in make_junk(rng, kept, root, offtopic, junk).items():
             (inbox / name).write_text(text, encoding="utf-8")
         t0 = time.perf_counter()
         with Index(work / "index.db") as idx:
@@ -405,12 +409,19 @@ def main() -> None:
     parser.add_argument(
         "--cap-share", type=float, default=0.3, help="at most this share of a domain"
     )
+    parser.add_argument("--junk", type=int, default=JUNK_PER_KIND, help="junk items per kind")
     parser.add_argument("--no-write", action="store_true", help="print only; write no files")
+    parser.add_argument("--out", type=Path, help="write results and plots here instead")
     args = parser.parse_args()
+    results, img = (args.out, args.out) if args.out else (RESULTS, IMG)
     names = list(VAULTS) if args.corpus == "all" else [args.corpus]
     for name in names:
         res = evaluate(
-            VAULTS[name], seed=args.seed, per_domain=args.per_domain, cap_share=args.cap_share
+            VAULTS[name],
+            seed=args.seed,
+            per_domain=args.per_domain,
+            cap_share=args.cap_share,
+            junk=args.junk,
         )
         summary = summarise(res)
         text = markdown(res, summary)
@@ -423,14 +434,14 @@ def main() -> None:
             scratch = Path(tempfile.gettempdir()) / f"intake_{name}_seed{args.seed}.json"
             scratch.write_text(json.dumps({"summary": summary, **res}, indent=1), encoding="utf-8")
             continue
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        IMG.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"intake_{name}.json").write_text(
+        results.mkdir(parents=True, exist_ok=True)
+        img.mkdir(parents=True, exist_ok=True)
+        (results / f"intake_{name}.json").write_text(
             json.dumps({"summary": summary, **res}, indent=1), encoding="utf-8"
         )
-        (RESULTS / f"intake_{name}.md").write_text(text, encoding="utf-8")
-        plot(res, IMG / f"intake_scores_{name}.png")
-        plot_confusion(res, IMG / f"intake_confusion_{name}.png")
+        (results / f"intake_{name}.md").write_text(text, encoding="utf-8")
+        plot(res, img / f"intake_scores_{name}.png")
+        plot_confusion(res, img / f"intake_confusion_{name}.png")
 
 
 if __name__ == "__main__":

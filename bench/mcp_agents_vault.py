@@ -14,8 +14,9 @@ twice, as a client would start it:
    `search` for the note's words until it is the first hit (the seconds from the save call to
    that answer); the credential must be in no file of the vault and in no file of the index
    (database, WAL); `append_to_note("../outside.md")` is refused and the file outside is unchanged;
-   an append to a real note lands at its end; `search` with `max_tokens` returns a `cursor` in
-   `structuredContent`, and the page it opens shares no (path, section) with the first.
+   an append to a real note lands at its end; `search` (for `--page-query`) with `max_tokens`
+   returns a `cursor` in `structuredContent`, and the page it opens shares no (path, section)
+   with the first.
 
 Each check is printed with its figure and PASS/FAIL; exit status 1 when one fails.
 """
@@ -79,6 +80,7 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     ap.add_argument("--corpus", default="obsidian-hub", choices=["obsidian-hub", "obsidian-help"])
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--page-query", default="plugin settings", help="the paged search's query")
     args = ap.parse_args()
     source = ensure_corpus(CORPORA[args.corpus], args.data_dir, args.cache_dir)
     source = source / args.corpus if (source / args.corpus).is_dir() else source
@@ -180,7 +182,7 @@ def main() -> int:
             appended = await c.call_tool(
                 "append_to_note", {"path": target, "text": f"Appended {word} line."}
             )
-            page_args = {"query": "plugin settings", "limit": 10, "max_tokens": 600}
+            page_args = {"query": args.page_query, "limit": 10, "max_tokens": 600}
             first_page = await c.call_tool("search", page_args)
             cursor = (first_page.structured_content or {}).get("cursor")
             second = (

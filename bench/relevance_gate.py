@@ -22,6 +22,7 @@ the model file, keeping its bm25 and vector models.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -91,6 +92,9 @@ def main() -> int:
     ap.add_argument("--hook-score", type=float, default=0.2)
     ap.add_argument("--export", type=Path)
     args = ap.parse_args()
+    if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
+        print("relevance_gate skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
+        return 0
     blocks = [b for b in collect("hybrid", args.per_set, args.per_pair, args.seed, False) if len(b["y"])]
     p = per_hit_loco(blocks)
     rows = np.array([answer_features(b["X"], list(s)) for b, s in zip(blocks, p)])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import pickle
 import random
@@ -273,6 +274,9 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--json", type=Path, help="write the LOCO figures here")
     args = ap.parse_args()
+    if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
+        print("relevance_train skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
+        return 0
     models: dict[str, tuple[np.ndarray, float]] = {}
     tables: dict[str, tuple[list[float], list[float]]] = {}
     report: dict[str, Any] = {}

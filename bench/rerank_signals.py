@@ -22,6 +22,7 @@ t-test). A feature is worth adopting only if it helps on some set without hurtin
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import pickle
@@ -38,7 +39,7 @@ import _internals
 import noteseek
 from datasets import CACHE_DIR, DATA_DIR, select_datasets
 from noteseek.core.rerank_features import FEATURE_NAMES
-from rerank_train import POOLS, SETS, delta, loco, ndcg, reranked
+from rerank_train import POOLS, SETS, collect, delta, loco, ndcg, reranked
 
 CANDIDATES = ("recency", "in_links", "head_links", "shared_tags")
 TRIALS = {
@@ -114,9 +115,20 @@ def main() -> int:
     ap.add_argument("--sets", default=SETS)
     ap.add_argument("--json", type=Path, help="write the per-set figures here")
     args = ap.parse_args()
+    if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
+        print(
+            "rerank_signals skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')"
+        )
+        return 0
     data: dict[str, list[dict[str, Any]]] = {}
     for name in args.sets.split(","):
-        rows = pickle.loads((POOLS / f"{name}.pkl").read_bytes())
+        cached = POOLS / f"{name}.pkl"
+        if cached.exists():
+            rows = pickle.loads(cached.read_bytes())
+        else:  # what rerank_train.py would have cached
+            POOLS.mkdir(parents=True, exist_ok=True)
+            rows = collect(name, args.data_dir, args.cache_dir)
+            cached.write_bytes(pickle.dumps(rows))
         if rows and "head_fids" not in rows[0]:
             ap.error(f"{name}: cached rows predate head_fids; rerun rerank_train.py --fresh")
         (ds,) = select_datasets(name)

@@ -22,6 +22,7 @@ reads a held-out set or the public golden set.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import pickle
@@ -215,6 +216,9 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true", help="recompute the cached feature rows")
     ap.add_argument("--drop", default="", help="comma-separated features left out (weight 0)")
     args = ap.parse_args()
+    if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
+        print("rerank_train skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
+        return 0
     POOLS.mkdir(parents=True, exist_ok=True)
     data: dict[str, list[dict[str, Any]]] = {}
     for name in args.sets.split(","):

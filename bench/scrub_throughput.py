@@ -30,8 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "data" / "mdn-content-en" / "mdn-en-us-md.tar.gz"
+from datasets import CORPORA, DATA_DIR, REPO
+
+CORPUS = DATA_DIR / CORPORA["mdn-content-en"].source
 
 try:
     from noteseek.secrets.scrubber import PATTERN_NAMES, scrub

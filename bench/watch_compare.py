@@ -17,6 +17,8 @@ library's own thread, without noteseek's debounce on top. Per library and mode i
     nice -n 10 python bench/watch_compare.py [--idle 60] [--workdir /tmp/x] [--data DIR]
 
 Needs the shared data set (skips with a message when it is absent), ``git`` and ``unshare``.
+``--edits`` and ``--burst`` set the 20 edits and the 1,000-note checkout; the smoke run
+(bench/smoke.py) takes watchfiles alone on the stand-in MDN half of the sample vault.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def _rss_kb() -> tuple[int, int]:
 def child(lib: str, mode: str, root: str) -> None:
     """Watch `root` with one library until stdin closes, printing READY, then one EV per callback."""
     stop = threading.Event()
+
     def wait_for_eof() -> None:
         sys.stdin.read()
         stop.set()
@@ -210,16 +213,20 @@ def _git(vault: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(vault), *args], check=True, capture_output=True)
 
 
-def _prepare_burst(vault: Path) -> None:
-    """A git repo of the vault with a branch `burst` that changes 1,000 notes."""
+def _notes(vault: Path) -> list[Path]:
+    return sorted(p for p in vault.rglob("*.md") if ".git" not in p.parts)
+
+
+def _prepare_burst(vault: Path, burst: int) -> None:
+    """A git repo of the vault with a branch `burst` that changes `burst` notes."""
     if (vault / ".git").is_dir():
         return
     _git(vault, "init", "-q", "-b", "main")
     _git(vault, "-c", "user.name=b", "-c", "user.email=b@b", "add", "-A")
     _git(vault, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base")
     _git(vault, "checkout", "-q", "-b", "burst")
-    notes = sorted(vault.rglob("index.md"))
-    for note in notes[:: len(notes) // BURST][:BURST]:
+    notes = _notes(vault)
+    for note in notes[:: max(1, len(notes) // burst)][:burst]:
         with note.open("a", encoding="utf-8") as f:
             f.write("\nburst line\n")
     _git(vault, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qam", "burst")
@@ -231,7 +238,7 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(lib: str, mode: str, vault: Path, idle: float) -> dict[str, str]:
+def measure(lib: str, mode: str, vault: Path, idle: float, edits: int) -> dict[str, str]:
     row = {"library": lib, "mode": mode}
     child_ = Child(lib, mode, vault)
     ready = child_.next(600)
@@ -248,7 +255,8 @@ def measure(lib: str, mode: str, vault: Path, idle: float) -> dict[str, str]:
     cpu = (child_.cpu_seconds() - cpu0) / (time.monotonic() - t0)
     row["idle CPU %"] = f"{100 * cpu:.2f}"
     # Latency: 20 edits of different notes, each after the previous one was reported.
-    notes = sorted(vault.rglob("index.md"))[7::613][:20]
+    every = _notes(vault)
+    notes = every[7 :: max(1, min(613, len(every) // max(edits, 1) - 1))][:edits]
     latencies = []
     for note in notes:
         start = time.monotonic()
@@ -289,7 +297,7 @@ def limit_behaviour(lib: str, vault: Path) -> str:
     line = child_.next(600) or "no answer"
     if line.startswith("READY"):
         # Started anyway: does it see a change in a folder it could not watch?
-        note = sorted(vault.rglob("index.md"))[-1]
+        note = _notes(vault)[-1]
         with note.open("a", encoding="utf-8") as f:
             f.write("\nlimit line\n")
         seen = any(str(note) in " ".join(p) for _, p in child_.events(5.0))
@@ -306,6 +314,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the workdir")
     parser.add_argument("--only", help="one run, e.g. watchdog:native")
     parser.add_argument("--watchdog-all", action="store_true", help="watchdog without event filter")
+    parser.add_argument("--edits", type=int, default=20, help="single-file edits timed")
+    parser.add_argument("--burst", type=int, default=BURST, help="notes the checkout changes")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -314,7 +324,7 @@ def main() -> None:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="noteseek-watch-"))
     try:
         vault = _unpack(workdir, args.data)
-        _prepare_burst(vault)
+        _prepare_burst(vault, args.burst)
         if args.watchdog_all:
             os.environ["WATCHDOG_ALL"] = "1"
         runs = [(lib, mode) for lib in ("watchfiles", "watchdog") for mode in ("native", "polling")]
@@ -324,7 +334,7 @@ def main() -> None:
         rows = []
         for lib, mode in runs:
             print(f"-- {lib} {mode}", file=sys.stderr, flush=True)
-            rows.append(measure(lib, mode, vault, args.idle))
+            rows.append(measure(lib, mode, vault, args.idle, args.edits))
         keys = list(dict.fromkeys(k for r in rows for k in r))
         print("| " + " | ".join(keys) + " |")
         print("|" + "---|" * len(keys))

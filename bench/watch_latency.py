@@ -20,6 +20,8 @@ change: what a user or an agent sees. It reports, with the load average beside e
         [--runs 20] [--checkouts 3] [--idle 60] [--polling --poll-interval S]
 
 The first run builds the MDN index in the workdir (a few minutes); ``--workdir`` keeps it.
+``--burst`` sets the 1,000 notes of the checkout. The smoke run (bench/smoke.py) takes the
+stand-in MDN half of the sample vault, one run, a five-note checkout and a second of idling.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ sys.path.insert(0, str(HERE))
 from datasets import CORPORA, DATA_DIR  # noqa: E402
 from noteseek import Index  # noqa: E402
 
-BURST = 1000
+BURST = 1000  # notes the checkout changes (--burst)
 TIMEOUT = 120.0
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -89,8 +91,12 @@ def _git(vault: Path, *args: str) -> None:
     subprocess.run(cmd, check=True, capture_output=True)
 
 
-def prepare(workdir: Path, data: Path) -> tuple[Path, Path, dict[str, str]]:
-    """The vault copy (a git repo with a branch changing 1,000 notes), its index, the new words."""
+def _notes(vault: Path) -> list[Path]:
+    return sorted(p for p in vault.rglob("*.md") if ".git" not in p.parts)
+
+
+def prepare(workdir: Path, data: Path, burst: int) -> tuple[Path, Path, dict[str, str]]:
+    """The vault copy (a git repo with a branch changing `burst` notes), its index, the new words."""
     src = data / CORPORA["mdn-content-en"].source
     vault, db = workdir / "mdn" / "files" / "en-us", workdir / "mdn.db"
     if not vault.is_dir():
@@ -103,8 +109,8 @@ def prepare(workdir: Path, data: Path) -> tuple[Path, Path, dict[str, str]]:
         _git(vault, "add", "-A")
         _git(vault, "commit", "-qm", "base")
         _git(vault, "checkout", "-q", "-b", "burst")
-        notes = sorted(vault.rglob("index.md"))
-        for note in notes[:: len(notes) // BURST][:BURST]:
+        notes = _notes(vault)
+        for note in notes[:: max(1, len(notes) // burst)][:burst]:
             with note.open("a", encoding="utf-8") as f:
                 f.write(f"\n\n## Checkout bench\n\nThe word {_word()} came with a checkout.\n")
         _git(vault, "commit", "-qam", "burst")
@@ -200,7 +206,8 @@ def latency(vault: Path, reader: Index, watch: WatchProcess, runs: int) -> None:
     folder = vault / "zz-watch-bench"
     folder.mkdir(exist_ok=True)
     watch.wait_idle()
-    notes = sorted(p for p in vault.rglob("index.md") if ".git" not in p.parts)[3::397][:runs]
+    every = _notes(vault)
+    notes = every[3 :: max(1, min(397, len(every) // max(runs, 1) - 1))][:runs]
     edit, new, gone, loads = [], [], [], []
 
     def found(word: str) -> set[str]:
@@ -316,6 +323,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--checkouts", type=int, default=3, help="1,000-note checkout rounds")
+    parser.add_argument("--burst", type=int, default=BURST, help="notes the checkout changes")
     parser.add_argument("--polling", action="store_true", help="noteseek watch --polling")
     parser.add_argument("--poll-interval", type=float, default=5.0)
     parser.add_argument("--workdir", type=Path)
@@ -326,7 +334,7 @@ def main() -> None:
     extra = ["--polling", "--poll-interval", str(args.poll_interval)] if args.polling else []
     print(f"nice {os.nice(0)}, {os.cpu_count()} cores, {load()}", flush=True)
     try:
-        vault, db, words = prepare(workdir, args.data)
+        vault, db, words = prepare(workdir, args.data, args.burst)
         reader = Index(db)
         reader.warm_up()
         watch = WatchProcess(vault, db, workdir / "watch.log", extra)

@@ -182,6 +182,9 @@ def main() -> int:
     if not args.db.exists():
         print(f"no index at {args.db}: run bench/quality.py --sets mdn first", file=sys.stderr)
         return 2
+    if args.rounds and shutil.which("wrk") is None:
+        print("web_load skipped: the load rounds need Debian's wrk (apt-get install -y wrk)")
+        return 0
     texts = list(read_queries(source).values())
     queries = random.Random(17).sample(texts, min(args.queries, len(texts)))
     port = free_port()
