@@ -388,7 +388,7 @@ def query_session(
 
     def noteseek_mode(mode: str) -> Callable[[str], Answer]:
         def run(text: str) -> Answer:
-            return Answer([h.path for h in idx.search(text, mode=mode, min_score=0)])  # type: ignore[arg-type]
+            return Answer([h.path for h in idx.search(text, mode=mode, min_score=0, min_answer=0)])  # type: ignore[arg-type]
 
         return run
 

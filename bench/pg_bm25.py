@@ -77,7 +77,7 @@ def _ranked(idx: noteseek.Index, queries: list[tuple[str, str]], mode: str, matc
     out: dict[str, list[str]] = {}
     for qid, text in queries:
         notes: list[str] = []
-        for hit in idx.search(text, limit=LIMIT, mode=mode, min_score=0):  # type: ignore[arg-type]
+        for hit in idx.search(text, limit=LIMIT, mode=mode, min_score=0, min_answer=0):  # type: ignore[arg-type]
             note = matcher.note_id(hit.path)
             if note not in notes:
                 notes.append(note)
