@@ -19,7 +19,7 @@ _PARSED_LINK: list[type[ParsedLink]] = []
 
 
 def _parsed_link() -> type[ParsedLink]:
-    # Imported on first use: a one-shot search never reads links.
+    # deferred: core.links on first use, since a one-shot search never reads links
     if not _PARSED_LINK:
         from ..core.links import ParsedLink
 

@@ -46,11 +46,11 @@ def open_storage(locator: str | os.PathLike[str] | DatabaseUrl, *, create: bool 
             )
         for module in EXTRAS["postgres"]:
             require("postgres", module, what="a postgresql:// index")
-        # The backend named, only: a PostgreSQL index never loads SQLite's, nor the other way.
+        # deferred: the backend named, only; a PostgreSQL index never loads SQLite's, nor the other way
         from .postgres.store import PostgresStore
 
         return PostgresStore(url, create=create)
-    # The backend named, only: a PostgreSQL index never loads SQLite's, nor the other way.
+    # deferred: the backend named, only; a PostgreSQL index never loads SQLite's, nor the other way
     from .sqlite.store import SqliteStore
 
     assert not isinstance(locator, DatabaseUrl)  # is_url above

@@ -50,7 +50,8 @@ def register(db: apsw.Connection, options: StemOptions) -> None:
         def german_stems(words: list[str]) -> list[str]:
             nonlocal german
             if german is None:
-                import Stemmer  # type: ignore[import-not-found]  # PyStemmer, ~1 ms, on first use
+                # deferred: PyStemmer (~1 ms) loads with the first German word
+                import Stemmer  # type: ignore[import-not-found]
 
                 german = Stemmer.Stemmer("german")
             stems: list[str] = german.stemWords(words)

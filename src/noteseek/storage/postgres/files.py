@@ -14,6 +14,8 @@ defines no records dataclass (storage/rows.py).
 
 from __future__ import annotations
 
+# Deferred imports: the record types are made by the update and the status calls only; a
+# one-shot search imports this module and reads none of them.
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -77,7 +79,7 @@ class FileRows:
         return None if value is None else int(value)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        from ...core.note_dates import mtime_date  # not on a search's import path
+        from ...core.note_dates import mtime_date  # deferred: not on a search's import path
 
         self.conn.run(
             "UPDATE files SET mtime_ns = %s, size = %s, note_date = CASE WHEN date_source = "

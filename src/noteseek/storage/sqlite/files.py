@@ -6,6 +6,8 @@ defines no records dataclass (storage/rows.py).
 
 from __future__ import annotations
 
+# Deferred imports: the record types are made by the update and the status calls only; a
+# one-shot search imports this module and reads none of them.
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -70,7 +72,7 @@ class FileRows:
         return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
-        from ...core.note_dates import mtime_date  # not on a search's import path
+        from ...core.note_dates import mtime_date  # deferred: not on a search's import path
 
         self.db.execute(
             "UPDATE files SET mtime_ns = ?, size = ?, note_date = CASE WHEN date_source = 'mtime' "
