@@ -113,6 +113,37 @@ def test_every_query_fuses_the_lane_once_it_exists(make_vault: WriteNotes, backe
     idx.close()
 
 
+def test_a_complete_lane_keeps_the_calibrated_scores(make_vault: WriteNotes, backend: Backend) -> None:
+    """A complete lane keeps the fused order (the rerank does not reorder it), but the rerank is
+    still scored: the calibration was trained with its output, and without it every hit's P fell
+    to about 0."""
+    idx = _index(make_vault, backend.locator)
+    before = idx.search("copy to the clipboard", explain=True)
+    fake = FakeLane()
+    build_lane(idx._store, fake)  # type: ignore[arg-type]
+    _fake_lane(idx, fake)
+    hits = idx.search("copy to the clipboard", explain=True)
+    first = hits[0].explanation
+    assert hits[0].path == "keys.md" and first is not None
+    assert first.rerank is not None and not first.reranked
+    assert before[0].explanation is not None and before[0].explanation.reranked
+    assert before[0].score > 0.2
+    assert hits[0].score > 0.5 * before[0].score
+    idx.close()
+
+
+def test_scores_do_not_depend_on_the_rerank_reordering(make_vault: WriteNotes, tmp_path: Path) -> None:
+    """Rerank turned off: the fused order, and each hit still scored with the rerank's output."""
+    idx = _index(make_vault, tmp_path / "i.db")
+    on = idx.search("copy to the clipboard", explain=True)
+    idx._searcher.settings = SearchSettings(rerank=False)
+    off = idx.search("copy to the clipboard", explain=True)
+    assert off[0].path == on[0].path == "keys.md"
+    assert off[0].explanation is not None and off[0].explanation.rerank is not None
+    assert off[0].score > 0.5 * on[0].score
+    idx.close()
+
+
 def test_a_partial_lane_moves_from_no_lane_to_the_full_weights() -> None:
     s = SearchSettings()
     assert _lane_weights(s, False, 0.0) == (s.alpha, 1 - s.alpha, 0.0)  # empty: today's fusion

@@ -62,7 +62,7 @@ def _explain(hit: Hit) -> list[str]:
         parts.append("exact name match (ranked first)")
     order = f"{e.fusion}: " + " · ".join(parts) + f" = {e.fused:.4f}"
     if e.rerank is not None:
-        order += f" · rerank {e.rerank:+.3f}"
+        order += f" · rerank {e.rerank:+.3f}" + ("" if e.reranked else " (scored, not reordered)")
     p = e.probability if e.probability is not None else hit.score
     capped = " (capped at the hit above)" if hit.score < p - 5e-4 else ""
     return [order, f"calibrated: P(relevant) {p:.3f} → score {hit.score:.3f}{capped}"]

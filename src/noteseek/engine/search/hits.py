@@ -29,6 +29,9 @@ class Explanation:
     fused: float = 0.0
     rerank: float | None = None
     probability: float | None = None
+    # Whether the rerank's output set the order: it is scored for the calibration also where it
+    # does not reorder (rerank turned off, or a complete deep lane, whose order the fusion keeps).
+    reranked: bool = False
 
 
 @dataclass(frozen=True)

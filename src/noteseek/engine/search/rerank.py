@@ -142,18 +142,22 @@ class Reranker:
         apply: bool = True,
         counts: Sequence[tuple[tuple[str, ...], int]] = (),
     ) -> Fused:
-        """`fused` with its first `depth` notes in the model's order (ties keep fused order),
-        each explanation carrying the model's output (`rerank`) for the calibration."""
+        """`fused` with its first `depth` notes in the model's order (ties keep fused order; not
+        `apply`: in fused order), each explanation carrying the model's output (`rerank`) for the
+        calibration."""
         head = fused[:depth]
-        if not head or not (apply or self.capture):
+        if not head:
             return fused
         rows = self.features(query, head, lists, chunks, file_of, exact, cuts, head_size, counts)
         if self.capture:
             self.last = ([fid for fid, _, _ in head], rows)
-        if not apply:
-            return fused
         model = self.model
         scores = [model.score(row) for row in rows]
-        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        out = [(head[i][0], head[i][1], replace(head[i][2], rerank=scores[i])) for i in order]
+        order = (
+            sorted(range(len(head)), key=lambda i: (-scores[i], i)) if apply else range(len(head))
+        )
+        out = [
+            (head[i][0], head[i][1], replace(head[i][2], rerank=scores[i], reranked=apply))
+            for i in order
+        ]
         return out + fused[depth:]

@@ -273,33 +273,43 @@ class Searcher:
         deep_rows = lane.search(query, depth, allowed) if lane is not None else []
         coverage = lane.coverage() if lane is not None and deep_rows else 0.0
         weights = _lane_weights(s, cross, coverage) if lane and deep_rows else None
-        rerank = s.rerank or self.reranker.capture
+        apply_rerank = s.rerank
         if weights is not None:
-            rerank = rerank and coverage < s.deep_rerank_below
+            apply_rerank = apply_rerank and coverage < s.deep_rerank_below
         if weights is not None and weights[1] == 0.0:
             # The bundled model has no share (across languages, lane complete): e5 takes the
             # vector list's place, its ranks and cosines are the hits'.
             vec_rows, deep_rows = deep_rows, []
             alpha, weights = weights[0] / (weights[0] + weights[2]), None
+            # The rerank and the calibration were trained on BM25 and the bundled model's lists,
+            # so they read that list still (a few ms): e5's cosines are on another scale.
+            bundled_rows = self._knn(query, depth, allowed)
         else:
             vec_rows = self._knn(query, depth, allowed) if mode in ("hybrid", "vector") else []
+            bundled_rows = vec_rows
         file_of = {cid: fid for cid, _, fid in kw_rows}
-        for m in (*vec_rows, *deep_rows):
+        for m in (*vec_rows, *deep_rows, *bundled_rows):
             if m.file_id is not None:
                 file_of[m.chunk_id] = m.file_id
-        missing = [m.chunk_id for m in (*vec_rows, *deep_rows) if m.file_id is None]
+        missing = [m.chunk_id for m in (*vec_rows, *deep_rows, *bundled_rows) if m.file_id is None]
         if missing:  # vec0 fallback: look the notes up
             file_of.update(self.store.file_ids(missing))
         keyword = [(cid, score) for cid, score, _ in kw_rows]
         semantic = [(m.chunk_id, m.cosine) for m in vec_rows]
         kw = group(keyword, file_of, notes)
         vec = group(semantic, file_of, notes)
-        chunk_heads = (keyword[:head_depth], semantic[:head_depth])
+        # The lists' heads the rerank and the calibration read: BM25's and the bundled model's.
+        bundled = semantic if bundled_rows is vec_rows else [(m.chunk_id, m.cosine) for m in bundled_rows]
+        chunk_heads = (keyword[:head_depth], bundled[:head_depth])
         list_heads = (
             group(chunk_heads[0], file_of, s.candidates),
             group(chunk_heads[1], file_of, s.candidates),
         )
-        heads = (len(list_heads[0].scores), len(list_heads[1].scores))
+        fused_vector_head = (
+            list_heads[1] if bundled is semantic
+            else group(semantic[:head_depth], file_of, s.candidates)
+        )
+        heads = (len(list_heads[0].scores), len(fused_vector_head.scores))
         exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
@@ -314,16 +324,19 @@ class Searcher:
         # The query words' chunk counts: the rerank's coverage features and the calibration's
         # IDF mass (one fts5vocab read per word).
         counts = self.store.query_term_counts(content_words(query))
-        if mode == "hybrid" and s.fusion == "convex" and rerank:
+        if mode == "hybrid" and s.fusion == "convex":
             # A full head may end inside a run of equal scores that goes on past it: leave that
             # run out of the matched-chunk counts (which of its chunks made it is up to ids).
             cuts = tuple(
                 rows[head_depth - 1][1] if len(rows) >= head_depth else None
-                for rows in (keyword, semantic)
+                for rows in (keyword, bundled)
             )
+            # Scored whether or not it reorders (rerank off, or a complete deep lane): the
+            # calibration reads the model's output of every hybrid list.
             fused = self.reranker.rerank(
                 query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
-                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=s.rerank, counts=counts,
+                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=apply_rerank,
+                counts=counts,
             )
         promoted = _promote(fused, exact, s.fusion)
         ranked = promoted[:limit]
