@@ -96,6 +96,30 @@ def test_search_of_a_vault_that_does_not_exist_says_no_such_folder(
     assert "no index at" not in done.stderr
 
 
+def test_a_file_that_is_not_an_index_is_named_and_left_alone(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
+    other = tmp_path / "other.db"
+    subprocess.run(
+        [sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+         "c.execute('create table t(x)'); c.commit()", str(other)],
+        check=True,
+    )
+    other_bytes = other.read_bytes()
+    for path, why in ((text, "not an SQLite database"), (other, "an SQLite database of another program")):
+        for args in (("search", "tomato"), ("index", str(SAMPLE_VAULT)), ("status",)):
+            done = run(*args, "--db", str(path), env=env)
+            assert done.returncode == 1, (args, done.stderr)
+            assert f"{path} is not a noteseek index ({why})" in done.stderr
+            assert "Traceback" not in done.stderr
+        done = run("status", "--json", "--db", str(path), env=env)
+        assert json.loads(done.stdout)["kind"] == "NotAnIndexError"
+    assert text.read_bytes() == b"root:x:0:0:root:/root:/bin/bash\n"
+    assert other.read_bytes() == other_bytes
+
+
 def test_a_mistyped_command_names_the_close_ones(env: dict[str, str]) -> None:
     done = run("hooks", env=env)
     assert done.returncode == 2

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from .errors import InvalidDateError as InvalidDateError
     from .errors import MissingExtraError as MissingExtraError
     from .errors import ModelLoadError as ModelLoadError
+    from .errors import NotAnIndexError as NotAnIndexError
     from .errors import NoteAccessError as NoteAccessError
     from .errors import NoteNotIndexedError as NoteNotIndexedError
     from .errors import NoteseekError as NoteseekError
@@ -152,6 +153,7 @@ _EXPORTS: dict[str, str] = {
     "NoteAccessError": "errors",
     "NoteNotIndexedError": "errors",
     "NoteseekError": "errors",
+    "NotAnIndexError": "errors",
     "SchemaVersionError": "errors",
     "VaultGoneError": "errors",
     "VaultNotFoundError": "errors",

@@ -63,6 +63,18 @@ class IndexNotFoundError(NoteseekError):
         )
 
 
+class NotAnIndexError(NoteseekError):
+    """The file given as an index is not one: not an SQLite database, or another program's."""
+
+    @classmethod
+    def at(cls, path: object, why: str) -> NotAnIndexError:
+        """The error for a file that is not an index, left as it was."""
+        return cls(
+            f"{path} is not a noteseek index ({why}); it was left as it was: pass --db with an "
+            "index file, or a new file name for a new index"
+        )
+
+
 class SchemaVersionError(NoteseekError):
     """The index file was written by a newer noteseek than this one."""
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import apsw
 
-from ...errors import IndexLockedError, IndexNotFoundError, SchemaVersionError
+from ...errors import IndexLockedError, IndexNotFoundError, NotAnIndexError, SchemaVersionError
 from .. import meta
 from ..tokenizer import StemOptions
 from ..tokenizer import register as register_tokenizer
@@ -77,11 +77,12 @@ class SqliteConnection:
         flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
         self.db = apsw.Connection(str(self.path), flags=flags)
         self.db.set_busy_timeout(BUSY_TIMEOUT_MS)
-        # Refuse a newer file before any PRAGMA below could change it (journal mode is stored in
-        # the file header).
+        # Refuse a newer file, or one that is not an index, before any PRAGMA below could change
+        # it (journal mode is stored in the file header).
         try:
+            self._refuse_foreign()
             self._refuse_newer(self.scalar("PRAGMA user_version") or 0)
-        except SchemaVersionError:
+        except (SchemaVersionError, NotAnIndexError):
             self.db.close()
             raise
         self.vector_error = _load_sqlite_vec(self.db)
@@ -164,6 +165,19 @@ class SqliteConnection:
         self.db.close()
 
     # -- schema -----------------------------------------------------------------------------
+
+    def _refuse_foreign(self) -> None:
+        """NotAnIndexError for a file SQLite cannot read, or a database of another program (tables,
+        none of them noteseek's `meta`): an index is written only into its own file."""
+        try:
+            tables = {
+                str(r[0])
+                for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        except (apsw.NotADBError, apsw.CorruptError):
+            raise NotAnIndexError.at(self.path, "not an SQLite database") from None
+        if tables and "meta" not in tables:
+            raise NotAnIndexError.at(self.path, "an SQLite database of another program")
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
