@@ -111,9 +111,12 @@ def test_max_tokens_budget_is_respected(cli_env: dict[str, str]) -> None:
 
 
 def test_no_query_crashes_the_cli(cli_env: dict[str, str]) -> None:
-    for query in ['"', "NEAR(", "-", "*:*", "", "🔥", "a" * 10_000, "AND OR NOT"]:
+    for query in ['"', "NEAR(", "-", "*:*", "🔥", "a" * 10_000, "AND OR NOT"]:
         result = run("search", query, "--json", "--vault", cli_env["VAULT"], env=cli_env)
         assert isinstance(json.loads(result.stdout)["hits"], list)
+    # An empty query is a mistake in the command, not a question: a usage error, said plainly.
+    empty = run("search", "", "--json", "--vault", cli_env["VAULT"], env=cli_env, check=False)
+    assert empty.returncode == 2 and "the query is empty" in empty.stderr
     for dashed in ("-n", "-Math.floor(-x)"):
         out = run("search", "--json", "--vault", cli_env["VAULT"], "--", dashed, env=cli_env).stdout
         assert json.loads(out)["query"] == dashed

@@ -157,6 +157,14 @@ def test_install_hooks_warns_when_the_hooks_would_find_no_index(
 
     pinned = run("install-hooks", "--dry-run", "--db", str(tmp_path / "x.db"), env=env)
     assert "warning" not in pinned.stderr.replace("note: no index at", "")
+    # What the warning offers works: --vault pins that vault's index.
+    for hint in ("--vault PATH", "--db FILE"):
+        assert hint in several.stderr
+    by_vault = run("install-hooks", "--dry-run", "--vault", str(tmp_path / "two"), env=env)
+    assert by_vault.returncode == 0 and "warning" not in by_vault.stderr, by_vault.stderr
+    shown = run("search", "note", "--vault", str(tmp_path / "two"), "--json", env=env)
+    assert shown.returncode == 0
+    assert "the hooks search " in by_vault.stdout and "two-" in by_vault.stdout
 
 
 def _closed_port() -> int:
@@ -310,3 +318,11 @@ def test_watch_stops_on_sigint_with_the_last_line_said(
     assert watch.wait(timeout=60) == 0
     # Ended at once by os._exit: the output must still be complete (flushed first).
     assert re.search(r"stopped; the index is consistent$", seen[-1].rstrip()), seen
+
+
+def test_an_empty_query_is_a_usage_error(sample: tuple[dict[str, str], Path]) -> None:
+    env, _ = sample
+    for query in ("", "   "):
+        done = run("search", query, env=env)
+        assert done.returncode == 2
+        assert "the query is empty" in done.stderr

@@ -139,11 +139,12 @@ def _unpinned_warning() -> str:
     return warning
 
 
-def _pinned(db: str | None) -> Path | DatabaseUrl | None:
-    """The index to write into the hook commands: `--db` as given, else `_default_index()`."""
-    if db is None:
+def _pinned(db: str | None, vault: Path | None = None) -> Path | DatabaseUrl | None:
+    """The index to write into the hook commands: `--db` as given, `--vault`'s index, else
+    `_default_index()`."""
+    if db is None and vault is None:
         return _default_index()
-    found = locate_index(db=db)
+    found = locate_index(db=db, vault=vault)
     if not isinstance(found, DatabaseUrl):
         return found.expanduser().absolute()
     if found.has_password:
@@ -178,16 +179,28 @@ def _scope_options(verb: str) -> Callable[[Callable[..., None]], Callable[..., N
     help="The index the hooks search: a file or a postgresql:// URL without a password "
     "(default: the one 'noteseek search' here would use).",
 )
+@click.option(
+    "--vault",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The vault whose index the hooks search (instead of --db).",
+)
 @click.option("--no-tool-hooks", is_flag=True, help="Install only the prompt hook.")
 @click.option("--dry-run", is_flag=True, help="Print the change as a diff; write nothing.")
 def install_cmd(
-    user: bool, project: Path | None, db: str | None, no_tool_hooks: bool, dry_run: bool
+    user: bool,
+    project: Path | None,
+    db: str | None,
+    vault: Path | None,
+    no_tool_hooks: bool,
+    dry_run: bool,
 ) -> None:
     """Add noteseek's Claude Code hooks to a settings file, leaving everything else as it is."""
+    if db is not None and vault is not None:
+        raise click.UsageError("pass --db or --vault, not both")
     path = _target(user, project)
-    pinned = _pinned(db)
+    pinned = _pinned(db, vault)
     if pinned is not None and db is None:
-        echo_line(f"the hooks search {pinned} (pass --db to choose another index)")
+        echo_line(f"the hooks search {pinned} (pass --db or --vault to choose another index)")
     if pinned is None:
         echo_line(f"warning: {_unpinned_warning()}", err=True)
     if pinned is not None and not pinned.exists():

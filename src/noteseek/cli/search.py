@@ -166,7 +166,10 @@ def search_cmd(
     A time phrase in QUERY ("in the last 7 days", "last week", "gestern", "from March 2026")
     becomes a date filter and is not searched; --no-time-parse turns that off.
 
-    Only hits the calibrated relevance score trusts are shown; --all shows the weaker ones too."""
+    A list is shown only when the notes likely answer QUERY (the calibrated relevance model), and
+    a list held back is counted; --all shows it."""
+    if not query.strip():
+        raise click.UsageError("the query is empty: give the words to search for")
     try:
         request = SearchRequest(
             query,
