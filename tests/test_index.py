@@ -222,6 +222,8 @@ def test_interrupt_stops_after_current_file_with_consistent_index(
         resumed = idx.update(vault)
         assert not resumed.interrupted
         assert resumed.added == 60 - stats.added
+        # A first build resumes where it stopped: what it wrote is not processed again.
+        assert resumed.changed == 0 and resumed.unchanged == stats.added
         assert_consistent(idx)
 
 

@@ -114,7 +114,8 @@ def plan_update(
                 )
                 store.reset_vectors(embedder.dim, fingerprint)
         pipeline = options.fingerprint()
-        force = full or store.get_meta(meta.PIPELINE) != pipeline
+        stored_pipeline = store.get_meta(meta.PIPELINE)
+        force = full or stored_pipeline != pipeline
         targeted = named is not None and not (
             force
             or store.get_meta(meta.SCOPE) != options.scope()
@@ -125,6 +126,12 @@ def plan_update(
         store.set_meta(meta.UPDATE_INCOMPLETE, "1")
 
     known = store.file_states()
+    if not known and stored_pipeline is None:
+        # A first build: every file it writes goes through this pipeline, so an interrupted one
+        # resumes where it stopped instead of re-processing what it wrote (the fingerprint is
+        # otherwise stored only by a finished run, which proves every note went through it).
+        with store.write():
+            store.set_meta(meta.PIPELINE, pipeline)
     if targeted:
         assert named is not None
         # What a whole pass would read again although no event names it is named too: a
