@@ -100,7 +100,9 @@ def test_scan_of_a_missing_vault_is_a_domain_error(tmp_path: Path) -> None:
 def test_sample_vault_flags_only_the_credentials_note() -> None:
     report = scan_secrets(SAMPLE_VAULT)
     assert [f.path for f in report.files] == ["howto/deploy-credentials.md"]
-    assert report.files_scanned == 42
+    # 42 notes and the diagram image, which is named as not scanned (scan runs no OCR).
+    assert report.files_scanned == 43
+    assert [p for p, _ in report.skipped] == ["attachments/rrf-diagram.png"]
 
 
 # ------------------------------------------------------------------------------- CLI
@@ -113,7 +115,7 @@ def test_cli_human_output_has_counts_and_fingerprints_only(vault: SecretVault) -
     _assert_no_values(out, vault)
     assert "inbox/token [REDACTED:github-token].md" in out
     assert "file name" in out and "sha256:" in out
-    assert f"of {len(list(vault.root.rglob('*.md')))} notes would be scrubbed" in out
+    assert f"of {len(list(vault.root.rglob('*.md')))} files would be scrubbed" in out
 
 
 def test_cli_json_document(vault: SecretVault) -> None:
@@ -155,3 +157,33 @@ def test_cli_bad_allow_file_names_the_line(tmp_path: Path, vault: SecretVault) -
     assert isinstance(result.exception, AllowlistError)
     assert isinstance(result.exception, NoteseekError)
     assert "allow.txt" in str(result.exception) and "12-64" in str(result.exception)
+
+
+def test_scan_reads_documents_as_the_indexer_does(tmp_path: Path) -> None:
+    """A CSV's password column and a token in an HTML page are found by the dry run, as many as
+    an index run scrubs; the values never appear in its report."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ops.md").write_text("# Ops\n\napi_key = sk_live_51HfakeFAKEfake1234567890abcdef\n")
+    (vault / "creds.csv").write_text("service,password\nbilling,hunter2hunter2\n")
+    (vault / "page.html").write_text(
+        "<html><head><title>x</title></head><body><p>token "
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789</p></body></html>"
+    )
+    report = scan_secrets(vault)
+    assert {f.path for f in report.files} == {"ops.md", "creds.csv", "page.html"}
+    assert all(f.line < 0 for f in report.files[0].findings if report.files[0].path != "ops.md")
+    notes_only = scan_secrets(vault, documents=False)
+    assert {f.path for f in notes_only.files} == {"ops.md"}
+    text = json.dumps(report.to_json())
+    for value in ("hunter2hunter2", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "sk_live_51Hfake"):
+        assert value not in text
+    from noteseek import Index
+    from tests.conftest import FakeEmbedder
+
+    with Index(tmp_path / "i.db", embedder=FakeEmbedder()) as idx:
+        stats = idx.update(vault)
+    assert stats.secrets_scrubbed == report.findings == 3
+    result = CliRunner().invoke(cli, ["scan", str(vault)])
+    assert result.exit_code == 0 and "3 secret(s) in 3 of 3 files" in result.output
+    assert "hunter2hunter2" not in result.output

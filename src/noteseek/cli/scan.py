@@ -24,7 +24,8 @@ __all__ = ["scan_cmd"]
     help="Known false positives: 'regex:<pattern>' or 'sha256:<prefix>' per line.",
 )
 def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
-    """Dry run: which notes hold secrets the index would scrub (counts and fingerprints only)."""
+    """Dry run: which notes and documents hold secrets the index would scrub (counts and
+    fingerprints only; documents are read without OCR)."""
     allow = load_allowlist(allow_file) if allow_file is not None else None
     report = scan_secrets(vault, allow=allow)
     if as_json:
@@ -34,14 +35,18 @@ def scan_cmd(vault: Path, as_json: bool, allow_file: Path | None) -> None:
         counts = ", ".join(f"{name} x{n}" for name, n in file.counts.items())
         echo_line(f"  ({counts})", bold=file.path)
         for finding in file.findings:
-            where = "file name" if finding.line == 0 else f"line {finding.line}"
+            # Line 0: the file's name; below 0: a document's text (scan_secrets' conventions).
+            where = (
+                "file name" if finding.line == 0 else "text" if finding.line < 0
+                else f"line {finding.line}"
+            )
             sha = finding.fingerprint[:SHOWN_FINGERPRINT_CHARS]
             echo_line(f"    {where:<10} {finding.pattern:<28} sha256:{sha}")
     for path, reason in report.skipped:
         echo_line(f"skipped {path}: {reason}", err=True)
     totals = ", ".join(f"{name} x{n}" for name, n in report.totals.items()) or "none"
     echo_line(
-        f"{report.findings} secret(s) in {len(report.files)} of {report.files_scanned} notes "
+        f"{report.findings} secret(s) in {len(report.files)} of {report.files_scanned} files "
         f"would be scrubbed: {totals}"
     )
     if report.files:
