@@ -213,9 +213,10 @@ def _build_lane(idx: Any, quiet: bool) -> None:
     except ModelLoadError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
+        # As a stopped update: what was embedded is kept and consistent, so the run ends normally.
         progress.close()
         echo_line("deep lane stopped early; run the same command again to resume", err=True)
-        raise SystemExit(130) from None
+        return
     progress.close()
     echo_line(
         f"deep lane: {lane.embedded} chunks embedded in {lane.seconds:.1f} s, "
