@@ -126,7 +126,7 @@ HOSTILE: dict[str, Case] = {
         query="checkpoint write-ahead",
     ),
     "invalid-utf8.md": Case(
-        _latin1_note(), problem="invalid UTF-8 at byte", query="espresso descaling"
+        _latin1_note(), problem="not UTF-8: read as Windows-1252", query="Grüße barista"
     ),
     "bom-utf8.md": Case(
         codecs.BOM_UTF8
@@ -332,9 +332,14 @@ def test_decode_note_cases() -> None:
     cut = decode_note(text.encode("utf-16") + b"\x41")
     assert cut.text is not None and cut.text.startswith(text)
     assert "invalid UTF-16" in (cut.warning or "")
-    latin = decode_note("Grüße aus Köln, a longer line of text".encode("latin-1"))
-    assert latin.text is not None and "aus K" in latin.text and "\ufffd" in latin.text
-    assert latin.warning == "invalid UTF-8 at byte 2; undecodable bytes replaced"
+    # A note of an 8-bit code page (no UTF-8 character in it at all) is read as Windows-1252...
+    latin = decode_note("Grüße aus Köln, 20 € a longer line of text".encode("cp1252"))
+    assert latin.text == "Grüße aus Köln, 20 € a longer line of text"
+    assert latin.warning == "not UTF-8: read as Windows-1252 (Latin-1); save it as UTF-8"
+    # ... but damage in a UTF-8 note keeps its correct characters and replaces the bad bytes.
+    damaged = decode_note("Grüße aus Köln ".encode() + b"\xff\xfe broken")
+    assert damaged.text == "Grüße aus Köln \ufffd\ufffd broken"
+    assert damaged.warning == "invalid UTF-8 at byte 18; undecodable bytes replaced"
     # One NUL in a short note is damage, not a binary file.
     short = decode_note(b"tiny\x00note")
     assert (short.text, short.warning) == ("tinynote", "1 NUL byte removed")

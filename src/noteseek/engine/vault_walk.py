@@ -339,6 +339,22 @@ def _decode_wide(data: bytes, codec: str, label: str) -> ReadResult:
         )
 
 
+def _legacy_8bit(body: bytes) -> str | None:
+    """The text of a note saved in Windows-1252 / Latin-1 (older Windows editors), or None.
+
+    Only when not one non-ASCII character of it decodes as UTF-8: then every byte above 0x7F is a
+    character of an 8-bit code page (`Käse` as `K\xe4se`), not damage in a UTF-8 file, where
+    reading the whole file as Windows-1252 would garble every correct character.
+    """
+    repaired = body.decode("utf-8", errors="replace")
+    if any(ord(c) > 0x7F and c != "\ufffd" for c in repaired):
+        return None
+    try:
+        return body.decode("cp1252")
+    except UnicodeDecodeError:  # one of its five unassigned bytes: Latin-1 has them all
+        return body.decode("latin-1")
+
+
 def decode_note(data: bytes) -> ReadResult:
     """Decode a note's bytes: UTF-8 (with or without BOM), UTF-16/32 with BOM, else UTF-8 with repair.
 
@@ -367,9 +383,14 @@ def decode_note(data: bytes) -> ReadResult:
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        # Keep the readable text: a few bad bytes must not hide a whole note.
-        text = body.decode("utf-8-sig", errors="replace")
-        warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+        legacy = _legacy_8bit(body)
+        if legacy is not None:
+            text = legacy
+            warnings.append("not UTF-8: read as Windows-1252 (Latin-1); save it as UTF-8")
+        else:
+            # Keep the readable text: a few bad bytes must not hide a whole note.
+            text = body.decode("utf-8-sig", errors="replace")
+            warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
     nuls = data.count(b"\x00")
     if nuls:
         # NUL is never text; dropping it silently (as the chunker would) would hide the damage.
