@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.field_caps import FieldCaps
+from ...core.inline_tags import inline_tags
 from ...core.language import note_language
 from ...core.links import fold_name, parse_links
 from ...core.note_dates import note_date
@@ -121,6 +122,9 @@ def prepare_note(
         title = caps.name("title", clean(note_chunks.title).text)
         aliases = caps.items("aliases", [clean(a).text for a in meta.aliases])
         tags = caps.items("tags", [clean(t).text for t in meta.tags])
+        # Inline `#tags` filter like frontmatter ones; BM25 already reads them in the text, so
+        # they stay out of the tags field (core/inline_tags.py).
+        inline = caps.items("inline tags", inline_tags(scrubbed.text))
         context = ""
         if note_chunks.chunks:
             context = caps.field(
@@ -171,7 +175,7 @@ def prepare_note(
         tags_field=tags_field,
         heading_context=context,
         names=tuple(k for k in (name_key(n) for n in names) if k),
-        tags=tuple(k for k in (tag_key(t) for t in tags) if k),
+        tags=tuple(dict.fromkeys(k for k in (tag_key(t) for t in (*tags, *inline)) if k)),
         lang=note_language(scrubbed.text),
         skipped_sections=len(note_chunks.skipped_sections),
         secrets_scrubbed=sum(scrubbed.counts.values()),
