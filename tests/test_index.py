@@ -158,7 +158,7 @@ def test_bad_files_are_skipped_named_and_the_rest_indexed(
         stats = idx.update(vault)
         problems = dict(stats.problems)
         assert "binary" in problems["binary.md"]
-        assert "invalid UTF-8" in problems["latin1.md"]
+        assert "read as Windows-1252" in problems["latin1.md"]
         assert "not valid YAML" in problems["badyaml.md"]
         assert stats.skipped == 1
         assert stats.files_seen == 6

@@ -428,7 +428,7 @@ def test_status_files_lists_every_state(tmp_path: Path, monkeypatch: pytest.Monk
     }
     assert files["a/ok.md"]["chunks"] >= 1 and files["a/ok.md"]["reason"] is None
     assert files["a/ok.md"]["indexed_at"] > 0
-    assert "invalid UTF-8" in files["a/bad.md"]["reason"]
+    assert "read as Windows-1252" in files["a/bad.md"]["reason"]
     assert files["a/changed.md"]["reason"] == "changed since the last update"
     assert files["a/gone.md"]["reason"] == "deleted since the last update"
     assert files["a/new.md"]["reason"] == "new since the last update"
