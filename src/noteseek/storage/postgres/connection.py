@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -174,6 +174,25 @@ class PostgresConnection:
         """First column of the first row, or None."""
         found = self.rows(sql, params)
         return found[0][0] if found else None
+
+    def copy_rows(self, sql: str, types: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Load rows with `COPY ... FROM STDIN (FORMAT binary)` (`sql`), each value sent in the
+        binary form of its column's type (`types`): the server parses no text and no arrays,
+        which an `INSERT ... SELECT FROM unnest(...)` of the same rows spent most of its time on
+        (bench/results/pg_build_hub.txt)."""
+        with self.failures.translated(), self.db.cursor() as cursor, cursor.copy(sql) as copy:
+            copy.set_types(list(types))
+            for row in rows:
+                copy.write_row(row)
+
+    @contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Statements sent without waiting for each one's reply (libpq's pipeline mode): a
+        file's dozen statements cost one wait for the server, not one each. A statement whose
+        rows are read waits for everything sent before it; a failure is raised there or when
+        the block ends (inside a write(), which then rolls back). No COPY inside."""
+        with self.failures.translated(), self.db.pipeline():
+            yield
 
     def in_transaction(self) -> bool:
         """Whether a write() or snapshot() is open on this connection (not on a lost one)."""

@@ -6,7 +6,9 @@ Writes: files, names, tags, chunks with their vectors, and the BM25 statistics t
 chunks (postings, document frequencies, collection counts). Everything a file changes is written
 inside the caller's `write()`, so a reader sees the file and its statistics entirely old or
 entirely new, and a killed indexer leaves neither half. Each step is one statement over arrays
-(`unnest`): about ten round trips per file whatever its size.
+(`unnest`, sent in binary), all of them sent in one pipeline; the postings, a file's largest
+part by far, go by binary COPY. Four waits for the server per new file whatever its size (its
+id, the pipeline, the COPY's start and end), where one statement after another made fourteen.
 
 Methods that return `records` values import that module on first use: a one-shot search
 defines no records dataclass (storage/rows.py).
@@ -17,6 +19,7 @@ from __future__ import annotations
 # Deferred imports: the record types are made by the update and the status calls only; a
 # one-shot search imports this module and reads none of them.
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -161,16 +164,6 @@ class FileRows:
                  record.title_field, record.tags_field, record.heading_context),
             )
         )  # fmt: skip
-        self._replace_keys("note_names", "name", file_id, record.names)
-        self._replace_keys("note_tags", "tag", file_id, record.tags)
-        self.links.write_links(file_id, record.links, record.aliases)
-        if chunks:
-            sections = (chunk.section for chunk in chunks)
-            self.terms.write_note_terms(
-                file_id, record.title_field, record.tags_field, sections, record.lang
-            )
-        else:
-            self.terms.delete_note_terms(file_id)
         terms = [
             chunk_terms(
                 self.conn.tokenizer,
@@ -182,13 +175,30 @@ class FileRows:
             )
             for c in chunks
         ]
-        if chunks:
-            with_vectors = vectors is not None and self.vectors.has_vector_table()
-            ids = self._insert_chunks(
-                record, file_id, chunks, terms, vectors if with_vectors else None, now
+        with_vectors = vectors is not None and self.vectors.has_vector_table()
+        # Everything but the postings in one pipeline: one wait for the server per file, at the
+        # chunks' RETURNING (the ids the postings need), not one per statement.
+        with self.conn.pipelined():
+            self._replace_keys("note_names", "name", file_id, record.names)
+            self._replace_keys("note_tags", "tag", file_id, record.tags)
+            self.links.write_links(file_id, record.links, record.aliases)
+            if chunks:
+                sections = (chunk.section for chunk in chunks)
+                self.terms.write_note_terms(
+                    file_id, record.title_field, record.tags_field, sections, record.lang
+                )
+            else:
+                self.terms.delete_note_terms(file_id)
+            self._add_document_counts(terms)
+            self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
+            ids = (
+                self._insert_chunks(
+                    record, file_id, chunks, terms, vectors if with_vectors else None, now
+                )
+                if chunks
+                else []
             )
-            self._insert_postings(ids, terms)
-        self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
+        self._insert_postings(ids, terms)
 
     def _replace_keys(self, table: str, column: str, file_id: int, keys: Sequence[str]) -> None:
         # `table` and `column` are this module's constants, never user text.
@@ -196,7 +206,7 @@ class FileRows:
         if keys:
             self.conn.run(
                 f"INSERT INTO {table}(collection_id, {column}, file_id) "
-                "SELECT %s, k, %s FROM unnest(%s::text[]) AS k",
+                "SELECT %s, k, %s FROM unnest(%b::text[]) AS k",
                 (self.conn.collections.only, file_id, sorted(set(keys))),
             )
 
@@ -219,10 +229,10 @@ class FileRows:
             "%(lang)s, %(mtime)s, u.hash, u.len, u.vec, "
             "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
             "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
-            "FROM unnest(%(seq)s::int[], %(section)s::text[], %(body)s::text[], "
-            "%(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[], "
-            "%(page)s::int[], %(label)s::text[], %(slide)s::int[], %(sheet)s::text[], "
-            "%(row_first)s::int[], %(row_last)s::int[], %(overlap)s::int[]) "
+            "FROM unnest(%(seq)b::int[], %(section)b::text[], %(body)b::text[], "
+            "%(hash)b::bigint[], %(len)b::int[], %(vec)b::halfvec[], "
+            "%(page)b::int[], %(label)b::text[], %(slide)b::int[], %(sheet)b::text[], "
+            "%(row_first)b::int[], %(row_last)b::int[], %(overlap)b::int[]) "
             "WITH ORDINALITY AS u(seq, section, body, hash, len, vec, page, label, "
             "slide, sheet, row_first, row_last, overlap, n) "
             "ORDER BY u.n RETURNING id, seq",
@@ -250,33 +260,45 @@ class FileRows:
         by_seq = {int(seq): int(chunk_id) for chunk_id, seq in rows}
         return [by_seq[c.seq] for c in chunks]
 
+    def _add_document_counts(self, terms: Sequence[ChunkTerms]) -> None:
+        """The stems' document counts up by one per chunk that holds them."""
+        df: Counter[str] = Counter()
+        for chunk in terms:
+            df.update(chunk.tf.keys())
+        if not df:
+            return
+        stems = sorted(df)
+        # %b: the arrays go in binary, so the server parses no array text.
+        self.conn.run(
+            "INSERT INTO term_stats(collection_id, term, df) SELECT %s, * FROM "
+            "unnest(%b::text[], %b::int4[]) ON CONFLICT (collection_id, term) "
+            "DO UPDATE SET df = term_stats.df + excluded.df",
+            (self.conn.collections.only, stems, [df[t] for t in stems]),
+        )
+
     def _insert_postings(self, ids: Sequence[int], terms: Sequence[ChunkTerms]) -> None:
-        """The chunks' postings, and their stems' document counts up by one per chunk."""
-        stems: list[str] = []
-        chunk_ids: list[int] = []
-        lengths: list[int] = []
-        tf: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
-        for chunk_id, chunk in zip(ids, terms):
-            for stem, counts in chunk.tf.items():
-                stems.append(stem)
-                chunk_ids.append(chunk_id)
-                lengths.append(chunk.doc_len)
-                for column, count in zip(tf, counts):
-                    column.append(min(count, _SMALLINT))
-        if not stems:
+        """The chunks' postings, one row per (stem, chunk), loaded by binary COPY."""
+        if not any(chunk.tf for chunk in terms):
             return
         cid = self.conn.collections.only
-        self.conn.run(
-            "INSERT INTO postings(collection_id, term, chunk_id, doc_len, tf_text, tf_section, "
-            "tf_title, tf_tags) SELECT %s, * FROM unnest(%s::text[], %s::bigint[], %s::int[], "
-            "%s::smallint[], %s::smallint[], %s::smallint[], %s::smallint[])",
-            (cid, stems, chunk_ids, lengths, *tf),
-        )
-        self.conn.run(
-            "INSERT INTO term_stats(collection_id, term, df) SELECT %s, t, count(*) "
-            "FROM unnest(%s::text[]) AS t GROUP BY t ON CONFLICT (collection_id, term) "
-            "DO UPDATE SET df = term_stats.df + excluded.df",
-            (cid, stems),
+        self.conn.copy_rows(
+            "COPY postings(collection_id, term, chunk_id, doc_len, tf_text, tf_section, "
+            "tf_title, tf_tags) FROM STDIN (FORMAT binary)",
+            ("int4", "text", "int8", "int4", "int2", "int2", "int2", "int2"),
+            (
+                (
+                    cid,
+                    stem,
+                    chunk_id,
+                    chunk.doc_len,
+                    min(text, _SMALLINT),
+                    min(section, _SMALLINT),
+                    min(title, _SMALLINT),
+                    min(tags, _SMALLINT),
+                )
+                for chunk_id, chunk in zip(ids, terms)
+                for stem, (text, section, title, tags) in chunk.tf.items()
+            ),
         )
 
     # -- reads ------------------------------------------------------------------------------
