@@ -82,7 +82,7 @@ def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tu
             conn.rows = rows
             sql, params = next(s for s in seen if "<=>" in s[0])
             plan = "\n".join(r[0] for r in conn.rows("EXPLAIN " + sql, params))
-        table = conn.rows("SELECT id, embedding::text FROM chunks WHERE embedding IS NOT NULL")
+        table = conn.rows("SELECT chunk_id, embedding::text FROM chunk_vectors")
     ids = np.array([int(r[0]) for r in table])
     matrix = np.array([[float(v) for v in r[1].strip("[]").split(",")] for r in table])
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)

@@ -57,7 +57,7 @@ CONNECT_TIMEOUT_S = 10
 # any constant other software is unlikely to use. "ns" in ASCII.
 LOCK_SPACE = 0x6E73
 _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "note_tags",
-           "chunks", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
+           "chunks", "chunk_vectors", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
 
 
 class PostgresConnection:

@@ -7,8 +7,9 @@ chunks (postings, document frequencies, collection counts). Everything a file ch
 inside the caller's `write()`, so a reader sees the file and its statistics entirely old or
 entirely new, and a killed indexer leaves neither half. Each step is one statement over arrays
 (`unnest`, sent in binary), all of them sent in one pipeline; the postings, a file's largest
-part by far, go by binary COPY. Four waits for the server per new file whatever its size (its
-id, the pipeline, the COPY's start and end), where one statement after another made fourteen.
+part by far, go by binary COPY. About six waits for the server per new file whatever its size
+(its id, the pipeline and its end, the COPY's start and end), where one statement after another
+made fourteen.
 
 Methods that return `records` values import that module on first use: a one-shot search
 defines no records dataclass (storage/rows.py).
@@ -221,21 +222,26 @@ class FileRows:
     ) -> list[int]:
         """Insert the chunks in order (so ids ascend as on SQLite: ties rank the same); ids."""
         embeddings = [None] * len(chunks) if vectors is None else self.vectors.halfvecs(vectors)
+        # One statement for the chunks and their vectors (chunk_vectors, schema migration 8): the
+        # vectors' rows need the chunks' ids, which the same statement makes.
         rows = self.conn.rows(
-            "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
-            "lang, mtime_ns, content_hash, doc_len, embedding, embedded_at, page, "
-            "page_label, slide, sheet, row_first, row_last, overlap) "
-            "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, "
-            "%(lang)s, %(mtime)s, u.hash, u.len, u.vec, "
-            "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
-            "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
-            "FROM unnest(%(seq)b::int[], %(section)b::text[], %(body)b::text[], "
-            "%(hash)b::bigint[], %(len)b::int[], %(vec)b::halfvec[], "
+            "WITH u AS (SELECT * FROM unnest(%(seq)b::int[], %(section)b::text[], "
+            "%(body)b::text[], %(hash)b::bigint[], %(len)b::int[], %(vec)b::halfvec[], "
             "%(page)b::int[], %(label)b::text[], %(slide)b::int[], %(sheet)b::text[], "
             "%(row_first)b::int[], %(row_last)b::int[], %(overlap)b::int[]) "
             "WITH ORDINALITY AS u(seq, section, body, hash, len, vec, page, label, "
-            "slide, sheet, row_first, row_last, overlap, n) "
-            "ORDER BY u.n RETURNING id, seq",
+            "slide, sheet, row_first, row_last, overlap, n)), "
+            "c AS (INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
+            "lang, mtime_ns, content_hash, doc_len, embedded_at, page, "
+            "page_label, slide, sheet, row_first, row_last, overlap) "
+            "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, "
+            "%(lang)s, %(mtime)s, u.hash, u.len, "
+            "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
+            "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
+            "FROM u ORDER BY u.n RETURNING id, seq), "
+            "v AS (INSERT INTO chunk_vectors(chunk_id, collection_id, embedding) "
+            "SELECT c.id, %(cid)s, u.vec FROM c JOIN u ON u.seq = c.seq WHERE u.vec IS NOT NULL) "
+            "SELECT id, seq FROM c",
             {
                 "cid": self.conn.collections.only,
                 "fid": file_id,
