@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -73,6 +73,9 @@ class PostgresConnection:
         self.vector_error: str | None = None
         # Values read once per transaction (it sees one state of them): cleared at each BEGIN.
         self.per_transaction: dict[str, Any] = {}
+        # What a write leaves for its end (files.py's statistics totals): run in order just
+        # before COMMIT, by name so each runs once; a rollback drops them with the transaction.
+        self.before_commit: dict[str, Callable[[], None]] = {}
         try:
             self._migrate(create=create)
             self.pgvector = self._pgvector_version()
@@ -319,6 +322,7 @@ class PostgresConnection:
     def _transaction(self, *, lock: int, read_only: bool = False) -> Iterator[None]:
         self._reconnect_if_broken()
         self.per_transaction.clear()
+        self.before_commit.clear()
         with self.failures.translated():
             self.db.execute(
                 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN"
@@ -327,7 +331,10 @@ class PostgresConnection:
                 if not read_only:
                     self._lock(lock)
                 yield
+                while self.before_commit:
+                    self.before_commit.pop(next(iter(self.before_commit)))()
             except BaseException:
+                self.before_commit.clear()
                 if not (self.db.closed or self.db.broken):
                     with suppress(psycopg.Error):
                         self.db.execute("ROLLBACK")

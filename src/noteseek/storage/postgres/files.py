@@ -104,6 +104,7 @@ class FileRows:
     def _delete_chunks(self, file_id: int) -> tuple[int, int]:
         """Delete a file's chunks and their statistics; (chunks, tokens) removed."""
         cid = self.conn.collections.only
+        self._write_totals()  # the counts below go down from what the transaction added too
         # The chunks' postings, and their stems' document counts down by one per chunk (each
         # posting is one chunk holding the stem); a stem no chunk holds any more loses its row.
         emptied = self.conn.rows(
@@ -125,12 +126,43 @@ class FileRows:
         return len(gone), sum(int(r[0]) for r in gone)
 
     def _bump(self, chunks: int, tokens: int) -> None:
-        """The collection's BM25 counts, and its version (every write moves it)."""
-        self.conn.run(
-            "UPDATE collections SET chunk_count = chunk_count + %s, "
-            "token_count = token_count + %s, version = version + 1 WHERE id = %s",
-            (chunks, tokens, self.conn.collections.only),
+        """The collection's BM25 counts, and its version (every file written moves it)."""
+        # update(), not +=: a Counter's + drops the negative sums a file that shrank leaves.
+        self._totals()["counts"].update(chunks=chunks, tokens=tokens, files=1)
+
+    def _totals(self) -> dict[str, Counter[str]]:
+        """The statistics the transaction's files add up to, written once before it commits:
+        a batch's files each adding to the same `term_stats` rows (a common stem's in every
+        file) and the same `collections` row left hundreds of versions of each row for every
+        later update of it to walk."""
+        totals: dict[str, Counter[str]] = self.conn.per_transaction.setdefault(
+            "totals", {"df": Counter(), "counts": Counter()}
         )
+        self.conn.before_commit.setdefault("totals", self._write_totals)
+        return totals
+
+    def _write_totals(self) -> None:
+        totals = self.conn.per_transaction.pop("totals", None)
+        self.conn.before_commit.pop("totals", None)
+        if totals is None:
+            return
+        cid = self.conn.collections.only
+        df, counts = totals["df"], totals["counts"]
+        if df:
+            stems = sorted(df)
+            # %b: the arrays go in binary, so the server parses no array text.
+            self.conn.run(
+                "INSERT INTO term_stats(collection_id, term, df) SELECT %s, * FROM "
+                "unnest(%b::text[], %b::int4[]) ON CONFLICT (collection_id, term) "
+                "DO UPDATE SET df = term_stats.df + excluded.df",
+                (cid, stems, [df[t] for t in stems]),
+            )
+        if counts["files"]:
+            self.conn.run(
+                "UPDATE collections SET chunk_count = chunk_count + %s, "
+                "token_count = token_count + %s, version = version + %s WHERE id = %s",
+                (counts["chunks"], counts["tokens"], counts["files"], cid),
+            )
 
     def replace_file(
         self,
@@ -267,20 +299,10 @@ class FileRows:
         return [by_seq[c.seq] for c in chunks]
 
     def _add_document_counts(self, terms: Sequence[ChunkTerms]) -> None:
-        """The stems' document counts up by one per chunk that holds them."""
-        df: Counter[str] = Counter()
+        """The stems' document counts up by one per chunk that holds them (at commit)."""
+        df = self._totals()["df"]
         for chunk in terms:
             df.update(chunk.tf.keys())
-        if not df:
-            return
-        stems = sorted(df)
-        # %b: the arrays go in binary, so the server parses no array text.
-        self.conn.run(
-            "INSERT INTO term_stats(collection_id, term, df) SELECT %s, * FROM "
-            "unnest(%b::text[], %b::int4[]) ON CONFLICT (collection_id, term) "
-            "DO UPDATE SET df = term_stats.df + excluded.df",
-            (self.conn.collections.only, stems, [df[t] for t in stems]),
-        )
 
     def _insert_postings(self, ids: Sequence[int], terms: Sequence[ChunkTerms]) -> None:
         """The chunks' postings, one row per (stem, chunk), loaded by binary COPY."""

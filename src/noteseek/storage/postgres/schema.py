@@ -233,7 +233,8 @@ CREATE INDEX note_tags_by_tag_c ON note_tags(collection_id, (tag COLLATE "C"));
 # The vectors in a table of their own, beside the chunks they belong to: an exact KNN scan (every
 # collection below vector_table.EXACT_KNN_MAX_CHUNKS) reads vectors only, not the chunks' text
 # and metadata that shared their rows (hub: 14 MB of vectors against 31 MB of chunks; the exact
-# top 100 in about half the time). `chunks.embedded_at` stays: the unembedded chunks' partial
+# top 100 in about half the time), and through `chunk_vectors_by_collection` only its own
+# collection's rows. `chunks.embedded_at` stays: the unembedded chunks' partial
 # index keys on it. Dropping `chunks.embedding` drops the HNSW indexes built over it; the next
 # update's checkpoint builds each collection's again, on this table (an exact scan until then).
 M008_CHUNK_VECTORS = """
@@ -244,6 +245,7 @@ CREATE TABLE chunk_vectors(
 );
 INSERT INTO chunk_vectors(chunk_id, collection_id, embedding)
 SELECT id, collection_id, embedding FROM chunks WHERE embedding IS NOT NULL;
+CREATE INDEX chunk_vectors_by_collection ON chunk_vectors(collection_id, chunk_id);
 ALTER TABLE chunks DROP COLUMN embedding;
 """
 
