@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from ...core.locator import DatabaseUrl, connect_url
@@ -319,14 +320,27 @@ class PostgresConnection:
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self, *, lock: int, read_only: bool = False) -> Iterator[None]:
+    def _transaction(
+        self, *, lock: int, read_only: bool = False, settings: Mapping[str, str] | None = None
+    ) -> Iterator[None]:
         self._reconnect_if_broken()
         self.per_transaction.clear()
         self.before_commit.clear()
         with self.failures.translated():
-            self.db.execute(
+            begin: str | sql.Composed = (
                 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN"
             )
+            if settings:
+                # The SET LOCALs in the BEGIN's round trip: one simple query of several
+                # statements (prepare=False: a prepared statement holds only one).
+                begin = sql.SQL("; ").join(
+                    [sql.SQL(str(begin))]
+                    + [
+                        sql.SQL("SET LOCAL {} = {}").format(sql.SQL(name), sql.Literal(value))
+                        for name, value in settings.items()
+                    ]
+                )
+            self.db.execute(begin, prepare=False)
             try:
                 if not read_only:
                     self._lock(lock)
@@ -368,28 +382,43 @@ class PostgresConnection:
             yield
 
     @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Several reads against one consistent state; nested use joins the outer one."""
+    def snapshot(self, settings: Mapping[str, str] | None = None) -> Iterator[None]:
+        """Several reads against one consistent state; nested use joins the outer one.
+        `settings`: server settings for this transaction only (SET LOCAL), named by this
+        package's code, never by user text."""
         if self.in_transaction():
+            if settings:
+                self.run(
+                    "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
+                    [v for pair in settings.items() for v in pair],
+                )
             yield
             return
-        with self._transaction(lock=0, read_only=True):
+        with self._transaction(lock=0, read_only=True, settings=settings):
             yield
 
     # -- meta ---------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         """A meta value; for several collections the value they share (GERMAN_NOTES: any)."""
+        return self.get_metas((key,))[key]
+
+    def get_metas(self, keys: Sequence[str]) -> dict[str, str | None]:
+        """Several `get_meta` values in one statement (a search asks for some of them)."""
         found = self.rows(
-            "SELECT value FROM meta WHERE collection_id = ANY(%s) AND key = %s",
-            (self.collections.ids, key),
+            "SELECT key, value FROM meta WHERE collection_id = ANY(%s) AND key = ANY(%s)",
+            (self.collections.ids, list(keys)),
         )
-        values = {str(r[0]) for r in found}
-        if key == meta.GERMAN_NOTES and len(values) > 1:
-            return "1"
-        if len(found) == len(self.collections.ids) and len(values) == 1:
-            return values.pop()
-        return None
+        out: dict[str, str | None] = {}
+        for key in keys:
+            values = [str(v) for k, v in found if k == key]
+            if key == meta.GERMAN_NOTES and len(set(values)) > 1:
+                out[key] = "1"
+            elif len(values) == len(self.collections.ids) and len(set(values)) == 1:
+                out[key] = values[0]
+            else:
+                out[key] = None
+        return out
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a meta value of the collection (inside `write()`)."""

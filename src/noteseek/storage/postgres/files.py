@@ -9,7 +9,8 @@ entirely new, and a killed indexer leaves neither half. Each step is one stateme
 (`unnest`, sent in binary), all of them sent in one pipeline; the postings, a file's largest
 part by far, go by binary COPY. About six waits for the server per new file whatever its size
 (its id, the pipeline and its end, the COPY's start and end), where one statement after another
-made fourteen.
+made fourteen. The totals (stems' document counts, the collection's counts and version) are
+summed over the transaction and written once, just before it commits (`_totals`).
 
 Methods that return `records` values import that module on first use: a one-shot search
 defines no records dataclass (storage/rows.py).

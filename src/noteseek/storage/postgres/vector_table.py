@@ -80,6 +80,7 @@ class VectorTable:
     def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         self._adapted: object = None
+        self._counts: list[tuple[int, int]] | None = None  # data_version's, for knn
 
     def halfvecs(self, vectors: npt.NDArray[np.int8]) -> list[object]:
         """int8 rows as pgvector `HalfVector`s, sent in binary (see the module docstring)."""
@@ -181,13 +182,15 @@ class VectorTable:
 
     def data_version(self) -> Hashable:
         """Changes with every file written to the selected collections."""
-        return tuple(
-            int(r[0])
-            for r in self.conn.rows(
-                "SELECT version FROM collections WHERE id = ANY(%s) ORDER BY id",
-                (self.conn.collections.ids,),
-            )
+        rows = self.conn.rows(
+            "SELECT id, version, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY id",
+            (self.conn.collections.ids,),
         )
+        # The chunk counts come along for the `knn` that follows (the engine asks the version
+        # first): they pick the exact collections without a statement of their own. Used once;
+        # a stale count only moves a collection between exact and HNSW, both right answers.
+        self._counts = [(int(r[0]), int(r[2])) for r in rows]
+        return tuple(int(r[1]) for r in rows)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
@@ -205,8 +208,20 @@ class VectorTable:
         # 7 to 12 ms without it.
         distance = f"embedding::halfvec({dim}) <=> %(q)s::halfvec({dim})"
         plain = "embedding <=> %(q)s::halfvec"
-        with self.conn.snapshot():
-            exact = self.exact_collections()
+        counts, self._counts = self._counts, None
+        exact = self.exact_collections(counts)
+        # Server settings for this read transaction only, sent with its BEGIN.
+        settings: dict[str, str] = {}
+        if exact:
+            # An exact scan reads its collection's rows through chunk_vectors_by_collection:
+            # with other collections in the table the planner would rather scan all of it
+            # (hub beside two more collections of its size: 19.5 ms against 9.5 ms).
+            settings["enable_seqscan"] = "off"
+        if len(exact) < len(self.conn.collections.ids):
+            settings["hnsw.ef_search"] = str(ef)
+            if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
+                settings["hnsw.iterative_scan"] = "strict_order"
+        with self.conn.snapshot(settings):
             # The collection id is a constant in the text (an integer from the database, not
             # user input): the planner uses a partial index only for a constant it can match.
             # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
@@ -218,36 +233,24 @@ class VectorTable:
                 for cid in self.conn.collections.ids
             ]
             sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
-            # set_config(..., true) is SET LOCAL: only for this read transaction; other queries
-            # keep the defaults. All of them in one statement.
-            settings: list[tuple[str, str]] = []
-            if exact:
-                # An exact scan reads its collection's rows through chunk_vectors_by_collection:
-                # with other collections in the table the planner would rather scan all of it
-                # (hub beside two more collections of its size: 19.5 ms against 9.5 ms).
-                settings.append(("enable_seqscan", "off"))
-            if len(exact) < len(self.conn.collections.ids):
-                settings.append(("hnsw.ef_search", str(ef)))
-                if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
-                    settings.append(("hnsw.iterative_scan", "strict_order"))
-            if settings:
-                self.conn.run(
-                    "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
-                    [value for pair in settings for value in pair],
-                )
             rows = self.conn.rows(sql, {"q": literal, "n": int(limit)})
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
-    def exact_collections(self) -> set[int]:
+    def exact_collections(self, counts: Sequence[tuple[int, int]] | None = None) -> set[int]:
         """The selected collections searched exactly: smallest first while their chunks sum to
-        less than EXACT_KNN_MAX_CHUNKS (an exact scan costs time in proportion to its rows)."""
-        counts = self.conn.rows(
-            "SELECT id, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY chunk_count, id",
-            (self.conn.collections.ids,),
-        )
+        less than EXACT_KNN_MAX_CHUNKS (an exact scan costs time in proportion to its rows).
+        `counts`: (id, chunks) of each selected collection, read here when not given."""
+        if counts is None:
+            counts = [
+                (int(r[0]), int(r[1]))
+                for r in self.conn.rows(
+                    "SELECT id, chunk_count FROM collections WHERE id = ANY(%s)",
+                    (self.conn.collections.ids,),
+                )
+            ]
         exact: set[int] = set()
         total = 0
-        for cid, count in counts:
+        for cid, count in sorted(counts, key=lambda c: (c[1], c[0])):
             total += int(count)
             if total >= EXACT_KNN_MAX_CHUNKS:
                 break
