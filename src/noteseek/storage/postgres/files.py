@@ -7,10 +7,10 @@ chunks (postings, document frequencies, collection counts). Everything a file ch
 inside the caller's `write()`, so a reader sees the file and its statistics entirely old or
 entirely new, and a killed indexer leaves neither half. Each step is one statement over arrays
 (`unnest`, sent in binary), all of them sent in one pipeline; the postings, a file's largest
-part by far, go by binary COPY. About six waits for the server per new file whatever its size
-(its id, the pipeline and its end, the COPY's start and end), where one statement after another
-made fourteen. The totals (stems' document counts, the collection's counts and version) are
-summed over the transaction and written once, just before it commits (`_totals`).
+part by far, go by one binary COPY per transaction, just before it commits, and so do the
+totals (stems' document counts, the collection's counts and version), summed over its files
+(`_totals`). Four waits for the server per new file whatever its size (its id, its row, the
+pipeline and its end), where one statement after another made fourteen.
 
 Methods that return `records` values import that module on first use: a one-shot search
 defines no records dataclass (storage/rows.py).
@@ -105,7 +105,10 @@ class FileRows:
     def _delete_chunks(self, file_id: int) -> tuple[int, int]:
         """Delete a file's chunks and their statistics; (chunks, tokens) removed."""
         cid = self.conn.collections.only
-        self._write_totals()  # the counts below go down from what the transaction added too
+        # What the transaction added first: the postings deleted and the counts lowered below
+        # may be its own.
+        self._copy_postings()
+        self._write_totals()
         # The chunks' postings, and their stems' document counts down by one per chunk (each
         # posting is one chunk holding the stem); a stem no chunk holds any more loses its row.
         emptied = self.conn.rows(
@@ -306,8 +309,22 @@ class FileRows:
             df.update(chunk.tf.keys())
 
     def _insert_postings(self, ids: Sequence[int], terms: Sequence[ChunkTerms]) -> None:
-        """The chunks' postings, one row per (stem, chunk), loaded by binary COPY."""
+        """The chunks' postings, one row per (stem, chunk): kept for one binary COPY of the
+        whole transaction's before it commits (a COPY per file waited for the server twice
+        per file)."""
         if not any(chunk.tf for chunk in terms):
+            return
+        pending: list[tuple[Sequence[int], Sequence[ChunkTerms]]] = (
+            self.conn.per_transaction.setdefault("postings", [])
+        )
+        pending.append((ids, terms))
+        self.conn.before_commit.setdefault("postings", self._copy_postings)
+
+    def _copy_postings(self) -> None:
+        """The postings `_insert_postings` kept, by binary COPY."""
+        pending = self.conn.per_transaction.pop("postings", None)
+        self.conn.before_commit.pop("postings", None)
+        if not pending:
             return
         cid = self.conn.collections.only
         self.conn.copy_rows(
@@ -325,6 +342,7 @@ class FileRows:
                     min(title, _SMALLINT),
                     min(tags, _SMALLINT),
                 )
+                for ids, terms in pending
                 for chunk_id, chunk in zip(ids, terms)
                 for stem, (text, section, title, tags) in chunk.tf.items()
             ),
