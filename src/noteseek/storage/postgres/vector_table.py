@@ -9,10 +9,11 @@ noteseek's int8 vectors are exact in float16, so `halfvec` holds them at half th
 vectors are not handed out whole (`vector_rows` is None): a shared database may hold millions of
 chunks, so the engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
 
-The index is built at the end of the run that first embeds a collection (`checkpoint`, with
-`CREATE INDEX CONCURRENTLY`, so no other collection's indexer or reader waits for it): one bulk
-build is faster than growing the graph row by row, and until it exists `knn` scans the
-collection exactly. A run killed before that builds it next time; an invalid index left by a
+The index is built at the end of the first run that finds a collection embedded and holding at
+least `EXACT_KNN_MAX_CHUNKS` chunks (`checkpoint`, with `CREATE INDEX CONCURRENTLY`, so no other
+collection's indexer or reader waits for it): one bulk build is faster than growing the graph row
+by row, and a smaller collection searched alone is scanned exactly anyway. Until it exists `knn`
+scans the collection exactly (in a search of several collections too). A run killed before that builds it next time; an invalid index left by a
 killed build is dropped and built again.
 
 A collection smaller than `EXACT_KNN_MAX_CHUNKS` is searched exactly even when its index exists
@@ -211,12 +212,11 @@ class VectorTable:
         counts, self._counts = self._counts, None
         exact = self.exact_collections(counts)
         # Server settings for this read transaction only, sent with its BEGIN.
-        settings: dict[str, str] = {}
-        if exact:
-            # An exact scan reads its collection's rows through chunk_vectors_by_collection:
-            # with other collections in the table the planner would rather scan all of it
-            # (hub beside two more collections of its size: 19.5 ms against 9.5 ms).
-            settings["enable_seqscan"] = "off"
+        # Every scan reads its collection's rows through an index: HNSW, or for an exact scan
+        # (and a collection whose HNSW index is not built) chunk_vectors_by_collection, which
+        # the planner passes over for a scan of the whole table when other collections share
+        # it (the hub beside two more collections of its size: 19.5 ms against 9.5 ms).
+        settings = {"enable_seqscan": "off"}
         if len(exact) < len(self.conn.collections.ids):
             settings["hnsw.ef_search"] = str(ef)
             if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
@@ -260,8 +260,9 @@ class VectorTable:
     # -- the HNSW index -----------------------------------------------------------------------
 
     def build_index(self) -> None:
-        """Build the collection's HNSW index if it has vectors and no valid index (best effort:
-        a failure leaves exact KNN, and the next run tries again)."""
+        """Build the collection's HNSW index if it has vectors, at least EXACT_KNN_MAX_CHUNKS
+        chunks and no valid index (best effort: a failure leaves exact KNN, and the next run
+        tries again)."""
         if (
             self.conn.collections.multi
             or self.conn.selection.explicit_one is None
@@ -272,6 +273,12 @@ class VectorTable:
         if dim <= 0:
             return
         cid = self.conn.collections.only
+        chunks = self.conn.scalar("SELECT chunk_count FROM collections WHERE id = %s", (cid,))
+        if int(chunks or 0) < EXACT_KNN_MAX_CHUNKS:
+            # Searched alone, such a collection is scanned exactly and never reads the index;
+            # building it cost the hub's first build 13 to 15 s of its 35 to 40 (and every
+            # later write its graph insert). The run that takes it past the limit builds it.
+            return
         name = hnsw_index_name(cid)
         valid = self.conn.scalar(
             "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)", (name,)
