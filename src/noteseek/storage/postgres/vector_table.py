@@ -275,9 +275,11 @@ class VectorTable:
         cid = self.conn.collections.only
         chunks = self.conn.scalar("SELECT chunk_count FROM collections WHERE id = %s", (cid,))
         if int(chunks or 0) < EXACT_KNN_MAX_CHUNKS:
-            # Searched alone, such a collection is scanned exactly and never reads the index;
-            # building it cost the hub's first build 13 to 15 s of its 35 to 40 (and every
-            # later write its graph insert). The run that takes it past the limit builds it.
+            # Searched alone, such a collection is scanned exactly and never reads the index,
+            # which costs every later write a graph insert, and its build the hub's first
+            # build 5.9 s in a cProfile of 90; the end of a run (that build, mostly) was 13 to
+            # 15 s of 35 to 40 once the writes got faster (bench/results/pg_build_hub.txt).
+            # The run that takes the collection past the limit builds it.
             return
         name = hnsw_index_name(cid)
         valid = self.conn.scalar(
