@@ -82,6 +82,7 @@ class VectorTable:
         self.conn = conn
         self._adapted: object = None
         self._counts: list[tuple[int, int]] | None = None  # data_version's, for knn
+        self._next_dim: int | None = None  # has_vector_table's, for knn
 
     def halfvecs(self, vectors: npt.NDArray[np.int8]) -> list[object]:
         """int8 rows as pgvector `HalfVector`s, sent in binary (see the module docstring)."""
@@ -106,7 +107,13 @@ class VectorTable:
 
     def has_vector_table(self) -> bool:
         """Whether the collections have vectors set up (a model's dimension is recorded)."""
-        return self._dim() > 0
+        dim = self._dim()
+        if not self.conn.in_transaction():
+            # The engine asks this right before `knn`, which takes the dimension from here
+            # once instead of reading it again. A model changed in between makes the query's
+            # length differ from it: that knn finds nothing, the next reads the new one.
+            self._next_dim = dim
+        return dim > 0
 
     def reset_vectors(self, dim: int, fingerprint: str) -> None:
         """Forget the collection's vectors for a new model (inside `write()`); a new dimension
@@ -124,6 +131,7 @@ class VectorTable:
         self.conn.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
         self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
         self.conn.per_transaction.pop("dim", None)
+        self._next_dim = None
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
         """Stored int8 vectors of the collection's chunks with these content hashes."""
@@ -187,9 +195,10 @@ class VectorTable:
             "SELECT id, version, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY id",
             (self.conn.collections.ids,),
         )
-        # The chunk counts come along for the `knn` that follows (the engine asks the version
-        # first): they pick the exact collections without a statement of their own. Used once;
-        # a stale count only moves a collection between exact and HNSW, both right answers.
+        # The chunk counts come along for the next `knn` (every search reads the version, for
+        # the rerank's cache): they pick its exact collections without a statement of their
+        # own. Used once, so at most one search old; a stale count only moves a collection
+        # between exact and HNSW, both right answers.
         self._counts = [(int(r[0]), int(r[2])) for r in rows]
         return tuple(int(r[1]) for r in rows)
 
@@ -197,7 +206,8 @@ class VectorTable:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
         for small collections (`EXACT_KNN_MAX_CHUNKS`), else from each selected collection's
         HNSW index (an exact scan until it is built)."""
-        dim = self._dim()
+        dim = self._dim() if self._next_dim is None else self._next_dim
+        self._next_dim = None
         if limit <= 0 or dim <= 0 or len(query) != dim:
             return []
         literal = halfvec_literal(query)
