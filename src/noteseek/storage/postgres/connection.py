@@ -381,6 +381,24 @@ class PostgresConnection:
         with self._transaction(lock=self.collections.only):
             yield
 
+    def rows_with(
+        self, settings: Mapping[str, str], sql: str, params: Sequence[Any] | dict[str, Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """`rows()` under server settings for its read transaction only (SET LOCAL), in the
+        statement's own round trip: sent with the BEGIN when no transaction is open, else
+        pipelined just before it (a search's knn runs inside the search's snapshot)."""
+        if not self.in_transaction():
+            with self.snapshot(settings):
+                return self.rows(sql, params)
+        if not settings:
+            return self.rows(sql, params)
+        with self.pipelined():
+            self.run(
+                "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
+                [v for pair in settings.items() for v in pair],
+            )
+            return self.rows(sql, params)
+
     @contextmanager
     def snapshot(self, settings: Mapping[str, str] | None = None) -> Iterator[None]:
         """Several reads against one consistent state; nested use joins the outer one.

@@ -221,7 +221,7 @@ class VectorTable:
         plain = "embedding <=> %(q)s::halfvec"
         counts, self._counts = self._counts, None
         exact = self.exact_collections(counts)
-        # Server settings for this read transaction only, sent with its BEGIN.
+        # Server settings for this read transaction only, in the query's round trip.
         # Every scan reads its collection's rows through an index: HNSW, or for an exact scan
         # (and a collection whose HNSW index is not built) chunk_vectors_by_collection, which
         # the planner passes over for a scan of the whole table when other collections share
@@ -231,19 +231,18 @@ class VectorTable:
             settings["hnsw.ef_search"] = str(ef)
             if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
                 settings["hnsw.iterative_scan"] = "strict_order"
-        with self.conn.snapshot(settings):
-            # The collection id is a constant in the text (an integer from the database, not
-            # user input): the planner uses a partial index only for a constant it can match.
-            # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
-            # those collections' rows and sorts them: exact top-k.
-            parts = [
-                f"(SELECT chunk_id AS id, {plain if cid in exact else distance} AS d "
-                f"FROM chunk_vectors WHERE collection_id = {int(cid)} "
-                f"ORDER BY {f'({plain}) + 0' if cid in exact else distance} LIMIT %(n)s)"
-                for cid in self.conn.collections.ids
-            ]
-            sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
-            rows = self.conn.rows(sql, {"q": literal, "n": int(limit)})
+        # The collection id is a constant in the text (an integer from the database, not
+        # user input): the planner uses a partial index only for a constant it can match.
+        # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
+        # those collections' rows and sorts them: exact top-k.
+        parts = [
+            f"(SELECT chunk_id AS id, {plain if cid in exact else distance} AS d "
+            f"FROM chunk_vectors WHERE collection_id = {int(cid)} "
+            f"ORDER BY {f'({plain}) + 0' if cid in exact else distance} LIMIT %(n)s)"
+            for cid in self.conn.collections.ids
+        ]
+        sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
+        rows = self.conn.rows_with(settings, sql, {"q": literal, "n": int(limit)})
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
     def exact_collections(self, counts: Sequence[tuple[int, int]] | None = None) -> set[int]:
