@@ -4,7 +4,7 @@
         --json bench/results/pg_concurrency.json
 
 Uses the `mdn` collection that bench/pg_parity.py builds (built here from the vault first when
-`--db` has none). Each searcher is its own process with
+`--db` has none); `--set obsidian-hub` the hub's instead, with the hub's queries and notes. Each searcher is its own process with
 its own `Index` (one connection), started together after a warm-up search; it runs MDN's judged
 query texts in a shuffled order through `Index.search(q, mode="hybrid")` (limit 10) until the
 time is up, recording each search's latency and any exception. The indexer, in its own process,
@@ -129,7 +129,8 @@ def percentile(values: Sequence[float], share: float) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="postgresql:// URL of the benchmark server")
-    parser.add_argument("--collection", default="mdn")
+    parser.add_argument("--set", default="mdn", choices=("mdn", "obsidian-hub"))
+    parser.add_argument("--collection", help="default: the set's index name (mdn, obsidian-hub)")
     parser.add_argument("--searchers", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--no-indexer", action="store_true")
@@ -140,8 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from noteseek.core.locator import with_collection
 
+    ds = DATASETS[args.set]
+    args.collection = args.collection or ds.index
     url = with_collection(args.db, args.collection)
-    ds = DATASETS["mdn"]
     vault = ensure_corpus(CORPORA[ds.corpus], args.data_dir, args.cache_dir) / ds.vault
     queries = list(read_queries(args.data_dir / ds.queries).values())
     import noteseek

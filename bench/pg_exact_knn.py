@@ -61,14 +61,14 @@ def main() -> int:
         conn.execute("SET maintenance_work_mem = '1GB'")
         try:
             base = conn.execute(
-                "SELECT count(*) FROM chunks WHERE collection_id = %s AND embedding IS NOT NULL",
+                "SELECT count(*) FROM chunk_vectors WHERE collection_id = %s",
                 cid,
             ).fetchone()[0]  # type: ignore[index]
             queries = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT embedding::text FROM chunks WHERE collection_id = %s AND embedding "
-                    "IS NOT NULL ORDER BY md5(id::text) LIMIT %s",
+                    "SELECT embedding::text FROM chunk_vectors WHERE collection_id = %s "
+                    "ORDER BY md5(chunk_id::text) LIMIT %s",
                     (cid[0], args.queries + 5),
                 )
             ]
@@ -76,9 +76,9 @@ def main() -> int:
                 table = f"knn_probe.t{size}"
                 conn.execute(
                     f"CREATE TABLE {table} AS SELECT row_number() OVER () AS id, embedding, "
-                    "chunk_text FROM (SELECT c.embedding, c.chunk_text FROM chunks c, "
-                    "generate_series(1, %s) g WHERE c.collection_id = %s AND c.embedding IS "
-                    "NOT NULL) s LIMIT %s",
+                    "chunk_text FROM (SELECT v.embedding, c.chunk_text FROM chunk_vectors v "
+                    "JOIN chunks c ON c.id = v.chunk_id, generate_series(1, %s) g "
+                    "WHERE v.collection_id = %s) s LIMIT %s",
                     (size // max(base, 1) + 1, cid[0], size),
                 )
                 started = time.perf_counter()

@@ -131,6 +131,7 @@ def load_collection(
             )
         tokenizer = Tokenizer(german_queries=german)
         chunk_rows = []
+        vector_rows: list[tuple[object, ...]] = []
         postings: list[tuple[object, ...]] = []
         tsv_rows: list[tuple[object, ...]] = []
         tokens = 0
@@ -151,8 +152,10 @@ def load_collection(
             pid = base + chunk_id
             chunk_rows.append(
                 (pid, cid, base + file_id, seq, section, text, lang, mtime,
-                 h, terms.doc_len, literal, emb)
+                 h, terms.doc_len, emb)
             )  # fmt: skip
+            if literal is not None:
+                vector_rows.append((pid, cid, literal))
             postings.extend((cid, t, pid, terms.doc_len, *tf) for t, tf in terms.tf.items())
             if alternatives:
                 tsv_rows.append((pid, cid, terms.doc_len, _tsv_literal(terms.tf)))
@@ -161,9 +164,10 @@ def load_collection(
             conn,
             "chunks",
             "id, collection_id, file_id, seq, section, chunk_text, "
-            "lang, mtime_ns, content_hash, doc_len, embedding, embedded_at",
+            "lang, mtime_ns, content_hash, doc_len, embedded_at",
             iter(chunk_rows),
         )
+        _copy(conn, "chunk_vectors", "chunk_id, collection_id, embedding", iter(vector_rows))
         _copy(
             conn,
             "postings",

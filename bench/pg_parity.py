@@ -15,7 +15,7 @@ same matcher and scored by the same ir-measures code. Not a prototype: BM25 come
 backend's SQL over its own postings, vectors from its HNSW index (`knn`), fusion and the rest
 from the engine, unchanged.
 
-`--latency-queries N` (default 300, MDN only) times warm `search(q, mode="hybrid")` (limit 10)
+`--latency-queries N` (default 300, on MDN or `--latency-set`) times warm `search(q, mode="hybrid")` (limit 10)
 on both backends alternately per query after 50 warm-up queries of each (`--warmup`); p50/p95
 in ms. The load average is printed before and after (the machine is shared: compare the rows of
 one run).
@@ -104,8 +104,8 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
     with noteseek.Index(url, create=False) as idx:
         store = _internals.postgres_store(idx)
         rows = store.conn.rows(
-            "SELECT id, embedding::text FROM chunks WHERE collection_id = %s "
-            "AND embedding IS NOT NULL ORDER BY id",
+            "SELECT chunk_id, embedding::text FROM chunk_vectors WHERE collection_id = %s "
+            "ORDER BY chunk_id",
             (store.conn.collections.only,),
         )
         ids = np.array([r[0] for r in rows])
@@ -124,7 +124,7 @@ def knn_recall(url: DatabaseUrl, queries: Sequence[str], k: int = 100) -> dict[s
             times.append(1000 * (time.perf_counter() - started))
             recalls.append(len(found & exact) / k)
         plan = store.conn.rows(
-            "EXPLAIN SELECT id FROM chunks WHERE collection_id = %s AND embedding IS NOT NULL "
+            "EXPLAIN SELECT chunk_id FROM chunk_vectors WHERE collection_id = %s "
             "ORDER BY embedding::halfvec(256) <=> %s::halfvec(256) LIMIT 100",
             (store.conn.collections.only, "[" + ",".join(["1"] * 256) + "]"),
         )
@@ -187,8 +187,8 @@ def measure(ds_name: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def latency(args: argparse.Namespace) -> dict[str, Any]:
-    """Warm hybrid search on MDN, both backends alternately per query."""
-    ds = DATASETS["mdn"]
+    """Warm hybrid search on `--latency-set` (MDN), both backends alternately per query."""
+    ds = DATASETS[args.latency_set]
     texts = list(read_queries(args.data_dir / ds.queries).values())
     warm, timed = texts[: args.warmup], texts[args.warmup : args.warmup + args.latency_queries]
     sqlite_db = args.cache_dir / f"{ds.index}.db"
@@ -208,7 +208,7 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
                 started = time.perf_counter()
                 idx.search(text, mode="hybrid")
                 times[name].append(1000 * (time.perf_counter() - started))
-    out: dict[str, Any] = {"queries": len(timed)}
+    out: dict[str, Any] = {"set": ds.name, "queries": len(timed)}
     for name, values in times.items():
         values.sort()
         out[name] = {
@@ -228,6 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-queries", type=int)
     parser.add_argument("--latency-queries", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=50, help="warm-up queries of each backend")
+    parser.add_argument(
+        "--latency-set",
+        default="mdn",
+        choices=SETS,
+        help="the set whose queries the latency run times (its indexes must exist: a set of "
+        "--sets, or one measured before)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="drop and rebuild the collections")
     parser.add_argument("--skip-quality", action="store_true", help="only the latency run")
     parser.add_argument("--json", type=Path)
@@ -241,9 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.skip_quality:
         for name in args.sets.split(","):
             report["sets"][name] = measure(name, args)
+    latency_key = f"latency_{args.latency_set}_hybrid"
     if args.latency_queries:
-        report["latency_mdn_hybrid"] = latency(args)
-        print(f"[latency] {report['latency_mdn_hybrid']}", file=sys.stderr, flush=True)
+        report[latency_key] = latency(args)
+        print(f"[latency] {report[latency_key]}", file=sys.stderr, flush=True)
     report["load_after"] = load()
     print("| set | mode | queries | SQLite nDCG@10 | PostgreSQL nDCG@10 | Δ | same top 10 |")
     print("|---|---|---|---|---|---|---|")
@@ -253,10 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"| {name} | {mode} | {data['queries']} | {row['sqlite']:.4f} | "
                 f"{row['postgres']:.4f} | {row['delta']:+.4f} | {row['same_top10']:.3f} |"
             )
-    if "latency_mdn_hybrid" in report:
-        lat = report["latency_mdn_hybrid"]
+    if latency_key in report:
+        lat = report[latency_key]
         print(
-            f"\nwarm hybrid on MDN ({lat['queries']} queries): SQLite p50 {lat['sqlite']['p50_ms']} "
+            f"\nwarm hybrid on {lat['set']} ({lat['queries']} queries): "
+            f"SQLite p50 {lat['sqlite']['p50_ms']} "
             f"/ p95 {lat['sqlite']['p95_ms']} ms, PostgreSQL p50 {lat['postgres']['p50_ms']} / "
             f"p95 {lat['postgres']['p95_ms']} ms (ratio {lat['ratio_p50']})"
         )

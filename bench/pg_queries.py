@@ -147,9 +147,10 @@ class PgLists:
         literal = "[" + ",".join(str(v) for v in memoryview(vector).cast("b")) + "]"
         # A constant collection id, so the planner can use the collection's partial index.
         sql = (
-            f"SELECT id, file_id, 1 - (embedding::halfvec({self.dim}) <=> %(q)s::halfvec({self.dim}))"
-            f" FROM chunks WHERE collection_id = {int(self.cid)} AND embedding IS NOT NULL "
-            f"ORDER BY embedding::halfvec({self.dim}) <=> %(q)s::halfvec({self.dim}), id "
+            f"SELECT c.id, c.file_id, 1 - (v.embedding::halfvec({self.dim}) <=> "
+            f"%(q)s::halfvec({self.dim})) FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id "
+            f"WHERE v.collection_id = {int(self.cid)} "
+            f"ORDER BY v.embedding::halfvec({self.dim}) <=> %(q)s::halfvec({self.dim}), c.id "
             "LIMIT %(limit)s"
         )
         with self.conn.transaction():

@@ -38,17 +38,45 @@ WORDS = [
 ]
 
 
-@pytest.fixture
-def small(pg_schema: str, tmp_path: Path) -> str:
-    """A collection of 60 notes, embedded, with its HNSW index built by the run's checkpoint."""
+def sixty_notes(tmp_path: Path) -> Path:
     vault = tmp_path / "vault"
     vault.mkdir()
     for i in range(60):
         words = " ".join(WORDS[(i * k) % len(WORDS)] for k in range(1, 6))
         (vault / f"n{i}.md").write_text(note(f"Note {i}", ("Body", f"{words} {i}")), "utf-8")
+    return vault
+
+
+@pytest.fixture
+def small(pg_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A collection of 60 notes, embedded, with its HNSW index built by the run's checkpoint
+    (which builds one only from EXACT_KNN_MAX_CHUNKS chunks on: lowered for the build)."""
+    vault = sixty_notes(tmp_path)
+    with monkeypatch.context() as patch:
+        patch.setattr(vector_table, "EXACT_KNN_MAX_CHUNKS", 10)
+        with open_index(pg_schema, vault, create=True, embedder=FakeEmbedder(), write=True) as idx:
+            idx.update(vault)
+    return pg_schema
+
+
+def test_a_collection_below_the_exact_limit_gets_no_hnsw_index(
+    pg_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = sixty_notes(tmp_path)
     with open_index(pg_schema, vault, create=True, embedder=FakeEmbedder(), write=True) as idx:
         idx.update(vault)
-    return pg_schema
+        store: Any = idx._store  # white-box: the catalog
+        hnsw = (
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND indexname LIKE 'chunks_hnsw_c%%'"
+        )
+        assert store.conn.scalar(hnsw) == 0
+        assert idx.search("flour oven", mode="vector")  # an exact scan answers
+        # The run that finds it past the limit builds the index.
+        monkeypatch.setattr(vector_table, "EXACT_KNN_MAX_CHUNKS", 10)
+        (vault / "n0.md").write_text(note("Note 0", ("Body", "flour again")), "utf-8")
+        idx.update(vault)
+        assert store.conn.scalar(hnsw) == 1
 
 
 def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tuple[int, float]]]:
@@ -82,7 +110,7 @@ def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tu
             conn.rows = rows
             sql, params = next(s for s in seen if "<=>" in s[0])
             plan = "\n".join(r[0] for r in conn.rows("EXPLAIN " + sql, params))
-        table = conn.rows("SELECT id, embedding::text FROM chunks WHERE embedding IS NOT NULL")
+        table = conn.rows("SELECT chunk_id, embedding::text FROM chunk_vectors")
     ids = np.array([int(r[0]) for r in table])
     matrix = np.array([[float(v) for v in r[1].strip("[]").split(",")] for r in table])
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)

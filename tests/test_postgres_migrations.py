@@ -69,3 +69,47 @@ def test_every_older_version_is_upgraded_in_place(
     with psycopg.connect(pg_schema, autocommit=True) as conn:
         applied = [r[0] for r in conn.execute("SELECT version FROM noteseek_schema ORDER BY 1")]
         assert applied == list(range(1, schema.SCHEMA_VERSION + 1))
+
+
+def test_version_7_vectors_move_to_their_own_table(
+    pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _open_at(7, pg_schema, monkeypatch)
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, status, "
+            "indexed_at, chunk_count) SELECT id, 'old.md', 1, 2, 'h', 'Old', 'ok', 0, 2 "
+            "FROM collections"
+        )
+        conn.execute(
+            "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, mtime_ns, "
+            "content_hash, doc_len, embedding, embedded_at) SELECT f.collection_id, f.id, s, '', "
+            "'text', 1, 40 + s, 3, CASE s WHEN 0 THEN '[1,-2,3,4]'::halfvec END, "
+            "CASE s WHEN 0 THEN 1.0 END FROM files f, generate_series(0, 1) s"
+        )
+        conn.execute("UPDATE collections SET chunk_count = 2, token_count = 6")
+        conn.execute(
+            "INSERT INTO meta(collection_id, key, value) SELECT id, 'vector_dim', '4' "
+            "FROM collections"
+        )
+        conn.execute(
+            "CREATE INDEX chunks_hnsw_c1 ON chunks USING hnsw ((embedding::halfvec(4)) "
+            "halfvec_cosine_ops) WHERE collection_id = 1"
+        )
+    store = open_storage(pg_locator(pg_schema), create=False)
+    try:
+        # The embedded chunk's vector moved; the other is still waiting for one.
+        assert store.vectors_by_hash([40, 41]) == {40: bytes([1, 254, 3, 4])}
+        assert store.counts() == {"files": 1, "chunks": 2, "embedded": 1, "vectors": 1}
+        assert store.integrity_problems() == []
+        assert [i for i, _ in store.knn(bytes([1, 254, 3, 4]), 5)] != []
+    finally:
+        store.close()
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        columns = [r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = 'chunks'"
+        )]  # fmt: skip
+        assert "embedding" not in columns
+        # The HNSW index went with the column; the next update's checkpoint builds it anew.
+        assert conn.execute("SELECT to_regclass('chunks_hnsw_c1')").fetchone() == (None,)

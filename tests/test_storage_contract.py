@@ -170,6 +170,29 @@ def test_replacing_a_file_replaces_its_chunks_and_statistics(backend: Backend) -
         store.close()
 
 
+def test_one_transaction_writes_replaces_and_deletes_a_file(backend: Backend) -> None:
+    """Statistics a write sums up for its commit (PostgreSQL's) agree with the rows whatever
+    a transaction does to one file: written, replaced, deleted, written again."""
+    store = backend.open()
+    try:
+        fill(store)
+        before = store.counts()
+        with store.write():
+            store.replace_file(record("new.md"), chunks("cherry pick", "rebase onto"), None)
+            store.replace_file(record("new.md"), chunks("cherry tree"), None)
+            store.delete_file("new.md")
+            store.delete_file("howto/git.md")
+            store.replace_file(record("howto/git.md"), chunks("cherry again"), None)
+        assert store.integrity_problems() == []
+        after = store.counts()
+        # git.md's two chunks became one; new.md is gone with everything it added.
+        assert (after["files"], after["chunks"]) == (before["files"], before["chunks"] - 1)
+        hit = store.keyword_search(["cherry"], limit=5, column_weights=(1, 2, 4, 2))
+        assert paths_of(store, [h[0] for h in hit]) == ["howto/git.md"]
+    finally:
+        store.close()
+
+
 def test_a_failed_write_changes_nothing(backend: Backend) -> None:
     store = backend.open()
     try:

@@ -95,11 +95,14 @@ class Reranker:
         cuts: tuple[float | None, float | None] = (None, None),
         head_size: int = 30,
         counts: Sequence[tuple[tuple[str, ...], int]] = (),
+        chunk_total: int | None = None,
     ) -> list[list[float]]:
         """One feature row per note of `head`, in order; `counts` are the query's content words'
-        index forms and chunk counts (`Storage.query_term_counts`)."""
+        index forms and chunk counts (`Storage.query_term_counts`); `chunk_total` the index's
+        chunks when the caller has read them (`chunk_total()`)."""
         forms = [f for f, _ in counts]
-        weights = term_weights([c for _, c in counts], self._chunk_total())
+        total = self._chunk_total() if chunk_total is None else chunk_total
+        weights = term_weights([c for _, c in counts], total)
         kw, vec = (untied_head(x.scores, head_size) for x in lists)
         kw_rank, vec_rank = tied_ranks(kw), tied_ranks(vec)
         fused_rank = tied_ranks([(fid, score) for fid, score, _ in head])
@@ -141,6 +144,7 @@ class Reranker:
         head_size: int = 30,
         apply: bool = True,
         counts: Sequence[tuple[tuple[str, ...], int]] = (),
+        chunk_total: int | None = None,
     ) -> Fused:
         """`fused` with its first `depth` notes in the model's order (ties keep fused order; not
         `apply`: in fused order), each explanation carrying the model's output (`rerank`) for the
@@ -148,7 +152,9 @@ class Reranker:
         head = fused[:depth]
         if not head:
             return fused
-        rows = self.features(query, head, lists, chunks, file_of, exact, cuts, head_size, counts)
+        rows = self.features(
+            query, head, lists, chunks, file_of, exact, cuts, head_size, counts, chunk_total
+        )
         if self.capture:
             self.last = ([fid for fid, _, _ in head], rows)
         model = self.model

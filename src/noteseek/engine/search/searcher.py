@@ -324,6 +324,9 @@ class Searcher:
         # The query words' chunk counts: the rerank's coverage features and the calibration's
         # IDF mass (one fts5vocab read per word).
         counts = self.store.query_term_counts(content_words(query))
+        # Read once for the rerank's term weights and the calibration's facts (each read asks
+        # the storage for its data version: a round trip on PostgreSQL).
+        total = self.reranker.chunk_total()
         if mode == "hybrid" and s.fusion == "convex":
             # A full head may end inside a run of equal scores that goes on past it: leave that
             # run out of the matched-chunk counts (which of its chunks made it is up to ids).
@@ -336,7 +339,7 @@ class Searcher:
             fused = self.reranker.rerank(
                 query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
                 cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=apply_rerank,
-                counts=counts,
+                counts=counts, chunk_total=total,
             )
         promoted = _promote(fused, exact, s.fusion)
         ranked = promoted[:limit]
@@ -373,7 +376,7 @@ class Searcher:
             for (fid, _, explanation), chunk_id in zip(ranked, chunk_ids)
             if chunk_id is not None and (row := rows.get(chunk_id)) is not None
         ]
-        facts = query_facts([c for _, c in counts], self.reranker.chunk_total())
+        facts = query_facts([c for _, c in counts], total)
         # The lists' heads only, as for the ranking: a deeper list (a larger `limit`) reaches
         # notes the head did not hold, and a note's features must not change with it.
         # A full head's last run of equal scores is left out, as the rerank leaves it out: which of

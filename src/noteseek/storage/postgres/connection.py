@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from ...core.locator import DatabaseUrl, connect_url
@@ -57,7 +58,7 @@ CONNECT_TIMEOUT_S = 10
 # any constant other software is unlikely to use. "ns" in ASCII.
 LOCK_SPACE = 0x6E73
 _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "note_tags",
-           "chunks", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
+           "chunks", "chunk_vectors", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
 
 
 class PostgresConnection:
@@ -73,6 +74,9 @@ class PostgresConnection:
         self.vector_error: str | None = None
         # Values read once per transaction (it sees one state of them): cleared at each BEGIN.
         self.per_transaction: dict[str, Any] = {}
+        # What a write leaves for its end (files.py's statistics totals): run in order just
+        # before COMMIT, by name so each runs once; a rollback drops them with the transaction.
+        self.before_commit: dict[str, Callable[[], None]] = {}
         try:
             self._migrate(create=create)
             self.pgvector = self._pgvector_version()
@@ -174,6 +178,25 @@ class PostgresConnection:
         """First column of the first row, or None."""
         found = self.rows(sql, params)
         return found[0][0] if found else None
+
+    def copy_rows(self, sql: str, types: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Load rows with `COPY ... FROM STDIN (FORMAT binary)` (`sql`), each value sent in the
+        binary form of its column's type (`types`): the server parses no text and no arrays,
+        which an `INSERT ... SELECT FROM unnest(...)` of the same rows spent most of its time on
+        (bench/results/pg_build_hub.txt)."""
+        with self.failures.translated(), self.db.cursor() as cursor, cursor.copy(sql) as copy:
+            copy.set_types(list(types))
+            for row in rows:
+                copy.write_row(row)
+
+    @contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Statements sent without waiting for each one's reply (libpq's pipeline mode): a
+        file's dozen statements cost one wait for the server, not one each. A statement whose
+        rows are read waits for everything sent before it; a failure is raised there or when
+        the block ends (inside a write(), which then rolls back). No COPY inside."""
+        with self.failures.translated(), self.db.pipeline():
+            yield
 
     def in_transaction(self) -> bool:
         """Whether a write() or snapshot() is open on this connection (not on a lost one)."""
@@ -297,18 +320,35 @@ class PostgresConnection:
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self, *, lock: int, read_only: bool = False) -> Iterator[None]:
+    def _transaction(
+        self, *, lock: int, read_only: bool = False, settings: Mapping[str, str] | None = None
+    ) -> Iterator[None]:
         self._reconnect_if_broken()
         self.per_transaction.clear()
+        self.before_commit.clear()
         with self.failures.translated():
-            self.db.execute(
+            begin: str | sql.Composed = (
                 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else "BEGIN"
             )
+            if settings:
+                # The SET LOCALs in the BEGIN's round trip: one simple query of several
+                # statements (prepare=False: a prepared statement holds only one).
+                begin = sql.SQL("; ").join(
+                    [sql.SQL(str(begin))]
+                    + [
+                        sql.SQL("SET LOCAL {} = {}").format(sql.SQL(name), sql.Literal(value))
+                        for name, value in settings.items()
+                    ]
+                )
+            self.db.execute(begin, prepare=False)
             try:
                 if not read_only:
                     self._lock(lock)
                 yield
+                while self.before_commit:
+                    self.before_commit.pop(next(iter(self.before_commit)))()
             except BaseException:
+                self.before_commit.clear()
                 if not (self.db.closed or self.db.broken):
                     with suppress(psycopg.Error):
                         self.db.execute("ROLLBACK")
@@ -341,29 +381,62 @@ class PostgresConnection:
         with self._transaction(lock=self.collections.only):
             yield
 
+    def rows_with(
+        self, settings: Mapping[str, str], sql: str, params: Sequence[Any] | dict[str, Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """`rows()` under server settings for its read transaction only (SET LOCAL), in the
+        statement's own round trip: sent with the BEGIN when no transaction is open, else
+        pipelined just before it (a search's knn runs inside the search's snapshot)."""
+        if not self.in_transaction():
+            with self.snapshot(settings):
+                return self.rows(sql, params)
+        if not settings:
+            return self.rows(sql, params)
+        with self.pipelined():
+            self.run(
+                "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
+                [v for pair in settings.items() for v in pair],
+            )
+            return self.rows(sql, params)
+
     @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Several reads against one consistent state; nested use joins the outer one."""
+    def snapshot(self, settings: Mapping[str, str] | None = None) -> Iterator[None]:
+        """Several reads against one consistent state; nested use joins the outer one.
+        `settings`: server settings for this transaction only (SET LOCAL), named by this
+        package's code, never by user text."""
         if self.in_transaction():
+            if settings:
+                self.run(
+                    "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
+                    [v for pair in settings.items() for v in pair],
+                )
             yield
             return
-        with self._transaction(lock=0, read_only=True):
+        with self._transaction(lock=0, read_only=True, settings=settings):
             yield
 
     # -- meta ---------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         """A meta value; for several collections the value they share (GERMAN_NOTES: any)."""
+        return self.get_metas((key,))[key]
+
+    def get_metas(self, keys: Sequence[str]) -> dict[str, str | None]:
+        """Several `get_meta` values in one statement (a search asks for some of them)."""
         found = self.rows(
-            "SELECT value FROM meta WHERE collection_id = ANY(%s) AND key = %s",
-            (self.collections.ids, key),
+            "SELECT key, value FROM meta WHERE collection_id = ANY(%s) AND key = ANY(%s)",
+            (self.collections.ids, list(keys)),
         )
-        values = {str(r[0]) for r in found}
-        if key == meta.GERMAN_NOTES and len(values) > 1:
-            return "1"
-        if len(found) == len(self.collections.ids) and len(values) == 1:
-            return values.pop()
-        return None
+        out: dict[str, str | None] = {}
+        for key in keys:
+            values = [str(v) for k, v in found if k == key]
+            if key == meta.GERMAN_NOTES and len(set(values)) > 1:
+                out[key] = "1"
+            elif len(values) == len(self.collections.ids) and len(set(values)) == 1:
+                out[key] = values[0]
+            else:
+                out[key] = None
+        return out
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a meta value of the collection (inside `write()`)."""

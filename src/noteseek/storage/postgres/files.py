@@ -6,7 +6,11 @@ Writes: files, names, tags, chunks with their vectors, and the BM25 statistics t
 chunks (postings, document frequencies, collection counts). Everything a file changes is written
 inside the caller's `write()`, so a reader sees the file and its statistics entirely old or
 entirely new, and a killed indexer leaves neither half. Each step is one statement over arrays
-(`unnest`): about ten round trips per file whatever its size.
+(`unnest`, sent in binary), all of them sent in one pipeline; the postings, a file's largest
+part by far, go by one binary COPY per transaction, just before it commits, and so do the
+totals (stems' document counts, the collection's counts and version), summed over its files
+(`_totals`). Four waits for the server per new file whatever its size (its id, its row, the
+pipeline and its end), where one statement after another made fourteen.
 
 Methods that return `records` values import that module on first use: a one-shot search
 defines no records dataclass (storage/rows.py).
@@ -17,6 +21,7 @@ from __future__ import annotations
 # Deferred imports: the record types are made by the update and the status calls only; a
 # one-shot search imports this module and reads none of them.
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -100,6 +105,10 @@ class FileRows:
     def _delete_chunks(self, file_id: int) -> tuple[int, int]:
         """Delete a file's chunks and their statistics; (chunks, tokens) removed."""
         cid = self.conn.collections.only
+        # What the transaction added first: the postings deleted and the counts lowered below
+        # may be its own.
+        self._copy_postings()
+        self._write_totals()
         # The chunks' postings, and their stems' document counts down by one per chunk (each
         # posting is one chunk holding the stem); a stem no chunk holds any more loses its row.
         emptied = self.conn.rows(
@@ -121,12 +130,43 @@ class FileRows:
         return len(gone), sum(int(r[0]) for r in gone)
 
     def _bump(self, chunks: int, tokens: int) -> None:
-        """The collection's BM25 counts, and its version (every write moves it)."""
-        self.conn.run(
-            "UPDATE collections SET chunk_count = chunk_count + %s, "
-            "token_count = token_count + %s, version = version + 1 WHERE id = %s",
-            (chunks, tokens, self.conn.collections.only),
+        """The collection's BM25 counts, and its version (every file written moves it)."""
+        # update(), not +=: a Counter's + drops the negative sums a file that shrank leaves.
+        self._totals()["counts"].update(chunks=chunks, tokens=tokens, files=1)
+
+    def _totals(self) -> dict[str, Counter[str]]:
+        """The statistics the transaction's files add up to, written once before it commits:
+        a batch's files each adding to the same `term_stats` rows (a common stem's in every
+        file) and the same `collections` row left hundreds of versions of each row for every
+        later update of it to walk."""
+        totals: dict[str, Counter[str]] = self.conn.per_transaction.setdefault(
+            "totals", {"df": Counter(), "counts": Counter()}
         )
+        self.conn.before_commit.setdefault("totals", self._write_totals)
+        return totals
+
+    def _write_totals(self) -> None:
+        totals = self.conn.per_transaction.pop("totals", None)
+        self.conn.before_commit.pop("totals", None)
+        if totals is None:
+            return
+        cid = self.conn.collections.only
+        df, counts = totals["df"], totals["counts"]
+        if df:
+            stems = sorted(df)
+            # %b: the arrays go in binary, so the server parses no array text.
+            self.conn.run(
+                "INSERT INTO term_stats(collection_id, term, df) SELECT %s, * FROM "
+                "unnest(%b::text[], %b::int4[]) ON CONFLICT (collection_id, term) "
+                "DO UPDATE SET df = term_stats.df + excluded.df",
+                (cid, stems, [df[t] for t in stems]),
+            )
+        if counts["files"]:
+            self.conn.run(
+                "UPDATE collections SET chunk_count = chunk_count + %s, "
+                "token_count = token_count + %s, version = version + %s WHERE id = %s",
+                (counts["chunks"], counts["tokens"], counts["files"], cid),
+            )
 
     def replace_file(
         self,
@@ -161,16 +201,6 @@ class FileRows:
                  record.title_field, record.tags_field, record.heading_context),
             )
         )  # fmt: skip
-        self._replace_keys("note_names", "name", file_id, record.names)
-        self._replace_keys("note_tags", "tag", file_id, record.tags)
-        self.links.write_links(file_id, record.links, record.aliases)
-        if chunks:
-            sections = (chunk.section for chunk in chunks)
-            self.terms.write_note_terms(
-                file_id, record.title_field, record.tags_field, sections, record.lang
-            )
-        else:
-            self.terms.delete_note_terms(file_id)
         terms = [
             chunk_terms(
                 self.conn.tokenizer,
@@ -182,13 +212,30 @@ class FileRows:
             )
             for c in chunks
         ]
-        if chunks:
-            with_vectors = vectors is not None and self.vectors.has_vector_table()
-            ids = self._insert_chunks(
-                record, file_id, chunks, terms, vectors if with_vectors else None, now
+        with_vectors = vectors is not None and self.vectors.has_vector_table()
+        # Everything but the postings in one pipeline: one wait for the server per file, at the
+        # chunks' RETURNING (the ids the postings need), not one per statement.
+        with self.conn.pipelined():
+            self._replace_keys("note_names", "name", file_id, record.names)
+            self._replace_keys("note_tags", "tag", file_id, record.tags)
+            self.links.write_links(file_id, record.links, record.aliases)
+            if chunks:
+                sections = (chunk.section for chunk in chunks)
+                self.terms.write_note_terms(
+                    file_id, record.title_field, record.tags_field, sections, record.lang
+                )
+            else:
+                self.terms.delete_note_terms(file_id)
+            self._add_document_counts(terms)
+            self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
+            ids = (
+                self._insert_chunks(
+                    record, file_id, chunks, terms, vectors if with_vectors else None, now
+                )
+                if chunks
+                else []
             )
-            self._insert_postings(ids, terms)
-        self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
+        self._insert_postings(ids, terms)
 
     def _replace_keys(self, table: str, column: str, file_id: int, keys: Sequence[str]) -> None:
         # `table` and `column` are this module's constants, never user text.
@@ -196,7 +243,7 @@ class FileRows:
         if keys:
             self.conn.run(
                 f"INSERT INTO {table}(collection_id, {column}, file_id) "
-                "SELECT %s, k, %s FROM unnest(%s::text[]) AS k",
+                "SELECT %s, k, %s FROM unnest(%b::text[]) AS k",
                 (self.conn.collections.only, file_id, sorted(set(keys))),
             )
 
@@ -211,21 +258,26 @@ class FileRows:
     ) -> list[int]:
         """Insert the chunks in order (so ids ascend as on SQLite: ties rank the same); ids."""
         embeddings = [None] * len(chunks) if vectors is None else self.vectors.halfvecs(vectors)
+        # One statement for the chunks and their vectors (chunk_vectors, schema migration 8): the
+        # vectors' rows need the chunks' ids, which the same statement makes.
         rows = self.conn.rows(
-            "INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
-            "lang, mtime_ns, content_hash, doc_len, embedding, embedded_at, page, "
+            "WITH u AS (SELECT * FROM unnest(%(seq)b::int[], %(section)b::text[], "
+            "%(body)b::text[], %(hash)b::bigint[], %(len)b::int[], %(vec)b::halfvec[], "
+            "%(page)b::int[], %(label)b::text[], %(slide)b::int[], %(sheet)b::text[], "
+            "%(row_first)b::int[], %(row_last)b::int[], %(overlap)b::int[]) "
+            "WITH ORDINALITY AS u(seq, section, body, hash, len, vec, page, label, "
+            "slide, sheet, row_first, row_last, overlap, n)), "
+            "c AS (INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
+            "lang, mtime_ns, content_hash, doc_len, embedded_at, page, "
             "page_label, slide, sheet, row_first, row_last, overlap) "
             "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, "
-            "%(lang)s, %(mtime)s, u.hash, u.len, u.vec, "
+            "%(lang)s, %(mtime)s, u.hash, u.len, "
             "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
             "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
-            "FROM unnest(%(seq)s::int[], %(section)s::text[], %(body)s::text[], "
-            "%(hash)s::bigint[], %(len)s::int[], %(vec)s::halfvec[], "
-            "%(page)s::int[], %(label)s::text[], %(slide)s::int[], %(sheet)s::text[], "
-            "%(row_first)s::int[], %(row_last)s::int[], %(overlap)s::int[]) "
-            "WITH ORDINALITY AS u(seq, section, body, hash, len, vec, page, label, "
-            "slide, sheet, row_first, row_last, overlap, n) "
-            "ORDER BY u.n RETURNING id, seq",
+            "FROM u ORDER BY u.n RETURNING id, seq), "
+            "v AS (INSERT INTO chunk_vectors(chunk_id, collection_id, embedding) "
+            "SELECT c.id, %(cid)s, u.vec FROM c JOIN u ON u.seq = c.seq WHERE u.vec IS NOT NULL) "
+            "SELECT id, seq FROM c",
             {
                 "cid": self.conn.collections.only,
                 "fid": file_id,
@@ -250,33 +302,50 @@ class FileRows:
         by_seq = {int(seq): int(chunk_id) for chunk_id, seq in rows}
         return [by_seq[c.seq] for c in chunks]
 
+    def _add_document_counts(self, terms: Sequence[ChunkTerms]) -> None:
+        """The stems' document counts up by one per chunk that holds them (at commit)."""
+        df = self._totals()["df"]
+        for chunk in terms:
+            df.update(chunk.tf.keys())
+
     def _insert_postings(self, ids: Sequence[int], terms: Sequence[ChunkTerms]) -> None:
-        """The chunks' postings, and their stems' document counts up by one per chunk."""
-        stems: list[str] = []
-        chunk_ids: list[int] = []
-        lengths: list[int] = []
-        tf: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
-        for chunk_id, chunk in zip(ids, terms):
-            for stem, counts in chunk.tf.items():
-                stems.append(stem)
-                chunk_ids.append(chunk_id)
-                lengths.append(chunk.doc_len)
-                for column, count in zip(tf, counts):
-                    column.append(min(count, _SMALLINT))
-        if not stems:
+        """The chunks' postings, one row per (stem, chunk): kept for one binary COPY of the
+        whole transaction's before it commits (a COPY per file waited for the server twice
+        per file)."""
+        if not any(chunk.tf for chunk in terms):
+            return
+        pending: list[tuple[Sequence[int], Sequence[ChunkTerms]]] = (
+            self.conn.per_transaction.setdefault("postings", [])
+        )
+        pending.append((ids, terms))
+        self.conn.before_commit.setdefault("postings", self._copy_postings)
+
+    def _copy_postings(self) -> None:
+        """The postings `_insert_postings` kept, by binary COPY."""
+        pending = self.conn.per_transaction.pop("postings", None)
+        self.conn.before_commit.pop("postings", None)
+        if not pending:
             return
         cid = self.conn.collections.only
-        self.conn.run(
-            "INSERT INTO postings(collection_id, term, chunk_id, doc_len, tf_text, tf_section, "
-            "tf_title, tf_tags) SELECT %s, * FROM unnest(%s::text[], %s::bigint[], %s::int[], "
-            "%s::smallint[], %s::smallint[], %s::smallint[], %s::smallint[])",
-            (cid, stems, chunk_ids, lengths, *tf),
-        )
-        self.conn.run(
-            "INSERT INTO term_stats(collection_id, term, df) SELECT %s, t, count(*) "
-            "FROM unnest(%s::text[]) AS t GROUP BY t ON CONFLICT (collection_id, term) "
-            "DO UPDATE SET df = term_stats.df + excluded.df",
-            (cid, stems),
+        self.conn.copy_rows(
+            "COPY postings(collection_id, term, chunk_id, doc_len, tf_text, tf_section, "
+            "tf_title, tf_tags) FROM STDIN (FORMAT binary)",
+            ("int4", "text", "int8", "int4", "int2", "int2", "int2", "int2"),
+            (
+                (
+                    cid,
+                    stem,
+                    chunk_id,
+                    chunk.doc_len,
+                    min(text, _SMALLINT),
+                    min(section, _SMALLINT),
+                    min(title, _SMALLINT),
+                    min(tags, _SMALLINT),
+                )
+                for ids, terms in pending
+                for chunk_id, chunk in zip(ids, terms)
+                for stem, (text, section, title, tags) in chunk.tf.items()
+            ),
         )
 
     # -- reads ------------------------------------------------------------------------------

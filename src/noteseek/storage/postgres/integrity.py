@@ -29,8 +29,7 @@ class Integrity:
                 "(SELECT count(*) FROM chunks WHERE collection_id = ANY(%(ids)s)), "
                 "(SELECT count(*) FROM chunks WHERE collection_id = ANY(%(ids)s) "
                 "AND embedded_at IS NOT NULL), "
-                "(SELECT count(*) FROM chunks WHERE collection_id = ANY(%(ids)s) "
-                "AND embedding IS NOT NULL)",
+                "(SELECT count(*) FROM chunk_vectors WHERE collection_id = ANY(%(ids)s))",
                 {"ids": self.conn.collections.ids},
             )[0]
         result = {"files": int(row[0]), "chunks": int(row[1]), "embedded": int(row[2])}
@@ -76,8 +75,9 @@ class Integrity:
             ),
             (
                 "chunks marked embedded without a vector, or with one but not marked",
-                "SELECT id::text FROM chunks WHERE collection_id = ANY(%(ids)s) AND "
-                "(embedded_at IS NULL) != (embedding IS NULL) LIMIT 5",
+                "SELECT c.id::text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
+                "WHERE c.collection_id = ANY(%(ids)s) AND "
+                "(c.embedded_at IS NULL) != (v.chunk_id IS NULL) LIMIT 5",
             ),
         )
         problems: list[str] = []

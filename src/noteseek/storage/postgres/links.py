@@ -35,8 +35,8 @@ class LinkTable:
         if links:
             self.conn.run(
                 "INSERT INTO links(collection_id, file_id, line, target, target_key, fragment, "
-                "kind, context) SELECT %s, %s, * FROM unnest(%s::int[], %s::text[], %s::text[], "
-                "%s::text[], %s::text[], %s::text[])",
+                "kind, context) SELECT %s, %s, * FROM unnest(%b::int[], %b::text[], %b::text[], "
+                "%b::text[], %b::text[], %b::text[])",
                 (
                     cid,
                     file_id,
@@ -51,7 +51,7 @@ class LinkTable:
         if aliases:
             self.conn.run(
                 "INSERT INTO note_aliases(collection_id, alias, file_id) "
-                "SELECT %s, a, %s FROM unnest(%s::text[]) AS a",
+                "SELECT %s, a, %s FROM unnest(%b::text[]) AS a",
                 (cid, file_id, sorted(set(aliases))),
             )
 

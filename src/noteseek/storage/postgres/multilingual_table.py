@@ -26,9 +26,9 @@ class MultilingualTable:
         self.conn = conn
 
     def multilingual_state(self) -> tuple[str | None, bool]:
-        return self.conn.get_meta(meta.MULTILINGUAL_MODEL), self.conn.get_meta(
-            meta.MULTILINGUAL_BUILT
-        ) == "1"
+        # One statement: every search asks (searcher.py's lane choice).
+        found = self.conn.get_metas((meta.MULTILINGUAL_MODEL, meta.MULTILINGUAL_BUILT))
+        return found[meta.MULTILINGUAL_MODEL], found[meta.MULTILINGUAL_BUILT] == "1"
 
     def reset_multilingual(self, fingerprint: str) -> None:
         """Drop the collection's lane vectors and record the model the next ones come from

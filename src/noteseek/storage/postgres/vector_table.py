@@ -1,14 +1,19 @@
 """Vectors in pgvector: a `halfvec` per chunk, an HNSW index per collection, KNN on the server.
 
+The vectors have a table of their own (`chunk_vectors`, schema migration 8), not a column of
+`chunks`: an exact scan reads the vectors alone, not the text beside them (on the hub's 24k
+chunks the exact top 100 in about half the time: bench/results/pg_query_latency.txt).
+
 noteseek's int8 vectors are exact in float16, so `halfvec` holds them at half the space of
 `vector` with the same recall (docs/postgres-design.md §5). Unlike the SQLite backend, the
 vectors are not handed out whole (`vector_rows` is None): a shared database may hold millions of
 chunks, so the engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
 
-The index is built at the end of the run that first embeds a collection (`checkpoint`, with
-`CREATE INDEX CONCURRENTLY`, so no other collection's indexer or reader waits for it): one bulk
-build is faster than growing the graph row by row, and until it exists `knn` scans the
-collection exactly. A run killed before that builds it next time; an invalid index left by a
+The index is built at the end of the first run that finds a collection embedded and holding at
+least `EXACT_KNN_MAX_CHUNKS` chunks (`checkpoint`, with `CREATE INDEX CONCURRENTLY`, so no other
+collection's indexer or reader waits for it): one bulk build is faster than growing the graph row
+by row, and a smaller collection searched alone is scanned exactly anyway. Until it exists `knn`
+scans the collection exactly (in a search of several collections too). A run killed before that builds it next time; an invalid index left by a
 killed build is dropped and built again.
 
 A collection smaller than `EXACT_KNN_MAX_CHUNKS` is searched exactly even when its index exists
@@ -76,6 +81,8 @@ class VectorTable:
     def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         self._adapted: object = None
+        self._counts: list[tuple[int, int]] | None = None  # data_version's, for knn
+        self._next_dim: int | None = None  # has_vector_table's, for knn
 
     def halfvecs(self, vectors: npt.NDArray[np.int8]) -> list[object]:
         """int8 rows as pgvector `HalfVector`s, sent in binary (see the module docstring)."""
@@ -100,7 +107,13 @@ class VectorTable:
 
     def has_vector_table(self) -> bool:
         """Whether the collections have vectors set up (a model's dimension is recorded)."""
-        return self._dim() > 0
+        dim = self._dim()
+        if not self.conn.in_transaction():
+            # The engine asks this right before `knn`, which takes the dimension from here
+            # once instead of reading it again. A model changed in between makes the query's
+            # length differ from it: that knn finds nothing, the next reads the new one.
+            self._next_dim = dim
+        return dim > 0
 
     def reset_vectors(self, dim: int, fingerprint: str) -> None:
         """Forget the collection's vectors for a new model (inside `write()`); a new dimension
@@ -109,14 +122,16 @@ class VectorTable:
         if self._dim() != int(dim):
             # Its expression casts to the old dimension: new vectors could not be inserted.
             self.conn.run(f"DROP INDEX IF EXISTS {hnsw_index_name(cid)}")
+        self.conn.run("DELETE FROM chunk_vectors WHERE collection_id = %s", (cid,))
         self.conn.run(
-            "UPDATE chunks SET embedding = NULL, embedded_at = NULL WHERE collection_id = %s "
-            "AND (embedding IS NOT NULL OR embedded_at IS NOT NULL)",
+            "UPDATE chunks SET embedded_at = NULL WHERE collection_id = %s "
+            "AND embedded_at IS NOT NULL",
             (cid,),
         )
         self.conn.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
         self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
         self.conn.per_transaction.pop("dim", None)
+        self._next_dim = None
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
         """Stored int8 vectors of the collection's chunks with these content hashes."""
@@ -129,8 +144,9 @@ class VectorTable:
         self.halfvecs(np.zeros((0, 1), dtype=np.int8))  # the binary loader for the reply
         found: dict[int, bytes] = {}
         for content_hash, vector in self.conn.rows(
-            "SELECT content_hash, embedding FROM chunks WHERE collection_id = %s "
-            "AND content_hash = ANY(%s) AND embedded_at IS NOT NULL AND embedding IS NOT NULL",
+            "SELECT c.content_hash, v.embedding FROM chunks c "
+            "JOIN chunk_vectors v ON v.chunk_id = c.id WHERE c.collection_id = %s "
+            "AND c.content_hash = ANY(%s) AND c.embedded_at IS NOT NULL",
             (self.conn.collections.only, wanted),
         ):
             if int(content_hash) not in found:
@@ -153,15 +169,18 @@ class VectorTable:
         if not len(ids):
             return
         self.conn.run(
-            "UPDATE chunks c SET embedding = v.e, embedded_at = %s "
-            "FROM unnest(%s::bigint[], %s::halfvec[]) AS v(id, e) "
-            "WHERE c.id = v.id AND c.collection_id = %s",
-            (
-                time.time(),
-                [int(i) for i in ids],
-                self.halfvecs(vectors),
-                self.conn.collections.only,
-            ),
+            "WITH v AS (SELECT * FROM unnest(%(ids)b::bigint[], %(vecs)b::halfvec[]) AS v(id, e)), "
+            "c AS (UPDATE chunks c SET embedded_at = %(now)s FROM v "
+            "WHERE c.id = v.id AND c.collection_id = %(cid)s RETURNING c.id) "
+            "INSERT INTO chunk_vectors(chunk_id, collection_id, embedding) "
+            "SELECT v.id, %(cid)s, v.e FROM v JOIN c ON c.id = v.id "
+            "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
+            {
+                "now": time.time(),
+                "ids": [int(i) for i in ids],
+                "vecs": self.halfvecs(vectors),
+                "cid": self.conn.collections.only,
+            },
         )
 
     # -- search -----------------------------------------------------------------------------
@@ -172,56 +191,75 @@ class VectorTable:
 
     def data_version(self) -> Hashable:
         """Changes with every file written to the selected collections."""
-        return tuple(
-            int(r[0])
-            for r in self.conn.rows(
-                "SELECT version FROM collections WHERE id = ANY(%s) ORDER BY id",
-                (self.conn.collections.ids,),
-            )
+        rows = self.conn.rows(
+            "SELECT id, version, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY id",
+            (self.conn.collections.ids,),
         )
+        # The chunk counts come along for the next `knn` (every search reads the version, for
+        # the rerank's cache): they pick its exact collections without a statement of their
+        # own. Used once, so at most one search old; a stale count only moves a collection
+        # between exact and HNSW, both right answers.
+        self._counts = [(int(r[0]), int(r[2])) for r in rows]
+        return tuple(int(r[1]) for r in rows)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
         for small collections (`EXACT_KNN_MAX_CHUNKS`), else from each selected collection's
         HNSW index (an exact scan until it is built)."""
-        dim = self._dim()
+        dim = self._dim() if self._next_dim is None else self._next_dim
+        self._next_dim = None
         if limit <= 0 or dim <= 0 or len(query) != dim:
             return []
         literal = halfvec_literal(query)
         ef = max(EF_SEARCH_MIN, min(int(limit), EF_SEARCH_MAX))
+        # HNSW serves only its index's expression, the cast to the collection's dimension; an
+        # exact scan computes the plain distance, without casting each row (every vector of the
+        # collections searched together has the query's dimension: reset_vectors, the
+        # connection's model check). Measured on the hub's 24k vectors: 14 ms with the cast,
+        # 7 to 12 ms without it.
         distance = f"embedding::halfvec({dim}) <=> %(q)s::halfvec({dim})"
-        exact_order = f"({distance}) + 0"
-        with self.conn.snapshot():
-            exact = self.exact_collections()
-            # The collection id is a constant in the text (an integer from the database, not
-            # user input): the planner uses a partial index only for a constant it can match.
-            # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
-            # those collections' rows and sorts them: exact top-k.
-            parts = [
-                f"(SELECT id, {distance} AS d FROM chunks "
-                f"WHERE collection_id = {int(cid)} AND embedding IS NOT NULL "
-                f"ORDER BY {exact_order if cid in exact else distance} LIMIT %(n)s)"
-                for cid in self.conn.collections.ids
-            ]
-            sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
-            if len(exact) < len(self.conn.collections.ids):
-                # SET LOCAL: only for this read transaction; other queries keep the defaults.
-                self.conn.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
-                if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
-                    self.conn.run("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
-            rows = self.conn.rows(sql, {"q": literal, "n": int(limit)})
+        plain = "embedding <=> %(q)s::halfvec"
+        counts, self._counts = self._counts, None
+        exact = self.exact_collections(counts)
+        # Server settings for this read transaction only, in the query's round trip.
+        # Every scan reads its collection's rows through an index: HNSW, or for an exact scan
+        # (and a collection whose HNSW index is not built) chunk_vectors_by_collection, which
+        # the planner passes over for a scan of the whole table when other collections share
+        # it (the hub beside two more collections of its size: 19.5 ms against 9.5 ms).
+        settings = {"enable_seqscan": "off"}
+        if len(exact) < len(self.conn.collections.ids):
+            settings["hnsw.ef_search"] = str(ef)
+            if self.conn.pgvector >= (0, 8):  # iterative scans: lists longer than ef_search
+                settings["hnsw.iterative_scan"] = "strict_order"
+        # The collection id is a constant in the text (an integer from the database, not
+        # user input): the planner uses a partial index only for a constant it can match.
+        # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
+        # those collections' rows and sorts them: exact top-k.
+        parts = [
+            f"(SELECT chunk_id AS id, {plain if cid in exact else distance} AS d "
+            f"FROM chunk_vectors WHERE collection_id = {int(cid)} "
+            f"ORDER BY {f'({plain}) + 0' if cid in exact else distance} LIMIT %(n)s)"
+            for cid in self.conn.collections.ids
+        ]
+        sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
+        rows = self.conn.rows_with(settings, sql, {"q": literal, "n": int(limit)})
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
-    def exact_collections(self) -> set[int]:
+    def exact_collections(self, counts: Sequence[tuple[int, int]] | None = None) -> set[int]:
         """The selected collections searched exactly: smallest first while their chunks sum to
-        less than EXACT_KNN_MAX_CHUNKS (an exact scan costs time in proportion to its rows)."""
-        counts = self.conn.rows(
-            "SELECT id, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY chunk_count, id",
-            (self.conn.collections.ids,),
-        )
+        less than EXACT_KNN_MAX_CHUNKS (an exact scan costs time in proportion to its rows).
+        `counts`: (id, chunks) of each selected collection, read here when not given."""
+        if counts is None:
+            counts = [
+                (int(r[0]), int(r[1]))
+                for r in self.conn.rows(
+                    "SELECT id, chunk_count FROM collections WHERE id = ANY(%s)",
+                    (self.conn.collections.ids,),
+                )
+            ]
         exact: set[int] = set()
         total = 0
-        for cid, count in counts:
+        for cid, count in sorted(counts, key=lambda c: (c[1], c[0])):
             total += int(count)
             if total >= EXACT_KNN_MAX_CHUNKS:
                 break
@@ -231,8 +269,9 @@ class VectorTable:
     # -- the HNSW index -----------------------------------------------------------------------
 
     def build_index(self) -> None:
-        """Build the collection's HNSW index if it has vectors and no valid index (best effort:
-        a failure leaves exact KNN, and the next run tries again)."""
+        """Build the collection's HNSW index if it has vectors, at least EXACT_KNN_MAX_CHUNKS
+        chunks and no valid index (best effort: a failure leaves exact KNN, and the next run
+        tries again)."""
         if (
             self.conn.collections.multi
             or self.conn.selection.explicit_one is None
@@ -243,6 +282,14 @@ class VectorTable:
         if dim <= 0:
             return
         cid = self.conn.collections.only
+        chunks = self.conn.scalar("SELECT chunk_count FROM collections WHERE id = %s", (cid,))
+        if int(chunks or 0) < EXACT_KNN_MAX_CHUNKS:
+            # Searched alone, such a collection is scanned exactly and never reads the index,
+            # which costs every later write a graph insert, and its build the hub's first
+            # build 5.9 s in a cProfile of 90; the end of a run (that build, mostly) was 13 to
+            # 15 s of 35 to 40 once the writes got faster (bench/results/pg_build_hub.txt).
+            # The run that takes the collection past the limit builds it.
+            return
         name = hnsw_index_name(cid)
         valid = self.conn.scalar(
             "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)", (name,)
