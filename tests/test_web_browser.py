@@ -307,11 +307,18 @@ def search_for(page: Any, text: str) -> None:
 def open_first(page: Any, path: str) -> None:
     """Choose the result `path` and open it in the preview; wait for its rendered text."""
     index = result_paths(page).index(path)
+    # The crumb is written before the note's text arrives: wait for the text to change as well
+    # (unless this note was already the one shown), or the previous note's text is read.
+    before = page.evaluate(
+        "() => [document.getElementById('preview-crumb').textContent,"
+        " document.querySelector('#preview-text').textContent]"
+    )
     page.locator("#results li").nth(index).click()
     page.wait_for_function(
-        "p => document.getElementById('preview-crumb').textContent.startsWith(p)"
-        " && !document.querySelector('#preview-text').textContent.startsWith('Choose')",
-        arg=path,
+        "([p, crumb, text]) => document.getElementById('preview-crumb').textContent.startsWith(p)"
+        " && !document.querySelector('#preview-text').textContent.startsWith('Choose')"
+        " && (crumb.startsWith(p) || document.querySelector('#preview-text').textContent !== text)",
+        arg=[path, before[0], before[1]],
     )
 
 
