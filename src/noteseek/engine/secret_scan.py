@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.file_kinds import IMAGE_KIND
 from ..core.frontmatter import FrontmatterError, parse_frontmatter
@@ -28,6 +28,9 @@ from ..errors import VaultNotFoundError
 from ..secrets.scrubber import Allowlist, AllowlistError, Finding, find_secrets, scrub
 from ..settings import SHOWN_FINGERPRINT_CHARS
 from .vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES, decode_note, walk_vault
+
+if TYPE_CHECKING:
+    from ..documents import ExtractionPool
 
 __all__ = ["DOCUMENT_LINE", "PATH_LINE", "FileScan", "ScanReport", "load_allowlist", "scan_secrets"]
 
@@ -158,7 +161,7 @@ class _DocumentReader:
     starts with the first document, so a vault of notes only starts none."""
 
     def __init__(self) -> None:
-        self._pool: Any = None
+        self._pool: ExtractionPool | None = None
 
     def __enter__(self) -> _DocumentReader:
         return self
