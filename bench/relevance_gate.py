@@ -11,7 +11,8 @@ Per query: Q = P(the top 10 holds a relevant note | query-level features), a log
 ``core.calibration.answer_features`` (the engine's own function: the first hit's features, its
 probability, how the first three hits and the head agree, the first three rows); trained on on-topic queries whose top 10 holds a relevant note (1) and off-topic queries
 (0). Both Q and the per-hit model are leave-one-corpus-out: a query's scores come from models
-that never saw its vault's corpus. Printed: for rules "show hit i when Q >= a and p_i >= b", the
+that never saw its vault's corpus. Printed: for rules "show hit i when Q >= a and p_i >= b" (and
+two other families: a cut at a share of the first hit's p, a count that grows with Q), the
 off-topic share with no hit and mean hits, and the on-topic share whose relevant note stays shown
 (of the queries whose top 10 held one) — the issue's acceptance figures, on development rows;
 per corpus at the chosen rule; the prompt hook's rule estimated on the same rows (its first six
@@ -25,6 +26,7 @@ import argparse
 import importlib.util
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +69,14 @@ def q_loco(blocks: list[dict[str, Any]], rows: np.ndarray, answered: np.ndarray,
 
 
 def figures(
-    blocks: list[dict[str, Any]], p: list[np.ndarray], q: np.ndarray, a: float, b: float, idx: list[int]
+    blocks: list[dict[str, Any]], p: list[np.ndarray], q: np.ndarray, a: float, b: float, idx: list[int],
+    rule: Callable[[int], np.ndarray] | None = None,
 ) -> tuple[float, float, float, float, int, int]:
+    """(off-topic no hit, off-topic hits shown, on-topic relevant kept, on-topic hits shown, counts)
+    for "show hit i when Q >= a and p_i >= b" (and `rule(query)[i]`, when given)."""
     off = [i for i in idx if not blocks[i]["on_topic"]]
     on = [i for i in idx if blocks[i]["on_topic"] and blocks[i]["y"].any()]
-    shown = {i: (q[i] >= a) * (p[i] >= b) for i in idx}
+    shown = {i: (q[i] >= a) * (p[i] >= b) * (rule(i) if rule else True) for i in idx}
     return (
         float(np.mean([not shown[i].any() for i in off])) if off else float("nan"),
         float(np.mean([shown[i].sum() for i in off])) if off else float("nan"),
@@ -111,6 +116,18 @@ def main() -> int:
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
             print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
+    # Two other ways to shorten the lists that pass Q: cut below a share of the first hit's p,
+    # or show at most ceil(K * Q) hits (fewer the less sure Q is).
+    print(f"\nOther display rules at Q ≥ {args.answer}:\n")
+    print("| rule | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
+    print("|---|---:|---:|---:|---:|")
+    for label, rule in [
+        *[(f"p_i ≥ {r} × p_1", lambda i, r=r: p[i] >= r * p[i][:1].sum()) for r in (0.01, 0.02, 0.05, 0.1)],
+        *[(f"at most ⌈{k} × Q⌉", lambda i, k=k: np.arange(len(p[i])) < np.ceil(k * q[i])) for k in (10, 15, 20)],
+        *[(f"at most ⌈{k} × √Q⌉", lambda i, k=k: np.arange(len(p[i])) < np.ceil(k * np.sqrt(q[i]))) for k in (10, 12, 15)],
+    ]:
+        no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, args.answer, 0.0, everything, rule)
+        print(f"| {label} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
     print("\nQ's calibration per vault corpus (LOCO; label: the top 10 holds a relevant note; "
           "on-topic queries whose top 10 holds none are left out):\n")
     print("| vault | queries | ECE | reliability (mean predicted → observed, count) |")
