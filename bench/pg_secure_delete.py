@@ -1,5 +1,5 @@
 """Where replaced text stays readable in a PostgreSQL data directory (the SQLite backend's
-`PRAGMA secure_delete=ON` has no PostgreSQL counterpart; docs/postgres-design.md §10).
+`PRAGMA secure_delete=ON` has no PostgreSQL counterpart; docs/postgres.md; results in bench/results/pg_secure_delete.md).
 
 A note whose chunk holds a marker (as a secret the old scrubbing rules missed would be) is
 indexed through the real backend, then replaced by a version without it (what a re-scrub does).

@@ -27,7 +27,7 @@ Contract in short:
   secret the old rules missed. PostgreSQL has no such setting: removed rows are gone
   for every query at once, but their bytes stay in the server's files until VACUUM and later
   writes reuse the space, and in its WAL until the segment is overwritten (measured, and what
-  an operator does about it: docs/postgres-design.md §10).
+  an operator does about it: docs/postgres.md, removed text).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""BM25 in SQL over noteseek's own term statistics, matching SQLite FTS5's bm25() (docs/postgres-design.md).
+"""BM25 in SQL over noteseek's own term statistics, matching SQLite FTS5's bm25() (docs/postgres.md).
 
 FTS5's bm25(chunks_fts, w_text, w_section, w_title, w_tags), which the SQLite backend ranks by, is
 
@@ -42,7 +42,7 @@ __all__ = [
 K1 = 1.2
 B = 0.75
 
-# Which collections: one (`= %(collection)s`, the statement measured in docs/postgres-design.md)
+# Which collections: one (`= %(collection)s`, the statement measured in bench/results/pg_bm25.md)
 # or several (`= ANY(%(collections)s)`: N, the token count and each df summed over them, as if
 # they were one table, which is what searching them together means).
 _ONE = "= %(collection)s"

@@ -5,11 +5,12 @@ Locking model, the SQLite backend's in PostgreSQL terms:
 - Readers never block and are never blocked: a search runs in one `REPEATABLE READ READ ONLY`
   transaction (`snapshot()`), which MVCC serves without taking any lock a writer waits for.
 - Every write is one transaction (`write()`) that first takes a transaction-level advisory lock
-  on its collection, so two indexers of one collection interleave file by file as they do on one
-  SQLite file, and a second writer that waits longer than the busy timeout gets the same
-  IndexLockedError. Indexers of different collections take different locks and run in parallel
-  (their rows never overlap: every table is keyed by collection). Transaction-level locks also
-  work through PgBouncer's transaction pooling; session-level ones would not.
+  on its collection, so writes of one collection take turns as they do on one SQLite file, and a
+  writer that waits longer than the busy timeout gets the same IndexLockedError. Indexers of
+  different collections take different locks and run in parallel (their rows never overlap: every
+  table is keyed by collection). A whole update run also holds a session-level lock
+  (update_lock.py), so two runs of one collection do not interleave; that one needs a direct
+  connection or session pooling, where `write()`'s works through transaction pooling too.
 - A killed indexer's open transaction is rolled back by the server when its connection drops;
   everything committed before is whole files, so the next run finishes the job.
 

@@ -1,6 +1,6 @@
 """The PostgreSQL schema, as append-only migrations. Never edit a released one; add one at the end.
 
-Design (docs/postgres-design.md has the measurements behind each choice):
+Design (docs/postgres.md; the measurements behind each choice are in bench/results/pg_*.md):
 
 - One database holds every vault; a vault is a row of `collections` and every other table
   carries `collection_id`, so a search names one, several or all collections.
@@ -16,8 +16,7 @@ Design (docs/postgres-design.md has the measurements behind each choice):
   graph.
 - `noteseek_schema` records the migrations applied; a database from a newer noteseek is refused.
 
-Migration 1 was settled before the backend was first released (the backend's second
-stage added the `version` counter and two indexes to it); from here on only new migrations are appended.
+Migration 1 is the schema as first released; only new migrations are appended after it.
 """
 
 from __future__ import annotations
@@ -279,7 +278,7 @@ def hnsw_index_sql(
 
     ef_construction 200, not pgvector's 64: query vectors lie away from the chunks' and a denser
     graph finds more of their true neighbours (hub recall@100 0.74 -> 0.91 with ef_search 400;
-    docs/postgres-design.md §9); MDN's index (59k chunks) built in 20.9 s so.
+    bench/results/pg_vectors.md); MDN's index (59k chunks) built in 20.9 s so.
 
     Numbers, not user text, are interpolated: DDL cannot take parameters, and the planner can
     only use a partial index when the collection id in the query is a constant too (bm25.py).

@@ -1,5 +1,5 @@
 """The PostgreSQL backend of the `Storage` protocol: collections of one database, one part object
-per job (docs/postgres-design.md).
+per job (docs/postgres.md).
 
 `PostgresStore` connects and makes the parts, each from the connection and the parts it writes
 through; `storage.store.Store` binds every protocol call to its part. The parts, and the modules

@@ -44,7 +44,7 @@ class TextIndex:
         allowed: set[int] | None = None,
     ) -> list[KeywordMatch]:
         """FTS5's bm25() computed in SQL over the selected collections (bit for bit FTS5's
-        scores; docs/postgres-design.md §3)."""
+        scores; docs/postgres.md)."""
         query = query_phrases(list(terms), self.conn.tokenizer)
         if query is None or limit <= 0 or (allowed is not None and not allowed):
             return []

@@ -5,7 +5,7 @@ The vectors have a table of their own (`chunk_vectors`, schema migration 8), not
 chunks the exact top 100 in about half the time: bench/results/pg_query_latency.txt).
 
 noteseek's int8 vectors are exact in float16, so `halfvec` holds them at half the space of
-`vector` with the same recall (docs/postgres-design.md §5). Unlike the SQLite backend, the
+`vector` with the same recall (bench/results/pg_vectors.md). Unlike the SQLite backend, the
 vectors are not handed out whole (`vector_rows` is None): a shared database may hold millions of
 chunks, so the engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
 
@@ -50,15 +50,15 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
 
 __all__ = ["EF_SEARCH_MIN", "EXACT_KNN_MAX_CHUNKS", "VectorTable", "halfvec_literal", "int8_bytes"]
 
-# Measured on MDN (docs/postgres-design.md §5): recall@30 0.958 at 100, 0.982 at 200, 0.992 at
+# Measured on MDN (bench/results/pg_vectors.md): recall@30 0.958 at 100, 0.982 at 200, 0.992 at
 # 400, p50 1.8 / 2.3 / 10.9 ms; hybrid nDCG@10 within 0.002 of exact from 200 on.
-EF_SEARCH_MIN = 400  # measured: bench/results/pg_parity*.json, docs/postgres-design.md §9
+EF_SEARCH_MIN = 400  # measured: bench/results/pg_parity.md, pg_vectors.md
 EF_SEARCH_MAX = 1000  # pgvector's limit; iterative scans go further
 # Below this many chunks (summed over the collections searched exactly) KNN is an exact scan, as
 # on SQLite, not HNSW: on the hub (24k chunks) HNSW found only 0.91 of the exact top 100 even at
 # ef_search 400 (its queries' vectors lie away from its chunks'), costing vector-only nDCG@10 0.033
-# against SQLite. Exact top-100 vs HNSW p50 / p95 in ms, measured (bench/pg_exact_knn.py, MDN rows,
-# machine shared, load ~5): 25k chunks 14.0 / 33.1 vs 6.8 / 17.4; 60k 61.2 / 87.5 vs 7.2 / 14.0;
+# against SQLite. Exact top-100 vs HNSW p50 / p95 in ms, measured (bench/pg_exact_knn.py, MDN rows;
+# bench/results/pg_vectors.md): 25k chunks 14.0 / 33.1 vs 6.8 / 17.4; 60k 61.2 / 87.5 vs 7.2 / 14.0;
 # 200k 107.8 / 141.9 vs 2.9 / 3.8. At 40k an exact scan costs ~30 ms; above it HNSW (MDN, 59k:
 # recall@100 0.99, vector nDCG@10 within 0.003 of SQLite) is both good enough and far cheaper.
 EXACT_KNN_MAX_CHUNKS = 40_000

@@ -226,8 +226,7 @@ def m007_note_terms(db: Connection) -> None:
     keyed by the chunk's content hash rather than its id, so re-processed notes (a pipeline bump,
     an edit elsewhere in the note) keep them: e5 costs ~0.3 CPU-s per chunk. Created empty, filled
     only by `noteseek index --multilingual`, which also drops rows no chunk has any more. Both
-    tables use IF NOT EXISTS, as when this was m006 on the ranking branch before secrets' m005 and
-    documents' m006 landed.
+    tables use IF NOT EXISTS, so the migration stands on its own whatever number it gets.
     """
     db.execute(
         """
