@@ -56,6 +56,9 @@ class FakeEmbedder:
 # Also for servers a module-scoped fixture starts before any test's own environment is set.
 os.environ["NOTESEEK_MIN_SCORE"] = "0"
 os.environ["NOTESEEK_MIN_ANSWER"] = "0"
+# Watchers begin no deep lane unasked: a background e5 build would change the fusion of tiny test
+# vaults under tests about something else. tests/test_deep_lane_watch.py tests the default.
+os.environ["NOTESEEK_DEEP_AUTO"] = "0"
 
 
 @pytest.fixture(autouse=True)

@@ -131,3 +131,47 @@ def test_the_daemon_and_the_mcp_server_keep_a_begun_lane_filled(tmp_path: Path, 
         proc.terminate()
         proc.wait(60)
         log.close()
+
+
+def test_a_small_vault_gets_a_lane_from_its_first_watcher_unasked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default (no flag, no lane yet): a vault of at most NOTESEEK_DEEP_AUTO distinct chunk
+    contents is given a lane by `noteseek watch`; a larger one, or NOTESEEK_DEEP_AUTO=0, is not."""
+    from noteseek import Index
+    from noteseek.settings import DEFAULT_DEEP_AUTO_CHUNKS
+    from noteseek.watch.deep_fill import deep_auto_chunks, filler_wanted
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(3):
+        (vault / f"n{i}.md").write_text(note(f"Note {i}", ("Body", f"Paragraph {i} about rivers.")))
+    db = tmp_path / "i.db"
+    assert noteseek("index", str(vault), "--db", str(db), "-q").returncode == 0
+    with Index(db, create=False) as idx:
+        _, total = idx.deep_lane_progress()
+        assert total >= 3
+        monkeypatch.delenv("NOTESEEK_DEEP_AUTO")
+        assert deep_auto_chunks() == DEFAULT_DEEP_AUTO_CHUNKS and filler_wanted(None, idx)
+        monkeypatch.setenv("NOTESEEK_DEEP_AUTO", str(total - 1))
+        assert not filler_wanted(None, idx)  # larger than the limit: only when asked
+        assert filler_wanted(True, idx)
+        monkeypatch.setenv("NOTESEEK_DEEP_AUTO", str(total))
+        assert filler_wanted(None, idx)
+        assert not filler_wanted(False, idx)  # --no-deep
+        monkeypatch.setenv("NOTESEEK_DEEP", "0")
+        assert not filler_wanted(None, idx)
+        monkeypatch.delenv("NOTESEEK_DEEP")
+        monkeypatch.setenv("NOTESEEK_DEEP_AUTO", "0")
+        assert not filler_wanted(None, idx)
+
+    monkeypatch.delenv("NOTESEEK_DEEP_AUTO")  # the default, as a user has it
+    watch = Watch(vault, db, tmp_path / "w.log")
+    try:
+        watch.wait_for("caught up")
+        wait_until(lambda: (lane(db) or {}).get("done") == total, SLOW, "the whole lane, unasked")
+        assert watch.stop() == 0
+    finally:
+        if watch.proc.poll() is None:
+            watch.proc.kill()
+    assert "complete" in noteseek("status", "--db", str(db)).stdout

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
+    "DEFAULT_DEEP_AUTO_CHUNKS",
     "DEFAULT_EXCLUDE",
     "DEFAULT_IDLE_MINUTES",
     "ENV_CLAUDE_CONFIG_DIR",
     "ENV_COLLECTION",
     "ENV_DB",
     "ENV_DEEP",
+    "ENV_DEEP_AUTO",
     "ENV_HOME",
     "ENV_HOOK_LOG",
     "ENV_NO_DAEMON",
@@ -38,6 +40,9 @@ ENV_RUNTIME_DIR = "NOTESEEK_RUNTIME_DIR"  # the daemons' private socket folder
 ENV_NO_DAEMON = "NOTESEEK_NO_DAEMON"  # 1/true/yes: hooks never use or start the warm daemon
 # 0/false/no/off: searches never use a deep lane, and watchers do not build one (docs/deep-lane.md)
 ENV_DEEP = "NOTESEEK_DEEP"
+# The most distinct chunk contents a watcher begins a deep lane for by itself (0: never; a lane
+# already begun is filled whatever the size). Default DEFAULT_DEEP_AUTO_CHUNKS.
+ENV_DEEP_AUTO = "NOTESEEK_DEEP_AUTO"
 ENV_OCR = "NOTESEEK_OCR"  # 0/false/no/off: images and scanned PDF pages are not read by OCR
 ENV_HOOK_LOG = "NOTESEEK_HOOK_LOG"  # "all": the hook log records every call, not only failures
 # A number in [0, 1]: the relevance threshold searches use by default instead of
@@ -53,6 +58,10 @@ FALSE_VALUES = ("0", "false", "no", "off")  # ... and how one that is on by defa
 
 # -- shared defaults ------------------------------------------------------------------------------
 
+# A vault this small gets a deep lane from its first watcher without being asked: at 0.26-0.5
+# CPU-s per chunk on one idle core (bench/results/deep_lane_cost.md) that is 20-40 CPU-minutes,
+# about a 1,500-note vault; a larger one waits for `index --deep` or `watch --deep`.
+DEFAULT_DEEP_AUTO_CHUNKS = 5_000
 # Token budget of the agent context block (`noteseek context`, the prompt hook, the daemon).
 DEFAULT_CONTEXT_TOKENS = 500
 # Folders never indexed unless named otherwise (every dot-folder is skipped on top of these).

@@ -66,8 +66,8 @@ class _Progress:
     "--deep/--no-deep",
     default=None,
     help="Fill the deep lane at idle priority while watching (needs noteseek[multilingual]); "
-    "default: when the index has one (begun by 'noteseek index --deep'), unless "
-    "$NOTESEEK_DEEP=0.",
+    "default: when the index has one (begun by 'noteseek index --deep') or holds at most "
+    "$NOTESEEK_DEEP_AUTO (5,000) distinct chunks, unless $NOTESEEK_DEEP=0.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Notices and errors only, no line per update.")
 def watch_cmd(

@@ -187,6 +187,11 @@ class Index:
         """Whether a deep lane was begun here (complete or not)."""
         return self._store.multilingual_state()[0] is not None
 
+    def deep_lane_progress(self) -> tuple[int, int]:
+        """(distinct chunk contents with a deep-lane vector, distinct chunk contents): what a lane
+        has done and what a whole one would embed (a vault without a lane: 0 of all)."""
+        return self._store.multilingual_progress()
+
     def build_deep_lane(
         self,
         *,

