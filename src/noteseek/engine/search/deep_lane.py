@@ -133,13 +133,16 @@ class DeepLane:
             self._coverage = (version, done / total if total else 0.0)
         return self._coverage[1]
 
-    def across_languages(self, query: str, *, unknown: bool) -> bool:
+    def across_languages(self, query: str, *, unknown: bool, some_unknown: bool | None = None) -> bool:
         """Whether this query crosses languages: its words vote German, or it holds a word the
         vault does not know and its characters are surely German, or the vault has non-English
-        notes (and the known-words gate let the query through)."""
+        notes (and the known-words gate let the query through). `some_unknown`: whether a content
+        word is in no chunk (read from the index when not given)."""
         if query_language(query) == GERMAN:
             return True
-        if self._some_word_unknown(query) and german_by_characters(query):
+        if some_unknown is None:
+            some_unknown = self._some_word_unknown(query)
+        if some_unknown and german_by_characters(query):
             return True
         # A query nothing knows counts only when its words vote German: e5 has an answer for
         # made-up words too, and the vote calls none of them German (docs/deep-lane.md).

@@ -266,7 +266,12 @@ class Searcher:
             kw_rows = self._bm25(query, depth, allowed, term_share)
         unknown = not kw_rows and mode != "bm25" and s.known_words and self._nothing_known(query)
         lane = self._lane() if deep and mode == "hybrid" and s.fusion == "convex" else None
-        cross = lane is not None and lane.across_languages(query, unknown=unknown)
+        # The query words' chunk counts: the rerank's coverage features, the calibration's IDF
+        # mass and the lane's language call (one fts5vocab statement for all of them).
+        counts = self.store.query_term_counts(content_words(query))
+        cross = lane is not None and lane.across_languages(
+            query, unknown=unknown, some_unknown=any(c == 0 for _, c in counts)
+        )
         if unknown and not cross:
             return [], 0.0
         alpha = s.alpha
@@ -321,9 +326,6 @@ class Searcher:
             alpha = weights[0]
         else:
             fused = self._fuse(kw, vec, heads, alpha)
-        # The query words' chunk counts: the rerank's coverage features and the calibration's
-        # IDF mass (one fts5vocab read per word).
-        counts = self.store.query_term_counts(content_words(query))
         # Read once for the rerank's term weights and the calibration's facts (each read asks
         # the storage for its data version: a round trip on PostgreSQL).
         total = self.reranker.chunk_total()
