@@ -3,10 +3,14 @@ reads: frozen values, no SQL. What searches read is in `rows.py`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy costs ~65 ms to import; the type is only named here
+    import numpy as np
+    import numpy.typing as npt
+
     from ..core.links import ParsedLink
 
 __all__ = [
@@ -14,6 +18,7 @@ __all__ = [
     "FileEntry",
     "FileRecord",
     "FileState",
+    "FileWrite",
     "IndexedFile",
     "KindOutcomes",
     "StoredChunk",
@@ -81,6 +86,16 @@ class ChunkRecord:
     row_first: int | None = None  # 1-based first and last spreadsheet/CSV row
     row_last: int | None = None
     overlap: int = 0  # leading characters repeated from the chunk before (a split unit)
+
+
+@dataclass(frozen=True, eq=False)  # by identity: an array's == is element-wise, not a bool
+class FileWrite:
+    """One file as `replace_file` writes it: its row, its chunks in order and, when they were
+    embedded, one int8 vector per chunk (row i for chunk i). A skipped file is its record alone."""
+
+    record: FileRecord
+    chunks: Sequence[ChunkRecord] = ()
+    vectors: npt.NDArray[np.int8] | None = None
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,13 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
     import numpy as np
     import numpy.typing as npt
 
+    from ..queries import FileFilter
     from ..records import (
         ChunkRecord,
         FileEntry,
         FileRecord,
         FileState,
+        FileWrite,
         IndexedFile,
         KindOutcomes,
         StoredChunk,
@@ -168,12 +170,8 @@ class FileRows:
                 (counts["chunks"], counts["tokens"], counts["files"], cid),
             )
 
-    def replace_file(
-        self,
-        record: FileRecord,
-        chunks: Sequence[ChunkRecord],
-        vectors: npt.NDArray[np.int8] | None,
-    ) -> None:
+    def replace_file(self, file: FileWrite) -> None:
+        record, chunks, vectors = file.record, file.chunks, file.vectors
         cid = self.conn.collections.only
         file_id = self._file_id(record.path)
         removed = (0, 0) if file_id is None else self._delete_chunks(file_id)
@@ -219,13 +217,7 @@ class FileRows:
             self._replace_keys("note_names", "name", file_id, record.names)
             self._replace_keys("note_tags", "tag", file_id, record.tags)
             self.links.write_links(file_id, record.links, record.aliases)
-            if chunks:
-                sections = (chunk.section for chunk in chunks)
-                self.terms.write_note_terms(
-                    file_id, record.title_field, record.tags_field, sections, record.lang
-                )
-            else:
-                self.terms.delete_note_terms(file_id)
+            self.terms.write_note_terms(file_id, file)
             self._add_document_counts(terms)
             self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
             ids = (
@@ -459,33 +451,25 @@ class FileRows:
         )
         return [int(r[0]) for r in rows]
 
-    def files_matching(
-        self,
-        *,
-        folders: Sequence[str] | None,
-        tags: Sequence[str] | None,
-        files: Sequence[str] | None,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> set[int]:
+    def files_matching(self, filters: FileFilter) -> set[int]:
         # Each list is one array parameter, so the statement does not grow with it (a nested
         # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000), and each value
         # is one index lookup (bench/filter_lists.py).
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.conn.collections.ids]
-        if since is not None:
+        if filters.since is not None:
             clauses.append("left(note_date, 10) >= %s")
-            params.append(since)
-        if until is not None:
+            params.append(filters.since)
+        if filters.until is not None:
             clauses.append("left(note_date, 10) <= %s")
-            params.append(until)
-        if folders and "" not in folders:
+            params.append(filters.until)
+        if filters.folders and "" not in filters.folders:
             # (collection, prefix) pairs; a prefix's paths are a range of files_by_path_c: from
             # 'x/' up to 'x0' ('0' follows '/' byte-wise). A whole collection is its id alone.
             cids: list[int] = []
             prefixes: list[str] = []
             whole: list[int] = []
-            for folder in folders:
+            for folder in filters.folders:
                 where = self.conn.collections.split_folder(folder)
                 if where is None:
                     continue  # names no collection of ours: matches nothing
@@ -507,7 +491,7 @@ class FileRows:
                 "AND (f.path COLLATE \"C\") < q.prefix || '0' OFFSET 0) f))"
             )
             params += [whole, cids, prefixes]
-        wanted = sorted(set(tags or ()))
+        wanted = sorted(set(filters.tags or ()))
         if wanted:
             # A tag matches itself (note_tags' key, a hash join) and its nested tags (a range of
             # note_tags_by_tag_c per tag, fenced as for folders); a note must match every tag.
@@ -523,11 +507,13 @@ class FileRows:
             )
             ids = self.conn.collections.ids
             params += [wanted, ids, wanted, ids, len(wanted)]
-        if files:
+        if filters.files:
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.
             pairs = [
-                where for where in map(self.conn.collections.split, files) if where is not None
+                where
+                for where in map(self.conn.collections.split, filters.files)
+                if where is not None
             ]
             clauses.append("(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))")
             params += [[p[0] for p in pairs], [p[1] for p in pairs]]

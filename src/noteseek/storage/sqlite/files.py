@@ -21,16 +21,14 @@ from .note_terms import NoteTermsTable
 from .text_index import TextIndex
 from .vector_table import VEC_TABLE, VectorTable
 
-if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
-    import numpy as np
-    import numpy.typing as npt
+if TYPE_CHECKING:
+    from ..queries import FileFilter
 
     # Imported where they are made: a one-shot search never creates these dataclasses.
     from ..records import (
-        ChunkRecord,
         FileEntry,
-        FileRecord,
         FileState,
+        FileWrite,
         IndexedFile,
         KindOutcomes,
         StoredChunk,
@@ -102,12 +100,8 @@ class FileRows:
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.chunks_deleted += len(ids)
 
-    def replace_file(
-        self,
-        record: FileRecord,
-        chunks: Sequence[ChunkRecord],
-        vectors: npt.NDArray[np.int8] | None,
-    ) -> None:
+    def replace_file(self, file: FileWrite) -> None:
+        record, chunks, vectors = file.record, file.chunks, file.vectors
         file_id = self.conn.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
         if file_id is not None:
             # Before the file row changes: the FTS5 'delete' of each chunk reads the title and
@@ -160,13 +154,7 @@ class FileRows:
         for tag in sorted(set(record.tags)):
             self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
         self.links.write_links(int(file_id), record.links, record.aliases)
-        if chunks:
-            sections = (chunk.section for chunk in chunks)
-            self.terms.write_note_terms(
-                file_id, record.title_field, record.tags_field, sections, record.lang
-            )
-        else:
-            self.terms.delete_note_terms(int(file_id))
+        self.terms.write_note_terms(int(file_id), file)
         store_vectors = (
             vectors is not None and self.conn.vectors_available and self.vectors.has_vector_table()
         )
@@ -272,34 +260,26 @@ class FileRows:
         )
         return [int(r[0]) for r in rows]
 
-    def files_matching(
-        self,
-        *,
-        folders: Sequence[str] | None,
-        tags: Sequence[str] | None,
-        files: Sequence[str] | None,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> set[int]:
+    def files_matching(self, filters: FileFilter) -> set[int]:
         # Each list is one JSON parameter, so the statement is the same size for 1 value or
         # 1,500 (a clause per value overflowed SQLite's expression depth at ~1,000). Prefixes
         # are ranges of the path and tag indexes: under BINARY collation the strings starting
         # with 'x/' are exactly those from 'x/' up to 'x0' ('0' follows '/').
         clauses: list[str] = []
         params: list[object] = []
-        if since is not None:
+        if filters.since is not None:
             clauses.append("substr(note_date, 1, 10) >= ?")
-            params.append(since)
-        if until is not None:
+            params.append(filters.since)
+        if filters.until is not None:
             clauses.append("substr(note_date, 1, 10) <= ?")
-            params.append(until)
-        if folders and "" not in folders:  # the vault root contains everything
+            params.append(filters.until)
+        if filters.folders and "" not in filters.folders:  # the vault root contains everything
             clauses.append(
                 "id IN (SELECT f.id FROM json_each(?) q JOIN files f "
                 "ON f.path >= q.value || '/' AND f.path < q.value || '0')"
             )
-            params.append(json.dumps(sorted(set(folders))))
-        wanted = sorted(set(tags or ()))
+            params.append(json.dumps(sorted(set(filters.folders))))
+        wanted = sorted(set(filters.tags or ()))
         if wanted:
             # A note must carry every tag: count the distinct filter tags each note matches.
             clauses.append(
@@ -311,10 +291,10 @@ class FileRows:
                 ") GROUP BY file_id HAVING count(DISTINCT wanted) = ?)"
             )
             params += [json.dumps(wanted), json.dumps(wanted), len(wanted)]
-        if files:
+        if filters.files:
             # The IN list still looks each path up in the unique path index.
             clauses.append("path IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps(list(files)))
+            params.append(json.dumps(list(filters.files)))
         where = " AND ".join(clauses) or "1"
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
 

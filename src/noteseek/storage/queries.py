@@ -1,0 +1,39 @@
+"""What a search asks storage for: a keyword query (`keyword_search`) and a file filter
+(`files_matching`), one value each, so both backends take the same object instead of restating
+the same argument list.
+
+NamedTuples, not dataclasses: a one-shot search builds them, and defining a dataclass costs a
+process a few tenths of a millisecond (rows.py), a NamedTuple a small fraction of that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+__all__ = ["FileFilter", "KeywordQuery"]
+
+
+class KeywordQuery(NamedTuple):
+    """A BM25 query: planned terms (any one matching), at most `limit` chunks, the weights of
+    the text, section, title and tags columns, and when given only chunks of files in `allowed`
+    (filtered before `limit`)."""
+
+    terms: Sequence[str]
+    limit: int
+    column_weights: tuple[float, float, float, float]
+    allowed: set[int] | None = None
+
+
+class FileFilter(NamedTuple):
+    """Which files a filtered search keeps: under any of `folders` (prefixes, '' = all),
+    carrying every tag in `tags` (a tag also matches its nested tags: `project` matches
+    `project/alpha`), whose path is one of `files` (exact vault-relative paths), and whose date
+    (`FileRecord.date`) falls on a day within [since, until] (ISO days `YYYY-MM-DD`, inclusive;
+    a file without a date is not kept). None or empty: that filter is off."""
+
+    folders: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    files: Sequence[str] | None = None
+    since: str | None = None
+    until: str | None = None
