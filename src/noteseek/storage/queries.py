@@ -37,3 +37,20 @@ class FileFilter(NamedTuple):
     files: Sequence[str] | None = None
     since: str | None = None
     until: str | None = None
+
+    def day_bounds(self) -> list[tuple[str, str]]:
+        """(SQL comparison, ISO day) of each end of the date range that is set: a file is kept
+        when the first ten characters of its date compare so with the day."""
+        ends = ((">=", self.since), ("<=", self.until))
+        return [(op, day) for op, day in ends if day is not None]
+
+    def folder_prefixes(self) -> list[str] | None:
+        """The folders, distinct and sorted, when they filter at all; None when unset or empty,
+        or when one is the vault root '' (which contains everything)."""
+        if not self.folders or "" in self.folders:
+            return None
+        return sorted(set(self.folders))
+
+    def all_tags(self) -> list[str]:
+        """The tags a file must all carry, distinct and sorted (empty: no tag filter)."""
+        return sorted(set(self.tags or ()))

@@ -1,11 +1,12 @@
 """The rows an update writes and reads back (files, chunks, file states) and the rows note access
-reads: frozen values, no SQL. What searches read is in `rows.py`."""
+reads: frozen values, no SQL, and the conversions both backends make from their result rows.
+What searches read is in `rows.py`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; the type is only named here
     import numpy as np
@@ -22,6 +23,10 @@ __all__ = [
     "IndexedFile",
     "KindOutcomes",
     "StoredChunk",
+    "file_entry_of",
+    "file_state_of",
+    "indexed_file_of",
+    "kind_outcomes_of",
 ]
 
 
@@ -147,3 +152,25 @@ class KindOutcomes:
     outcome: str
     files: int
     missing_package: str | None = None  # `unsupported` for this library, not installed then
+
+
+def file_state_of(row: Sequence[Any]) -> FileState:
+    """A `FileState` from a (mtime_ns, size, content_hash, status, kind, engine) row."""
+    return FileState(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5])
+
+
+def file_entry_of(path: str, row: Sequence[Any]) -> FileEntry:
+    """The `FileEntry` of the file shown as `path`, from a (status, problem, mtime_ns, size,
+    chunk_count, indexed_at) row."""
+    return FileEntry(path, row[0], row[1], int(row[2]), int(row[3]), int(row[4]), float(row[5]))
+
+
+def indexed_file_of(row: Sequence[Any]) -> IndexedFile:
+    """An `IndexedFile` from a (status, problem, mtime_ns, size, title, kind) row."""
+    return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+
+
+def kind_outcomes_of(rows: Iterable[Sequence[Any]]) -> list[KindOutcomes]:
+    """`document_outcomes` from (kind, outcome, files, missing package) rows, in their order."""
+    # No outcome: the indexer could not read the file at all (permissions, vanished).
+    return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]

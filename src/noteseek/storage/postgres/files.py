@@ -37,17 +37,9 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
     import numpy as np
     import numpy.typing as npt
 
+    from .. import records
     from ..queries import FileFilter
-    from ..records import (
-        ChunkRecord,
-        FileEntry,
-        FileRecord,
-        FileState,
-        FileWrite,
-        IndexedFile,
-        KindOutcomes,
-        StoredChunk,
-    )
+    from ..records import ChunkRecord, FileRecord
 
 __all__ = ["FileRows"]
 
@@ -170,7 +162,7 @@ class FileRows:
                 (counts["chunks"], counts["tokens"], counts["files"], cid),
             )
 
-    def replace_file(self, file: FileWrite) -> None:
+    def replace_file(self, file: records.FileWrite) -> None:
         record, chunks, vectors = file.record, file.chunks, file.vectors
         cid = self.conn.collections.only
         file_id = self._file_id(record.path)
@@ -342,8 +334,8 @@ class FileRows:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def file_states(self) -> dict[str, FileState]:
-        from ..records import FileState
+    def file_states(self) -> dict[str, records.FileState]:
+        from ..records import file_state_of
 
         rows = self.conn.rows(
             "SELECT collection_id, path, mtime_ns, size, content_hash, status, kind, engine "
@@ -351,9 +343,7 @@ class FileRows:
             (self.conn.collections.ids,),
         )
         show = self.conn.collections.show
-        return {
-            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7]) for r in rows
-        }
+        return {show(r[0], r[1]): file_state_of(r[2:]) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
         rows = self.conn.rows(
@@ -378,8 +368,8 @@ class FileRows:
         )
         return sorted((self.conn.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
 
-    def file_entries(self) -> list[FileEntry]:
-        from ..records import FileEntry
+    def file_entries(self) -> list[records.FileEntry]:
+        from ..records import file_entry_of
 
         rows = self.conn.rows(
             "SELECT collection_id, path, status, problem, mtime_ns, size, chunk_count, indexed_at "
@@ -387,14 +377,11 @@ class FileRows:
             (self.conn.collections.ids,),
         )
         show = self.conn.collections.show
-        return sorted(
-            (FileEntry(show(r[0], r[1]), r[2], r[3], int(r[4]), int(r[5]), int(r[6]), float(r[7]))
-             for r in rows),
-            key=lambda e: e.path,
-        )  # fmt: skip
+        entries = (file_entry_of(show(r[0], r[1]), r[2:]) for r in rows)
+        return sorted(entries, key=lambda e: e.path)
 
-    def indexed_file(self, path: str) -> IndexedFile | None:
-        from ..records import IndexedFile
+    def indexed_file(self, path: str) -> records.IndexedFile | None:
+        from ..records import indexed_file_of
 
         where = self.conn.collections.split(path)
         if where is None:
@@ -404,13 +391,10 @@ class FileRows:
             "WHERE collection_id = %s AND path = %s",
             where,
         )
-        if not found:
-            return None
-        row = found[0]
-        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+        return indexed_file_of(found[0]) if found else None
 
-    def document_outcomes(self) -> list[KindOutcomes]:
-        from ..records import KindOutcomes
+    def document_outcomes(self) -> list[records.KindOutcomes]:
+        from ..records import kind_outcomes_of
 
         rows = self.conn.rows(
             "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%%' "
@@ -419,8 +403,7 @@ class FileRows:
             "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing",
             (self.conn.collections.ids,),
         )
-        # No outcome: the indexer could not read the file at all (permissions, vanished).
-        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
+        return kind_outcomes_of(rows)
 
     def vault_location(self, path: str) -> tuple[str, str] | None:
         """(vault folder, path inside it) of a note path as shown; None when its collection
@@ -457,19 +440,17 @@ class FileRows:
         # is one index lookup (bench/filter_lists.py).
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.conn.collections.ids]
-        if filters.since is not None:
-            clauses.append("left(note_date, 10) >= %s")
-            params.append(filters.since)
-        if filters.until is not None:
-            clauses.append("left(note_date, 10) <= %s")
-            params.append(filters.until)
-        if filters.folders and "" not in filters.folders:
+        for op, day in filters.day_bounds():
+            clauses.append(f"left(note_date, 10) {op} %s")
+            params.append(day)
+        folders = filters.folder_prefixes()
+        if folders is not None:
             # (collection, prefix) pairs; a prefix's paths are a range of files_by_path_c: from
             # 'x/' up to 'x0' ('0' follows '/' byte-wise). A whole collection is its id alone.
             cids: list[int] = []
             prefixes: list[str] = []
             whole: list[int] = []
-            for folder in filters.folders:
+            for folder in folders:
                 where = self.conn.collections.split_folder(folder)
                 if where is None:
                     continue  # names no collection of ours: matches nothing
@@ -491,7 +472,7 @@ class FileRows:
                 "AND (f.path COLLATE \"C\") < q.prefix || '0' OFFSET 0) f))"
             )
             params += [whole, cids, prefixes]
-        wanted = sorted(set(filters.tags or ()))
+        wanted = filters.all_tags()
         if wanted:
             # A tag matches itself (note_tags' key, a hash join) and its nested tags (a range of
             # note_tags_by_tag_c per tag, fenced as for folders); a note must match every tag.
@@ -582,7 +563,7 @@ class FileRows:
         )
         return [str(r[0]) for r in rows]
 
-    def file_chunks(self, path: str) -> list[StoredChunk]:
+    def file_chunks(self, path: str) -> list[records.StoredChunk]:
         from ..records import StoredChunk
 
         where = self.conn.collections.split(path)
