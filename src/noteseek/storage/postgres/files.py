@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
 
     from .. import records
     from ..queries import FileFilter
-    from ..records import ChunkRecord, FileRecord
 
 __all__ = ["FileRows"]
 
@@ -233,9 +232,9 @@ class FileRows:
 
     def _insert_chunks(
         self,
-        record: FileRecord,
+        record: records.FileRecord,
         file_id: int,
-        chunks: Sequence[ChunkRecord],
+        chunks: Sequence[records.ChunkRecord],
         terms: Sequence[ChunkTerms],
         vectors: npt.NDArray[np.int8] | None,
         now: float,
