@@ -25,7 +25,8 @@ from pathlib import Path
 
 from noteseek import DatabaseUrl
 from noteseek.storage.open import open_storage
-from noteseek.storage.records import ChunkRecord, FileRecord
+from noteseek.storage.queries import FileFilter
+from noteseek.storage.records import ChunkRecord, FileRecord, FileWrite
 
 SIZES = (1, 200, 1_000, 1_500)
 
@@ -34,17 +35,15 @@ def fill(store: object, files: int) -> None:
     with store.write():  # type: ignore[attr-defined]
         for i in range(files):
             tags = (f"t{i % 200}", f"t{(i * 7) % 200}/sub", f"group{i % 10}")
-            record = FileRecord(
-                f"f{i % 50}/n{i}.md", 1, 1, f"h{i}", f"N{i}", "ok", None, tags=tags
-            )
-            store.replace_file(record, [ChunkRecord(0, "S", f"text {i}", i)], None)  # type: ignore[attr-defined]
+            record = FileRecord(f"f{i % 50}/n{i}.md", 1, 1, f"h{i}", f"N{i}", "ok", None, tags=tags)
+            store.replace_file(FileWrite(record, [ChunkRecord(0, "S", f"text {i}", i)]))  # type: ignore[attr-defined]
 
 
-def timed(store: object, **filters: object) -> float:
+def timed(store: object, filters: FileFilter) -> float:
     runs = []
     for _ in range(5):
         started = time.perf_counter()
-        store.files_matching(**filters)  # type: ignore[attr-defined]
+        store.files_matching(filters)  # type: ignore[attr-defined]
         runs.append(time.perf_counter() - started)
     return statistics.median(runs)
 
@@ -57,8 +56,8 @@ def measure(locator: Path | DatabaseUrl, files: int) -> dict[str, dict[int, floa
         for n in SIZES:
             folders = [f"none/{k}" for k in range(n - 1)] + ["f3"]
             tags = [f"none{k}" for k in range(n - 1)] + ["t3"]
-            out["folders"][n] = timed(store, folders=folders, tags=None, files=None)
-            out["tags"][n] = timed(store, folders=None, tags=tags, files=None)
+            out["folders"][n] = timed(store, FileFilter(folders=folders))
+            out["tags"][n] = timed(store, FileFilter(tags=tags))
         return out
     finally:
         store.close()

@@ -34,7 +34,7 @@ from tests import pgserver
 from noteseek import DatabaseUrl
 from noteseek.core.locator import with_collection
 from noteseek.storage.open import open_storage
-from noteseek.storage.records import ChunkRecord, FileRecord
+from noteseek.storage.records import ChunkRecord, FileRecord, FileWrite
 
 TABLES = ("chunks", "postings", "term_stats", "files", "note_names", "note_tags")
 
@@ -105,16 +105,18 @@ def main(argv: list[str] | None = None) -> int:
 
                 with store.write():
                     store.replace_file(
-                        record("ops/deploy.md"),
-                        [chunk(0, f"the deploy token is {marker} for the staging cluster")],
-                        None,
+                        FileWrite(
+                            record("ops/deploy.md"),
+                            [chunk(0, f"the deploy token is {marker} for the staging cluster")],
+                        )
                     )
                 look("indexed (the marker is live)")
                 with store.write():
                     store.replace_file(
-                        record("ops/deploy.md"),
-                        [chunk(0, "the deploy token is [REDACTED] for the staging cluster")],
-                        None,
+                        FileWrite(
+                            record("ops/deploy.md"),
+                            [chunk(0, "the deploy token is [REDACTED] for the staging cluster")],
+                        )
                     )
                 live = admin.execute(
                     "SELECT (SELECT count(*) FROM chunks WHERE strpos(chunk_text, %s) > 0) "
@@ -130,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
                 with store.write():
                     for i in range(args.notes):
                         store.replace_file(
-                            record(f"more/{i}.md"),
-                            [chunk(0, f"note {i} about the staging cluster and its deploys")],
-                            None,
+                            FileWrite(
+                                record(f"more/{i}.md"),
+                                [chunk(0, f"note {i} about the staging cluster and its deploys")],
+                            )
                         )
                 look(f"{args.notes:,} more notes written (space reused)")
                 for table in TABLES:

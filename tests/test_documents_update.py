@@ -14,7 +14,7 @@ import pytest
 import noteseek.engine.update.documents as update_documents
 from noteseek import Index, IndexOptions
 from noteseek.documents import ExtractionPool
-from noteseek.storage.records import FileRecord
+from noteseek.storage.records import FileRecord, FileWrite
 
 from .conftest import FakeEmbedder, WriteNotes, note
 from .documents_samples import sample
@@ -153,17 +153,17 @@ def test_a_drawing_indexed_as_a_note_before_is_read_as_a_drawing(
         # What an index made before documents held: the drawing as a note, JSON and all.
         with store.write():
             store.replace_file(
-                FileRecord(
-                    "sketch.excalidraw.md",
-                    state.mtime_ns,
-                    state.size,
-                    state.content_hash,
-                    "sketch",
-                    "ok",
-                    None,
-                ),
-                [],
-                None,
+                FileWrite(
+                    FileRecord(
+                        "sketch.excalidraw.md",
+                        state.mtime_ns,
+                        state.size,
+                        state.content_hash,
+                        "sketch",
+                        "ok",
+                        None,
+                    )
+                )
             )
         assert store.file_states()["sketch.excalidraw.md"].kind is None
         stats = idx.update(vault)

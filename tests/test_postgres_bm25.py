@@ -15,6 +15,7 @@ from noteseek.core.locator import with_collection
 from noteseek.core.query import search_terms
 from noteseek.engine.search.query_plan import CommonTerms
 from noteseek.storage.postgres.bm25 import query_phrases
+from noteseek.storage.queries import KeywordQuery
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, WriteNotes, note
 from .test_stemming import ENGLISH_NOTE, GERMAN_NOTE
@@ -35,7 +36,9 @@ def _keyword(idx: Index, text: str) -> tuple[list[str], list[tuple[str, str, flo
     """The planned terms of a query and the backend's BM25 list as (path, chunk text, score)."""
     store, settings = idx._store, idx._searcher.settings
     terms = search_terms(text, drop=CommonTerms(store).test(settings.max_term_share))
-    found = store.keyword_search(terms, limit=100, column_weights=settings.column_weights)
+    found = store.keyword_search(
+        KeywordQuery(terms, limit=100, column_weights=settings.column_weights)
+    )
     rows = store.chunk_rows([cid for cid, _, _ in found])
     return terms, [(rows[cid].path, rows[cid].text, score) for cid, score, _ in found]
 

@@ -28,7 +28,7 @@ import pytest
 from noteseek import Index, open_index
 from noteseek.core.locator import with_collection
 from noteseek.storage.open import open_storage
-from noteseek.storage.records import ChunkRecord, FileRecord
+from noteseek.storage.records import ChunkRecord, FileRecord, FileWrite
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, note
 from .postgres_fixtures import fresh_schema, wait_for_replay, with_search_path
@@ -59,7 +59,7 @@ def test_indexers_of_different_collections_do_not_wait_for_each_other(pg_schema:
 
     def hold_work() -> None:
         with work.write():
-            work.replace_file(FileRecord("a.md", 1, 1, "h", "A", "ok", None), [], None)
+            work.replace_file(FileWrite(FileRecord("a.md", 1, 1, "h", "A", "ok", None)))
             held.set()
             release.wait(20)
 
@@ -70,9 +70,10 @@ def test_indexers_of_different_collections_do_not_wait_for_each_other(pg_schema:
         started = time.monotonic()
         with home.write():  # another collection: its own lock, free
             home.replace_file(
-                FileRecord("b.md", 1, 1, "h", "B", "ok", None),
-                [ChunkRecord(0, "S", "some words here", 7)],
-                None,
+                FileWrite(
+                    FileRecord("b.md", 1, 1, "h", "B", "ok", None),
+                    [ChunkRecord(0, "S", "some words here", 7)],
+                )
             )
         assert time.monotonic() - started < 3  # not the 10 s lock wait
         assert home.chunk_texts("b.md") == ["some words here"]

@@ -11,7 +11,7 @@ import pytest
 
 from noteseek.storage.open import open_storage
 from noteseek.storage.postgres import connection, schema
-from noteseek.storage.records import FileRecord
+from noteseek.storage.records import FileRecord, FileWrite
 
 from .backends import pg_locator
 
@@ -40,7 +40,7 @@ def test_version_1_gains_the_left_out_columns_and_keeps_its_files(
         assert store.left_out() == []  # old rows count 0 until the re-process fills them in
         with store.write():
             old = FileRecord("old.md", 3, 4, "h2", "Old", "ok", None)
-            store.replace_file(FileRecord(**{**old.__dict__, "secrets_scrubbed": 1}), [], None)
+            store.replace_file(FileWrite(FileRecord(**{**old.__dict__, "secrets_scrubbed": 1})))
         assert store.left_out() == [("old.md", 0, 1)]
     finally:
         store.close()

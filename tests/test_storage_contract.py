@@ -10,13 +10,15 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from noteseek import IndexLockedError, IndexNotFoundError
 from noteseek.storage import meta
-from noteseek.storage.records import ChunkRecord, FileRecord
+from noteseek.storage.queries import FileFilter, KeywordQuery
+from noteseek.storage.records import ChunkRecord, FileRecord, FileWrite
 
 from .backends import Backend
 
@@ -45,19 +47,27 @@ def fill(store) -> None:  # type: ignore[no-untyped-def]
         store.reset_vectors(DIM, "fake:8")
         store.set_meta(meta.VAULT_ROOT, "/vault")
         store.replace_file(
-            record("howto/git.md", title="Git rebase", tags=("dev/git",), names=("git rebase",)),
-            chunks("undo a rebase with the reflog", "interactive rebase squashes commits"),
-            vectors(2, 1),
+            FileWrite(
+                record(
+                    "howto/git.md", title="Git rebase", tags=("dev/git",), names=("git rebase",)
+                ),
+                chunks("undo a rebase with the reflog", "interactive rebase squashes commits"),
+                vectors(2, 1),
+            )
         )
         store.replace_file(
-            record("howto/tokens.md", title="Token rotation", tags=("security",)),
-            chunks("rotate api tokens every ninety days", "refresh tokens rotate on use"),
-            vectors(2, 2),
+            FileWrite(
+                record("howto/tokens.md", title="Token rotation", tags=("security",)),
+                chunks("rotate api tokens every ninety days", "refresh tokens rotate on use"),
+                vectors(2, 2),
+            )
         )
         store.replace_file(
-            record("notes/cooking.md", title="Cooking", tags=("home",)),
-            chunks("a recipe for bread with a long rise"),
-            vectors(1, 3),
+            FileWrite(
+                record("notes/cooking.md", title="Cooking", tags=("home",)),
+                chunks("a recipe for bread with a long rise"),
+                vectors(1, 3),
+            )
         )
 
 
@@ -75,12 +85,17 @@ def test_filter_lists_of_any_length_answer_in_one_statement(backend: Backend) ->
         fill(store)
         with store.write():
             store.replace_file(
-                record("a_b/x%y/deep.md", tags=("dev/git/hooks", "home")),
-                chunks("a deep note with odd folder names"),
-                vectors(1, 4),
+                FileWrite(
+                    record("a_b/x%y/deep.md", tags=("dev/git/hooks", "home")),
+                    chunks("a deep note with odd folder names"),
+                    vectors(1, 4),
+                )
             )
         by_path = {v: k for k, v in store.file_paths().items()}
-        match = store.files_matching
+
+        def match(**filters: Any) -> set[int]:
+            return store.files_matching(FileFilter(**filters))
+
         many = [f"nowhere/{i}" for i in range(1_500)]
         assert match(folders=[*many, "howto"], tags=None, files=None) == {
             by_path["howto/git.md"],
@@ -159,10 +174,13 @@ def test_replacing_a_file_replaces_its_chunks_and_statistics(backend: Backend) -
     try:
         fill(store)
         with store.write():
-            store.replace_file(record("howto/git.md"), chunks("cherry pick one commit"), None)
+            store.replace_file(FileWrite(record("howto/git.md"), chunks("cherry pick one commit")))
         assert store.chunk_texts("howto/git.md") == ["cherry pick one commit"]
-        assert store.keyword_search(["reflog"], limit=5, column_weights=(1, 2, 4, 2)) == []
-        hit = store.keyword_search(["cherry"], limit=5, column_weights=(1, 2, 4, 2))
+        assert (
+            store.keyword_search(KeywordQuery(["reflog"], limit=5, column_weights=(1, 2, 4, 2)))
+            == []
+        )
+        hit = store.keyword_search(KeywordQuery(["cherry"], limit=5, column_weights=(1, 2, 4, 2)))
         assert paths_of(store, [h[0] for h in hit]) == ["howto/git.md"]
         assert store.integrity_problems() == []
         assert store.chunks_missing_vectors(10)[0][3] == "cherry pick one commit"
@@ -178,16 +196,16 @@ def test_one_transaction_writes_replaces_and_deletes_a_file(backend: Backend) ->
         fill(store)
         before = store.counts()
         with store.write():
-            store.replace_file(record("new.md"), chunks("cherry pick", "rebase onto"), None)
-            store.replace_file(record("new.md"), chunks("cherry tree"), None)
+            store.replace_file(FileWrite(record("new.md"), chunks("cherry pick", "rebase onto")))
+            store.replace_file(FileWrite(record("new.md"), chunks("cherry tree")))
             store.delete_file("new.md")
             store.delete_file("howto/git.md")
-            store.replace_file(record("howto/git.md"), chunks("cherry again"), None)
+            store.replace_file(FileWrite(record("howto/git.md"), chunks("cherry again")))
         assert store.integrity_problems() == []
         after = store.counts()
         # git.md's two chunks became one; new.md is gone with everything it added.
         assert (after["files"], after["chunks"]) == (before["files"], before["chunks"] - 1)
-        hit = store.keyword_search(["cherry"], limit=5, column_weights=(1, 2, 4, 2))
+        hit = store.keyword_search(KeywordQuery(["cherry"], limit=5, column_weights=(1, 2, 4, 2)))
         assert paths_of(store, [h[0] for h in hit]) == ["howto/git.md"]
     finally:
         store.close()
@@ -211,19 +229,26 @@ def test_keyword_search(backend: Backend) -> None:
     try:
         fill(store)
         weights = (1.0, 2.0, 4.0, 2.0)
-        hits = store.keyword_search(["rotate", "tokens"], limit=10, column_weights=weights)
+        hits = store.keyword_search(
+            KeywordQuery(["rotate", "tokens"], limit=10, column_weights=weights)
+        )
         assert hits and all(score > 0 for _, score, _ in hits)
         assert [s for _, s, _ in hits] == sorted((s for _, s, _ in hits), reverse=True)
         assert set(paths_of(store, [h[0] for h in hits])) == {"howto/tokens.md"}
         file_of = store.file_ids([h[0] for h in hits])
         assert all(file_of[cid] == fid for cid, _, fid in hits)
         # Title weight: "rebase" in the title field outranks the same word only in the text.
-        assert store.keyword_search(["nothing-like-this"], limit=5, column_weights=weights) == []
-        assert store.keyword_search([], limit=5, column_weights=weights) == []
+        assert (
+            store.keyword_search(
+                KeywordQuery(["nothing-like-this"], limit=5, column_weights=weights)
+            )
+            == []
+        )
+        assert store.keyword_search(KeywordQuery([], limit=5, column_weights=weights)) == []
         git = store.files_named("git rebase")
         assert len(git) == 1
         only = store.keyword_search(
-            ["rebase", "bread"], limit=10, column_weights=weights, allowed=set(git)
+            KeywordQuery(["rebase", "bread"], limit=10, column_weights=weights, allowed=set(git))
         )
         assert only and {fid for *_, fid in only} == set(git)
         assert len(store.chunks_of_files(git)) == 2
@@ -244,7 +269,10 @@ def test_filters(backend: Backend) -> None:
     try:
         fill(store)
         by_path = {v: k for k, v in store.file_paths().items()}
-        match = store.files_matching
+
+        def match(**filters: Any) -> set[int]:
+            return store.files_matching(FileFilter(**filters))
+
         assert match(folders=["howto"], tags=None, files=None) == {
             by_path["howto/git.md"],
             by_path["howto/tokens.md"],
@@ -272,7 +300,7 @@ def test_filters(backend: Backend) -> None:
         problems = [("notes/skipped.md", "skipped", "too big")]
         with store.write():
             store.replace_file(
-                FileRecord("notes/skipped.md", 0, 0, None, None, "skipped", "too big"), [], None
+                FileWrite(FileRecord("notes/skipped.md", 0, 0, None, None, "skipped", "too big"))
             )
         assert store.file_problems() == problems
         assert len(store.note_tags()) == 3  # a skipped file has no tags to list
@@ -288,19 +316,21 @@ def test_left_out_counts_are_stored_and_replaced_with_the_file(backend: Backend)
         with store.write():
             base = record("notes/links.md")
             store.replace_file(
-                FileRecord(**{**base.__dict__, "skipped_sections": 2, "secrets_scrubbed": 0}),
-                chunks("a note whose See also list was skipped"),
-                None,
+                FileWrite(
+                    FileRecord(**{**base.__dict__, "skipped_sections": 2, "secrets_scrubbed": 0}),
+                    chunks("a note whose See also list was skipped"),
+                )
             )
             base = record("howto/tokens.md", title="Token rotation", tags=("security",))
             store.replace_file(
-                FileRecord(**{**base.__dict__, "secrets_scrubbed": 3}),
-                chunks("rotate [REDACTED] every ninety days"),
-                None,
+                FileWrite(
+                    FileRecord(**{**base.__dict__, "secrets_scrubbed": 3}),
+                    chunks("rotate [REDACTED] every ninety days"),
+                )
             )
         assert store.left_out() == [("howto/tokens.md", 0, 3), ("notes/links.md", 2, 0)]
         with store.write():
-            store.replace_file(record("howto/tokens.md"), chunks("rotate them"), None)
+            store.replace_file(FileWrite(record("howto/tokens.md"), chunks("rotate them")))
             store.delete_file("notes/links.md")
         assert store.left_out() == []
     finally:
@@ -359,7 +389,7 @@ def test_meta_and_identity(backend: Backend) -> None:
         secret = backend.password()
         assert again.location and (secret is None or secret not in again.location)
         with again.write():
-            again.replace_file(record("a.md"), chunks("text"), None)
+            again.replace_file(FileWrite(record("a.md"), chunks("text")))
         assert again.data_version() != version
     finally:
         again.close()
@@ -430,10 +460,13 @@ def test_separate_indexes_do_not_see_each_other(backend: Backend, tmp_path: Path
     try:
         fill(store)
         with beside.write():
-            beside.replace_file(record("howto/git.md"), chunks("another vault's text"), None)
+            beside.replace_file(FileWrite(record("howto/git.md"), chunks("another vault's text")))
         assert beside.chunk_texts("howto/git.md") == ["another vault's text"]
         assert len(store.chunk_texts("howto/git.md")) == 2
-        assert beside.keyword_search(["rebase"], limit=5, column_weights=(1, 2, 4, 2)) == []
+        assert (
+            beside.keyword_search(KeywordQuery(["rebase"], limit=5, column_weights=(1, 2, 4, 2)))
+            == []
+        )
         assert beside.integrity_problems() == [] and store.integrity_problems() == []
     finally:
         store.close()
@@ -458,20 +491,20 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             "docs/sheet.xlsx", 6, 60, "h-x", "Sheet", "ok", None,
             kind="xlsx", outcome="ok", engine="python-calamine 0.3",
         )  # fmt: skip
-        rows = [ChunkRecord(0, "Sheet", "alpha beta budget", 13, sheet="q1", row_first=2, row_last=9)]
+        rows = [
+            ChunkRecord(0, "Sheet", "alpha beta budget", 13, sheet="q1", row_first=2, row_last=9)
+        ]
         missing = FileRecord(
             "docs/old.xls", 7, 70, None, None, "skipped", "needs the documents extra",
             kind="xls", outcome="unsupported", engine="missing:python_calamine",
         )  # fmt: skip
         with store.write():
-            store.replace_file(pdf, page_chunks, None)
-            store.replace_file(sheet, rows, None)
-            store.replace_file(missing, [], None)
+            store.replace_file(FileWrite(pdf, page_chunks))
+            store.replace_file(FileWrite(sheet, rows))
+            store.replace_file(FileWrite(missing))
             store.replace_file(
-                FileRecord("slides/deck.pptx", 8, 80, "h-p", "Deck", "ok", None, kind="pptx",
-                           outcome="ok", engine="python-pptx 1.0"),
-                [ChunkRecord(0, "Deck", "the budget slide", 14, slide=3)],
-                None,
+                FileWrite(FileRecord("slides/deck.pptx", 8, 80, "h-p", "Deck", "ok", None, kind="pptx",
+                           outcome="ok", engine="python-pptx 1.0"), [ChunkRecord(0, "Deck", "the budget slide", 14, slide=3)])
             )  # fmt: skip
         states = store.file_states()
         assert (states["docs/report.pdf"].kind, states["docs/report.pdf"].engine) == (
@@ -488,7 +521,9 @@ def test_document_kinds_outcomes_and_chunk_locations(backend: Backend) -> None:
             ),
         ]
         assert store.file_chunks("docs/nothing.pdf") == []
-        found = store.keyword_search(["budget"], limit=10, column_weights=(1, 2, 4, 2))
+        found = store.keyword_search(
+            KeywordQuery(["budget"], limit=10, column_weights=(1, 2, 4, 2))
+        )
         by_path = {row.path: row for row in store.chunk_rows([c for c, _, _ in found]).values()}
         assert (by_path["docs/sheet.xlsx"].sheet, by_path["docs/sheet.xlsx"].row_first) == ("q1", 2)
         assert by_path["docs/sheet.xlsx"].row_last == 9 and by_path["slides/deck.pptx"].slide == 3
@@ -550,27 +585,29 @@ def test_ranking_facts_note_terms_and_query_term_counts(backend: Backend) -> Non
     try:
         with store.write():
             store.replace_file(
-                FileRecord(
-                    "a.md",
-                    1,
-                    10,
-                    "h-a",
-                    "Alpha",
-                    "ok",
-                    None,
-                    title_field="Alpha Rebasing",
-                    tags_field="dev git",
-                ),
-                [
-                    ChunkRecord(0, "Undo rebase", "text one", 5),
-                    ChunkRecord(1, "Other", "text rebasing", 6),
-                ],
-                None,
+                FileWrite(
+                    FileRecord(
+                        "a.md",
+                        1,
+                        10,
+                        "h-a",
+                        "Alpha",
+                        "ok",
+                        None,
+                        title_field="Alpha Rebasing",
+                        tags_field="dev git",
+                    ),
+                    [
+                        ChunkRecord(0, "Undo rebase", "text one", 5),
+                        ChunkRecord(1, "Other", "text rebasing", 6),
+                    ],
+                )
             )
             store.replace_file(
-                FileRecord("b.md", 1, 20, "h-b", "B", "ok", None, lang="de"),
-                [ChunkRecord(0, "Häuser", "die Häuser", 7)],
-                None,
+                FileWrite(
+                    FileRecord("b.md", 1, 20, "h-b", "B", "ok", None, lang="de"),
+                    [ChunkRecord(0, "Häuser", "die Häuser", 7)],
+                )
             )
         ids = {v: k for k, v in store.file_paths().items()}
         facts = store.note_terms([ids["a.md"], ids["b.md"], 10**9])
@@ -648,18 +685,16 @@ def test_dates_round_trip_filter_and_order(backend: Backend) -> None:
         with store.write():
             for path, (value, source) in dated.items():
                 store.replace_file(
-                    replace(record(path), date=value, date_source=source), chunks(path), None
+                    FileWrite(replace(record(path), date=value, date_source=source), chunks(path))
                 )
-            store.replace_file(record("undated.md"), chunks("undated"), None)
+            store.replace_file(FileWrite(record("undated.md"), chunks("undated")))
         ids = {p: i for i, p in store.file_paths().items()}
         rows = store.chunk_rows([store.first_chunk(ids[p]) for p in dated])  # type: ignore[misc]
         got = {row.path: (row.date, row.date_source) for row in rows.values()}
         assert got == dated
 
         def kept(since: str | None, until: str | None) -> set[str]:
-            found = store.files_matching(
-                folders=None, tags=None, files=None, since=since, until=until
-            )
+            found = store.files_matching(FileFilter(since=since, until=until))
             return {store.file_paths()[i] for i in found}
 
         assert kept("2026-11-12", "2026-11-30") == {"daily/2026-11-30.md", "meeting.md"}

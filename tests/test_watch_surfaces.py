@@ -64,9 +64,9 @@ class HeldWrites:
         store: Any = index._store
         real = store.replace_file
 
-        def replace_file(record: Any, chunks: Any, vectors: Any) -> None:
-            real(record, chunks, vectors)
-            if record.path.endswith(self.name):
+        def replace_file(file: Any) -> None:
+            real(file)
+            if file.record.path.endswith(self.name):
                 self.inside.set()  # inside `with store.write()`: the row is not committed yet
                 assert self.release.wait(TIMEOUT)
 

@@ -78,6 +78,18 @@ class NotAnIndexError(NoteseekError):
 class SchemaVersionError(NoteseekError):
     """The index file was written by a newer noteseek than this one."""
 
+    @classmethod
+    def newer(
+        cls, where: object, version: int, known: int, *, extra: str | None = None
+    ) -> SchemaVersionError:
+        """The error for an index at schema `version`, past the `known` latest: upgrade, with
+        the backend's `extra` when it needs one."""
+        package = "noteseek" if extra is None else f"'noteseek[{extra}]'"
+        return cls(
+            f"{where} has noteseek schema version {version}, this noteseek knows up to {known}: "
+            f"upgrade noteseek (pip install -U {package})"
+        )
+
 
 class DatabaseConnectionError(NoteseekError):
     """A database server could not be reached, or refused the connection or the login.

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LINK_COLUMNS", "link_from_row", "links_by_file"]
 
+# The linking note, the 1-based line of the link in it, the link path as written (without #... or
+# |shown), its `core.links.link_key` (the folded file name: backlinks look it up), '' or
+# '#Heading' or '#^block', wiki | embed | markdown, and the linking line (scrubbed), trimmed.
 LINK_COLUMNS = "file_id, line, target, target_key, fragment, kind, context"
 
 _PARSED_LINK: list[type[ParsedLink]] = []

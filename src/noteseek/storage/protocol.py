@@ -36,11 +36,11 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .queries import FileFilter, KeywordQuery
 from .records import (
-    ChunkRecord,
     FileEntry,
-    FileRecord,
     FileState,
+    FileWrite,
     IndexedFile,
     KindOutcomes,
     StoredChunk,
@@ -151,18 +151,13 @@ class FilePart(Protocol):
         """Remove a file with its chunks, names, tags and vectors (inside `write()`)."""
         ...
 
-    def replace_file(
-        self,
-        record: FileRecord,
-        chunks: Sequence[ChunkRecord],
-        vectors: npt.NDArray[np.int8] | None,
-    ) -> None:
+    def replace_file(self, file: FileWrite) -> None:
         """Replace a file's rows (chunks with their locations, names, tags, one int8 vector per
-        chunk when given) with new ones (inside `write()`); marks the common-term counts stale.
+        chunk when given) with `file`'s (inside `write()`); marks the common-term counts stale.
         The record's `kind`, `outcome` and `engine` are stored with the file and come back in
-        `file_states()`; its `date` and `date_source` come back on every `ChunkRow` of the file. It also (re)writes what `note_terms` returns for the file: the distinct
-        index tokens of `record.title_field`, `record.tags_field` and the chunks' section headings
-        (none when there are no chunks); `delete_file` drops them."""
+        `file_states()`; its `date` and `date_source` come back on every `ChunkRow` of the file.
+        It also (re)writes what `note_terms` returns for the file (`note_terms.note_term_row`:
+        none when there are no chunks); `delete_file` drops them."""
         ...
 
     def left_out(self) -> list[tuple[str, int, int]]:
@@ -203,20 +198,8 @@ class FilePart(Protocol):
         """Ids of files whose title, alias or file name has this `name_key()`, ascending."""
         ...
 
-    def files_matching(
-        self,
-        *,
-        folders: Sequence[str] | None,
-        tags: Sequence[str] | None,
-        files: Sequence[str] | None,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> set[int]:
-        """Ids of files under any of `folders` (prefixes, '' = all) carrying every tag in `tags`
-        (a tag also matches its nested tags: `project` matches `project/alpha`) whose path is one
-        of `files` (exact vault-relative paths) and whose date (`FileRecord.date`) falls on a day
-        within [since, until] (ISO days `YYYY-MM-DD`, inclusive; a file without a date is not
-        kept). None or empty: that filter is off."""
+    def files_matching(self, filters: FileFilter) -> set[int]:
+        """Ids of the files `filters` keeps (every filter it sets, as `FileFilter` says)."""
         ...
 
     def files_by_date(self, allowed: set[int] | None, limit: int) -> list[int]:
@@ -277,16 +260,10 @@ class LinkPart(Protocol):
 class TextIndexPart(Protocol):
     """The keyword index: BM25 search, the shares of frequent stems, the language state."""
 
-    def keyword_search(
-        self,
-        terms: Sequence[str],
-        *,
-        limit: int,
-        column_weights: tuple[float, float, float, float],
-        allowed: set[int] | None = None,
-    ) -> list[KeywordMatch]:
-        """BM25 over text, section, title and tags with these weights, any term matching; only
-        files in `allowed` when given (filtered before `limit`). Never raises on the terms."""
+    def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
+        """BM25 over text, section, title and tags with the query's column weights, any term
+        matching; only files in `query.allowed` when given (filtered before `query.limit`).
+        Never raises on the terms."""
         ...
 
     def term_shares(self) -> Mapping[str, float]:

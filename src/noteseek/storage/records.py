@@ -1,12 +1,17 @@
 """The rows an update writes and reads back (files, chunks, file states) and the rows note access
-reads: frozen values, no SQL. What searches read is in `rows.py`."""
+reads: frozen values, no SQL, and the conversions both backends make from their result rows.
+What searches read is in `rows.py`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy costs ~65 ms to import; the type is only named here
+    import numpy as np
+    import numpy.typing as npt
+
     from ..core.links import ParsedLink
 
 __all__ = [
@@ -14,9 +19,14 @@ __all__ = [
     "FileEntry",
     "FileRecord",
     "FileState",
+    "FileWrite",
     "IndexedFile",
     "KindOutcomes",
     "StoredChunk",
+    "file_entry_of",
+    "file_state_of",
+    "indexed_file_of",
+    "kind_outcomes_of",
 ]
 
 
@@ -83,6 +93,16 @@ class ChunkRecord:
     overlap: int = 0  # leading characters repeated from the chunk before (a split unit)
 
 
+@dataclass(frozen=True, eq=False)  # by identity: an array's == is element-wise, not a bool
+class FileWrite:
+    """One file as `replace_file` writes it: its row, its chunks in order and, when they were
+    embedded, one int8 vector per chunk (row i for chunk i). A skipped file is its record alone."""
+
+    record: FileRecord
+    chunks: Sequence[ChunkRecord] = ()
+    vectors: npt.NDArray[np.int8] | None = None
+
+
 @dataclass(frozen=True)
 class IndexedFile:
     """A file's row as note access reads it: whether it was indexed, and what it looked like."""
@@ -132,3 +152,25 @@ class KindOutcomes:
     outcome: str
     files: int
     missing_package: str | None = None  # `unsupported` for this library, not installed then
+
+
+def file_state_of(row: Sequence[Any]) -> FileState:
+    """A `FileState` from a (mtime_ns, size, content_hash, status, kind, engine) row."""
+    return FileState(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5])
+
+
+def file_entry_of(path: str, row: Sequence[Any]) -> FileEntry:
+    """The `FileEntry` of the file shown as `path`, from a (status, problem, mtime_ns, size,
+    chunk_count, indexed_at) row."""
+    return FileEntry(path, row[0], row[1], int(row[2]), int(row[3]), int(row[4]), float(row[5]))
+
+
+def indexed_file_of(row: Sequence[Any]) -> IndexedFile:
+    """An `IndexedFile` from a (status, problem, mtime_ns, size, title, kind) row."""
+    return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+
+
+def kind_outcomes_of(rows: Iterable[Sequence[Any]]) -> list[KindOutcomes]:
+    """`document_outcomes` from (kind, outcome, files, missing package) rows, in their order."""
+    # No outcome: the indexer could not read the file at all (permissions, vanished).
+    return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]

@@ -16,6 +16,7 @@ from ...core.query import file_keys, folder_keys, name_key, search_terms, tag_ke
 from ...embedding.embedder import Embedder, knows_word, query_vector
 from ...errors import ModelLoadError
 from ...settings import ENV_DEEP, FALSE_VALUES
+from ...storage.queries import FileFilter, KeywordQuery
 from .calibration import Calibration
 from .hits import Explanation, Hit, hit_from_row
 from .known_words import content_words, nothing_known
@@ -136,7 +137,9 @@ class Searcher:
         if not terms or limit <= 0:
             return []
         return self.store.keyword_search(
-            terms, limit=limit, column_weights=self.settings.column_weights, allowed=allowed
+            KeywordQuery(
+                terms, limit=limit, column_weights=self.settings.column_weights, allowed=allowed
+            )
         )
 
     def _query_vector(self, query: str) -> bytes | None:
@@ -183,11 +186,13 @@ class Searcher:
             dated = since is not None or until is not None
             if folders is not None or tag_keys or file_names or dated:
                 allowed = self.store.files_matching(
-                    folders=folders,
-                    tags=tag_keys,
-                    files=file_names or None,
-                    since=since,
-                    until=until,
+                    FileFilter(
+                        folders=folders,
+                        tags=tag_keys,
+                        files=file_names or None,
+                        since=since,
+                        until=until,
+                    )
                 )
                 if not allowed:
                     return [], 0.0
@@ -209,7 +214,9 @@ class Searcher:
     def _browse(self, allowed: set[int] | None, limit: int) -> list[Hit]:
         """A period's notes newest first, for a query that was only a time phrase (no ranking:
         score 0, no list ranks, no threshold: `browses`), each shown by its first section."""
-        chunk_ids = [self.store.first_chunk(fid) for fid in self.store.files_by_date(allowed, limit)]
+        chunk_ids = [
+            self.store.first_chunk(fid) for fid in self.store.files_by_date(allowed, limit)
+        ]
         rows = self.store.chunk_rows([c for c in chunk_ids if c is not None])
         return [hit_from_row(rows[c], 0.0) for c in chunk_ids if c is not None and c in rows]
 
@@ -234,9 +241,9 @@ class Searcher:
                 literal, windows = half, [k for k in spellings if k not in half]
             if literal and windows:
                 if kind == "folders":
-                    found = self.store.files_matching(folders=literal, tags=None, files=None)
+                    found = self.store.files_matching(FileFilter(folders=literal))
                 else:
-                    found = self.store.files_matching(folders=None, tags=None, files=literal)
+                    found = self.store.files_matching(FileFilter(files=literal))
                 spellings = tuple(literal if found else windows)
             out += spellings
         return sorted(set(out))
@@ -304,14 +311,17 @@ class Searcher:
         kw = group(keyword, file_of, notes)
         vec = group(semantic, file_of, notes)
         # The lists' heads the rerank and the calibration read: BM25's and the bundled model's.
-        bundled = semantic if bundled_rows is vec_rows else [(m.chunk_id, m.cosine) for m in bundled_rows]
+        bundled = (
+            semantic if bundled_rows is vec_rows else [(m.chunk_id, m.cosine) for m in bundled_rows]
+        )
         chunk_heads = (keyword[:head_depth], bundled[:head_depth])
         list_heads = (
             group(chunk_heads[0], file_of, s.candidates),
             group(chunk_heads[1], file_of, s.candidates),
         )
         fused_vector_head = (
-            list_heads[1] if bundled is semantic
+            list_heads[1]
+            if bundled is semantic
             else group(semantic[:head_depth], file_of, s.candidates)
         )
         heads = (len(list_heads[0].scores), len(fused_vector_head.scores))
@@ -339,9 +349,18 @@ class Searcher:
             # Scored whether or not it reorders (rerank off, or a complete deep lane): the
             # calibration reads the model's output of every hybrid list.
             fused = self.reranker.rerank(
-                query, fused, s.rerank_depth, list_heads, chunk_heads, file_of, set(exact),
-                cuts=(cuts[0], cuts[1]), head_size=s.candidates, apply=apply_rerank,
-                counts=counts, chunk_total=total,
+                query,
+                fused,
+                s.rerank_depth,
+                list_heads,
+                chunk_heads,
+                file_of,
+                set(exact),
+                cuts=(cuts[0], cuts[1]),
+                head_size=s.candidates,
+                apply=apply_rerank,
+                counts=counts,
+                chunk_total=total,
             )
         promoted = _promote(fused, exact, s.fusion)
         ranked = promoted[:limit]
@@ -353,8 +372,9 @@ class Searcher:
         texts = {cid: (row.section, row.text) for cid, row in rows.items()}
         match = SectionMatches(words, texts)
         chunk_ids = [
-            pick_section(found, match) if len(found) > 1 else
-            (found[0][1] if found else self.store.first_chunk(fid))
+            pick_section(found, match)
+            if len(found) > 1
+            else (found[0][1] if found else self.store.first_chunk(fid))
             for (fid, *_), found in zip(ranked, options)
         ]
         if words:
@@ -482,9 +502,7 @@ class Searcher:
                 why = Explanation("rrf", b, v, None, None, False, fused=item.score)
                 out.append((item.key, item.score, why))
         else:
-            fused = convex_fusion(
-                [kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads
-            )
+            fused = convex_fusion([kw.scores, vec.scores], weights=(alpha, 1 - alpha), heads=heads)
             for scored in fused:
                 b, v = scored.normalised
                 explanation = Explanation(
@@ -513,9 +531,7 @@ def deep_setting() -> bool:
     return os.environ.get(ENV_DEEP, "").strip().lower() not in FALSE_VALUES
 
 
-def _lane_weights(
-    s: SearchSettings, cross: bool, coverage: float
-) -> tuple[float, float, float]:
+def _lane_weights(s: SearchSettings, cross: bool, coverage: float) -> tuple[float, float, float]:
     """(BM25, bundled model, e5) shares. A partial lane's weights lie between today's two-list
     fusion (nothing covered) and the lane's (everything covered), by the share covered: a note
     whose chunks have no e5 vector yet scores 0 in the e5 list, and that list then counts less."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ...storage.records import FileRecord
+from ...storage.records import FileRecord, FileWrite
 from .plan import UpdatePlan, check_vault
 
 if TYPE_CHECKING:
@@ -24,6 +24,6 @@ def delete_gone(store: Storage, plan: UpdatePlan, counter: Counter[str]) -> None
             store.delete_file(path)
             counter["removed"] += 1
         for path, reason in plan.passed_over:
-            store.replace_file(FileRecord(path, 0, 0, None, None, "skipped", reason), [], None)
+            store.replace_file(FileWrite(FileRecord(path, 0, 0, None, None, "skipped", reason)))
             plan.problems.append((path, reason))
             counter["skipped"] += 1

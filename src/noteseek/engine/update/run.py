@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from ...core.file_kinds import IMAGE_KIND
 from ...embedding.embedder import Embedder
 from ...storage import meta
-from ...storage.records import FileRecord, StoredChunk
+from ...storage.records import FileRecord, FileWrite, StoredChunk
 from ..vault_walk import NoteFile
 from .delete import delete_gone
 from .embed import backfill_vectors, embed_batch
@@ -194,7 +194,7 @@ class _Writer:
         # bench/index_speed.py, the results file beside it).
         with self.store.write():
             for item, vectors in zip(self.pending, all_vectors):
-                self.store.replace_file(item.record, item.chunks, vectors)
+                self.store.replace_file(FileWrite(item.record, item.chunks, vectors))
         for item in self.pending:
             counter["added" if item.is_new else "changed"] += 1
             counter["chunks_written"] += len(item.chunks)
@@ -227,25 +227,25 @@ class _Writer:
             kind = note.kind if note.is_document else None
             with self.store.write():
                 self.store.replace_file(
-                    FileRecord(
-                        note.rel_path,
-                        mtime_ns,
-                        note.size,
-                        None,
-                        None,
-                        "skipped",
-                        result.reason,
-                        kind=kind,
-                    ),
-                    [],
-                    None,
+                    FileWrite(
+                        FileRecord(
+                            note.rel_path,
+                            mtime_ns,
+                            note.size,
+                            None,
+                            None,
+                            "skipped",
+                            result.reason,
+                            kind=kind,
+                        )
+                    )
                 )
             log.warning("skipped %s: %s", note.rel_path, result.reason)
             plan.problems.append((note.rel_path, result.reason))
             counter["skipped"] += 1
         elif result.record.status == "skipped":  # a document whose extraction gave no text
             with self.store.write():
-                self.store.replace_file(result.record, [], None)
+                self.store.replace_file(FileWrite(result.record))
             problem = result.record.problem or ""
             log.warning("skipped %s: %s", note.rel_path, problem)
             plan.problems.append((note.rel_path, problem))

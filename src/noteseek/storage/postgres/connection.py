@@ -259,10 +259,7 @@ class PostgresConnection:
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"{self._where} has noteseek schema version {version}, this noteseek knows up "
-                f"to {SCHEMA_VERSION}: upgrade noteseek (pip install -U 'noteseek[postgres]')"
-            )
+            raise SchemaVersionError.newer(self._where, version, SCHEMA_VERSION, extra="postgres")
 
     def _ensure_pgvector(self) -> None:
         if self.scalar("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):

@@ -37,15 +37,8 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
     import numpy as np
     import numpy.typing as npt
 
-    from ..records import (
-        ChunkRecord,
-        FileEntry,
-        FileRecord,
-        FileState,
-        IndexedFile,
-        KindOutcomes,
-        StoredChunk,
-    )
+    from .. import records
+    from ..queries import FileFilter
 
 __all__ = ["FileRows"]
 
@@ -168,12 +161,8 @@ class FileRows:
                 (counts["chunks"], counts["tokens"], counts["files"], cid),
             )
 
-    def replace_file(
-        self,
-        record: FileRecord,
-        chunks: Sequence[ChunkRecord],
-        vectors: npt.NDArray[np.int8] | None,
-    ) -> None:
+    def replace_file(self, file: records.FileWrite) -> None:
+        record, chunks, vectors = file.record, file.chunks, file.vectors
         cid = self.conn.collections.only
         file_id = self._file_id(record.path)
         removed = (0, 0) if file_id is None else self._delete_chunks(file_id)
@@ -219,13 +208,7 @@ class FileRows:
             self._replace_keys("note_names", "name", file_id, record.names)
             self._replace_keys("note_tags", "tag", file_id, record.tags)
             self.links.write_links(file_id, record.links, record.aliases)
-            if chunks:
-                sections = (chunk.section for chunk in chunks)
-                self.terms.write_note_terms(
-                    file_id, record.title_field, record.tags_field, sections, record.lang
-                )
-            else:
-                self.terms.delete_note_terms(file_id)
+            self.terms.write_note_terms(file_id, file)
             self._add_document_counts(terms)
             self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
             ids = (
@@ -249,9 +232,9 @@ class FileRows:
 
     def _insert_chunks(
         self,
-        record: FileRecord,
+        record: records.FileRecord,
         file_id: int,
-        chunks: Sequence[ChunkRecord],
+        chunks: Sequence[records.ChunkRecord],
         terms: Sequence[ChunkTerms],
         vectors: npt.NDArray[np.int8] | None,
         now: float,
@@ -350,8 +333,8 @@ class FileRows:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def file_states(self) -> dict[str, FileState]:
-        from ..records import FileState
+    def file_states(self) -> dict[str, records.FileState]:
+        from ..records import file_state_of
 
         rows = self.conn.rows(
             "SELECT collection_id, path, mtime_ns, size, content_hash, status, kind, engine "
@@ -359,9 +342,7 @@ class FileRows:
             (self.conn.collections.ids,),
         )
         show = self.conn.collections.show
-        return {
-            show(r[0], r[1]): FileState(int(r[2]), int(r[3]), r[4], r[5], r[6], r[7]) for r in rows
-        }
+        return {show(r[0], r[1]): file_state_of(r[2:]) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
         rows = self.conn.rows(
@@ -386,8 +367,8 @@ class FileRows:
         )
         return sorted((self.conn.collections.show(r[0], r[1]), r[2], r[3] or "") for r in rows)
 
-    def file_entries(self) -> list[FileEntry]:
-        from ..records import FileEntry
+    def file_entries(self) -> list[records.FileEntry]:
+        from ..records import file_entry_of
 
         rows = self.conn.rows(
             "SELECT collection_id, path, status, problem, mtime_ns, size, chunk_count, indexed_at "
@@ -395,14 +376,11 @@ class FileRows:
             (self.conn.collections.ids,),
         )
         show = self.conn.collections.show
-        return sorted(
-            (FileEntry(show(r[0], r[1]), r[2], r[3], int(r[4]), int(r[5]), int(r[6]), float(r[7]))
-             for r in rows),
-            key=lambda e: e.path,
-        )  # fmt: skip
+        entries = (file_entry_of(show(r[0], r[1]), r[2:]) for r in rows)
+        return sorted(entries, key=lambda e: e.path)
 
-    def indexed_file(self, path: str) -> IndexedFile | None:
-        from ..records import IndexedFile
+    def indexed_file(self, path: str) -> records.IndexedFile | None:
+        from ..records import indexed_file_of
 
         where = self.conn.collections.split(path)
         if where is None:
@@ -412,13 +390,10 @@ class FileRows:
             "WHERE collection_id = %s AND path = %s",
             where,
         )
-        if not found:
-            return None
-        row = found[0]
-        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+        return indexed_file_of(found[0]) if found else None
 
-    def document_outcomes(self) -> list[KindOutcomes]:
-        from ..records import KindOutcomes
+    def document_outcomes(self) -> list[records.KindOutcomes]:
+        from ..records import kind_outcomes_of
 
         rows = self.conn.rows(
             "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%%' "
@@ -427,8 +402,7 @@ class FileRows:
             "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing",
             (self.conn.collections.ids,),
         )
-        # No outcome: the indexer could not read the file at all (permissions, vanished).
-        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
+        return kind_outcomes_of(rows)
 
     def vault_location(self, path: str) -> tuple[str, str] | None:
         """(vault folder, path inside it) of a note path as shown; None when its collection
@@ -459,27 +433,17 @@ class FileRows:
         )
         return [int(r[0]) for r in rows]
 
-    def files_matching(
-        self,
-        *,
-        folders: Sequence[str] | None,
-        tags: Sequence[str] | None,
-        files: Sequence[str] | None,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> set[int]:
+    def files_matching(self, filters: FileFilter) -> set[int]:
         # Each list is one array parameter, so the statement does not grow with it (a nested
         # IN per tag took 4.9 s to plan at 200 tags and never finished at 2,000), and each value
         # is one index lookup (bench/filter_lists.py).
         clauses = ["collection_id = ANY(%s)"]
         params: list[object] = [self.conn.collections.ids]
-        if since is not None:
-            clauses.append("left(note_date, 10) >= %s")
-            params.append(since)
-        if until is not None:
-            clauses.append("left(note_date, 10) <= %s")
-            params.append(until)
-        if folders and "" not in folders:
+        for op, day in filters.day_bounds():
+            clauses.append(f"left(note_date, 10) {op} %s")
+            params.append(day)
+        folders = filters.folder_prefixes()
+        if folders is not None:
             # (collection, prefix) pairs; a prefix's paths are a range of files_by_path_c: from
             # 'x/' up to 'x0' ('0' follows '/' byte-wise). A whole collection is its id alone.
             cids: list[int] = []
@@ -507,7 +471,7 @@ class FileRows:
                 "AND (f.path COLLATE \"C\") < q.prefix || '0' OFFSET 0) f))"
             )
             params += [whole, cids, prefixes]
-        wanted = sorted(set(tags or ()))
+        wanted = filters.all_tags()
         if wanted:
             # A tag matches itself (note_tags' key, a hash join) and its nested tags (a range of
             # note_tags_by_tag_c per tag, fenced as for folders); a note must match every tag.
@@ -523,11 +487,13 @@ class FileRows:
             )
             ids = self.conn.collections.ids
             params += [wanted, ids, wanted, ids, len(wanted)]
-        if files:
+        if filters.files:
             # Paths as shown -> (collection, path) pairs, looked up in UNIQUE (collection_id,
             # path) through two array parameters: any number of files, one statement.
             pairs = [
-                where for where in map(self.conn.collections.split, files) if where is not None
+                where
+                for where in map(self.conn.collections.split, filters.files)
+                if where is not None
             ]
             clauses.append("(collection_id, path) IN (SELECT * FROM unnest(%s::int[], %s::text[]))")
             params += [[p[0] for p in pairs], [p[1] for p in pairs]]
@@ -596,7 +562,7 @@ class FileRows:
         )
         return [str(r[0]) for r in rows]
 
-    def file_chunks(self, path: str) -> list[StoredChunk]:
+    def file_chunks(self, path: str) -> list[records.StoredChunk]:
         from ..records import StoredChunk
 
         where = self.conn.collections.split(path)

@@ -12,10 +12,14 @@ PostgreSQL: the same facts the SQLite backend's `note_terms.py` gives, from the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..rows import NoteTerms, note_terms_of
 from .connection import PostgresConnection
+
+if TYPE_CHECKING:
+    from ..records import FileWrite
 
 __all__ = ["NoteTermsTable"]
 
@@ -44,20 +48,21 @@ class NoteTermsTable:
             counts = {str(term): int(n) for term, n in rows}
         return [(forms, max((counts.get(f, 0) for f in forms), default=0)) for forms in forms_of]
 
-    def write_note_terms(
-        self, file_id: int, title: str, tags: str, headings: Iterable[str], lang: str | None
-    ) -> None:
-        """The note's token sets, as its chunks were tokenized (inside `write()`)."""
+    def write_note_terms(self, file_id: int, file: FileWrite) -> None:
+        """The note's token sets, as its chunks were tokenized; none without chunks (inside
+        `write()`)."""
+        from ..note_terms import note_term_row  # deferred: a search never writes a note
 
-        def field(text: str) -> str:
-            return " ".join(sorted(set(self.conn.tokenizer.document(text, lang))))
-
-        heads = field(" \n".join(dict.fromkeys(h for h in headings if h)))
+        lang = file.record.lang
+        row = note_term_row(file, lambda text: self.conn.tokenizer.document(text, lang))
+        if row is None:
+            self.delete_note_terms(file_id)
+            return
         self.conn.run(
             "INSERT INTO note_terms(file_id, collection_id, title, tags, headings) "
             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (file_id) DO UPDATE SET "
             "title = excluded.title, tags = excluded.tags, headings = excluded.headings",
-            (file_id, self.conn.collections.only, field(title), field(tags), heads),
+            (file_id, self.conn.collections.only, row.title, row.tags, row.headings),
         )
 
     def delete_note_terms(self, file_id: int) -> None:

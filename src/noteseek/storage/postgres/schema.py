@@ -181,21 +181,22 @@ ALTER TABLE files ADD COLUMN date_source text;  -- frontmatter | filename | docu
 CREATE INDEX files_by_date ON files(collection_id, note_date);
 """
 
-# SQLite's m009: the links every note makes, as written, and each note's aliases (links.py);
-# backlinks are a lookup by target_key, resolved against the paths when read (engine/links.py).
-# Filled as notes are re-processed (the pipeline bump that comes with it). IF NOT EXISTS, so the
-# migration stands on its own whatever number it gets.
+# SQLite's m009: the links every note makes, as written, and each note's aliases (links.py; the
+# columns, the same on both backends, are described once in storage/link_rows.py); backlinks are
+# a lookup by target_key, resolved against the paths when read (engine/links.py). Filled as notes
+# are re-processed (the pipeline bump that comes with it). IF NOT EXISTS, so the migration stands
+# on its own whatever number it gets.
 M006_LINKS = """
 CREATE TABLE IF NOT EXISTS links(
     id bigserial PRIMARY KEY,
     collection_id int NOT NULL,
     file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-    line int NOT NULL,            -- 1-based line of the link in the note
-    target text NOT NULL,         -- the link path as written, without #... or |shown
-    target_key text NOT NULL,     -- core.links.link_key(target): folded file name
-    fragment text NOT NULL,       -- '' or '#Heading' or '#^block'
-    kind text NOT NULL,           -- wiki | embed | markdown
-    context text NOT NULL         -- the linking line (scrubbed), trimmed
+    line int NOT NULL,
+    target text NOT NULL,
+    target_key text NOT NULL,
+    fragment text NOT NULL,
+    kind text NOT NULL,
+    context text NOT NULL
 );
 CREATE INDEX IF NOT EXISTS links_by_key ON links(collection_id, target_key);
 CREATE INDEX IF NOT EXISTS links_by_file ON links(file_id);

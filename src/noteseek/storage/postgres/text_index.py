@@ -8,7 +8,7 @@ SQLite backend's end-of-run recount (`refresh_common_terms`) has nothing to do.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from .connection import PostgresConnection
 
 if TYPE_CHECKING:
     from ..protocol import KeywordMatch
+    from ..queries import KeywordQuery
 
 __all__ = ["COMMON_TERM_FLOOR", "TextIndex"]
 
@@ -35,29 +36,23 @@ class TextIndex:
         self._shares_key: Any = None
         self._shares: Mapping[str, float] = MappingProxyType({})
 
-    def keyword_search(
-        self,
-        terms: Sequence[str],
-        *,
-        limit: int,
-        column_weights: tuple[float, float, float, float],
-        allowed: set[int] | None = None,
-    ) -> list[KeywordMatch]:
+    def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
         """FTS5's bm25() computed in SQL over the selected collections (bit for bit FTS5's
         scores; docs/postgres.md)."""
-        query = query_phrases(list(terms), self.conn.tokenizer)
-        if query is None or limit <= 0 or (allowed is not None and not allowed):
+        limit, allowed = query.limit, query.allowed
+        phrases = query_phrases(list(query.terms), self.conn.tokenizer)
+        if phrases is None or limit <= 0 or (allowed is not None and not allowed):
             return []
         several = self.conn.collections.multi
         ids = self.conn.collections.ids
         params = bm25_params(
-            query,
+            phrases,
             collection=ids if several else ids[0],
-            weights=column_weights,
+            weights=query.column_weights,
             limit=limit,
             allowed=allowed,
         )
-        sql = bm25_sql(query, several=several, filtered=allowed is not None)
+        sql = bm25_sql(phrases, several=several, filtered=allowed is not None)
         return [(int(r[0]), float(r[1]), int(r[2])) for r in self.conn.rows(sql, params)]
 
     # -- term statistics --------------------------------------------------------------------

@@ -181,10 +181,7 @@ class SqliteConnection:
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"{self.path} has schema version {version}, this noteseek knows up to "
-                f"{SCHEMA_VERSION}: upgrade noteseek (pip install -U noteseek)"
-            )
+            raise SchemaVersionError.newer(self.path, version, SCHEMA_VERSION)
 
     def _migrate(self) -> None:
         if (self.scalar("PRAGMA user_version") or 0) == SCHEMA_VERSION:

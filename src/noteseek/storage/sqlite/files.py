@@ -21,20 +21,10 @@ from .note_terms import NoteTermsTable
 from .text_index import TextIndex
 from .vector_table import VEC_TABLE, VectorTable
 
-if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs it
-    import numpy as np
-    import numpy.typing as npt
-
+if TYPE_CHECKING:
     # Imported where they are made: a one-shot search never creates these dataclasses.
-    from ..records import (
-        ChunkRecord,
-        FileEntry,
-        FileRecord,
-        FileState,
-        IndexedFile,
-        KindOutcomes,
-        StoredChunk,
-    )
+    from .. import records
+    from ..queries import FileFilter
 
 __all__ = ["FileRows"]
 
@@ -60,13 +50,13 @@ class FileRows:
         self.terms = terms
         self.links = links
 
-    def file_states(self) -> dict[str, FileState]:
-        from ..records import FileState
+    def file_states(self) -> dict[str, records.FileState]:
+        from ..records import file_state_of
 
         rows = self.db.execute(
             "SELECT path, mtime_ns, size, content_hash, status, kind, engine FROM files"
         )
-        return {r[0]: FileState(r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
+        return {r[0]: file_state_of(r[1:]) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
         return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
@@ -102,12 +92,8 @@ class FileRows:
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.chunks_deleted += len(ids)
 
-    def replace_file(
-        self,
-        record: FileRecord,
-        chunks: Sequence[ChunkRecord],
-        vectors: npt.NDArray[np.int8] | None,
-    ) -> None:
+    def replace_file(self, file: records.FileWrite) -> None:
+        record, chunks, vectors = file.record, file.chunks, file.vectors
         file_id = self.conn.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
         if file_id is not None:
             # Before the file row changes: the FTS5 'delete' of each chunk reads the title and
@@ -160,13 +146,7 @@ class FileRows:
         for tag in sorted(set(record.tags)):
             self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
         self.links.write_links(int(file_id), record.links, record.aliases)
-        if chunks:
-            sections = (chunk.section for chunk in chunks)
-            self.terms.write_note_terms(
-                file_id, record.title_field, record.tags_field, sections, record.lang
-            )
-        else:
-            self.terms.delete_note_terms(int(file_id))
+        self.terms.write_note_terms(int(file_id), file)
         store_vectors = (
             vectors is not None and self.conn.vectors_available and self.vectors.has_vector_table()
         )
@@ -219,37 +199,32 @@ class FileRows:
         )
         return [(r[0], r[1], r[2] or "") for r in rows]
 
-    def file_entries(self) -> list[FileEntry]:
-        from ..records import FileEntry
+    def file_entries(self) -> list[records.FileEntry]:
+        from ..records import file_entry_of
 
         rows = self.db.execute(
             "SELECT path, status, problem, mtime_ns, size, chunk_count, indexed_at FROM files "
             "ORDER BY path"
         )
-        return [
-            FileEntry(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6])) for r in rows
-        ]
+        return [file_entry_of(r[0], r[1:]) for r in rows]
 
-    def indexed_file(self, path: str) -> IndexedFile | None:
-        from ..records import IndexedFile
+    def indexed_file(self, path: str) -> records.IndexedFile | None:
+        from ..records import indexed_file_of
 
         row = self.db.execute(
             "SELECT status, problem, mtime_ns, size, title, kind FROM files WHERE path = ?", (path,)
         ).fetchone()
-        if row is None:
-            return None
-        return IndexedFile(row[0], row[1], int(row[2]), int(row[3]), row[4], row[5])
+        return None if row is None else indexed_file_of(row)
 
-    def document_outcomes(self) -> list[KindOutcomes]:
-        from ..records import KindOutcomes
+    def document_outcomes(self) -> list[records.KindOutcomes]:
+        from ..records import kind_outcomes_of
 
         rows = self.db.execute(
             "SELECT kind, outcome, count(*), CASE WHEN engine LIKE 'missing:%' "
             "THEN substr(engine, 9) END AS missing FROM files WHERE kind IS NOT NULL "
             "GROUP BY kind, outcome, missing ORDER BY kind, outcome, missing"
         )
-        # No outcome: the indexer could not read the file at all (permissions, vanished).
-        return [KindOutcomes(r[0], r[1] or "unread", int(r[2]), r[3]) for r in rows]
+        return kind_outcomes_of(rows)
 
     def vault_location(self, path: str) -> tuple[str, str] | None:
         """(the vault folder of the last update, `path`); None before the first update."""
@@ -272,34 +247,24 @@ class FileRows:
         )
         return [int(r[0]) for r in rows]
 
-    def files_matching(
-        self,
-        *,
-        folders: Sequence[str] | None,
-        tags: Sequence[str] | None,
-        files: Sequence[str] | None,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> set[int]:
+    def files_matching(self, filters: FileFilter) -> set[int]:
         # Each list is one JSON parameter, so the statement is the same size for 1 value or
         # 1,500 (a clause per value overflowed SQLite's expression depth at ~1,000). Prefixes
         # are ranges of the path and tag indexes: under BINARY collation the strings starting
         # with 'x/' are exactly those from 'x/' up to 'x0' ('0' follows '/').
         clauses: list[str] = []
         params: list[object] = []
-        if since is not None:
-            clauses.append("substr(note_date, 1, 10) >= ?")
-            params.append(since)
-        if until is not None:
-            clauses.append("substr(note_date, 1, 10) <= ?")
-            params.append(until)
-        if folders and "" not in folders:  # the vault root contains everything
+        for op, day in filters.day_bounds():
+            clauses.append(f"substr(note_date, 1, 10) {op} ?")
+            params.append(day)
+        folders = filters.folder_prefixes()
+        if folders is not None:
             clauses.append(
                 "id IN (SELECT f.id FROM json_each(?) q JOIN files f "
                 "ON f.path >= q.value || '/' AND f.path < q.value || '0')"
             )
-            params.append(json.dumps(sorted(set(folders))))
-        wanted = sorted(set(tags or ()))
+            params.append(json.dumps(folders))
+        wanted = filters.all_tags()
         if wanted:
             # A note must carry every tag: count the distinct filter tags each note matches.
             clauses.append(
@@ -311,10 +276,10 @@ class FileRows:
                 ") GROUP BY file_id HAVING count(DISTINCT wanted) = ?)"
             )
             params += [json.dumps(wanted), json.dumps(wanted), len(wanted)]
-        if files:
+        if filters.files:
             # The IN list still looks each path up in the unique path index.
             clauses.append("path IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps(list(files)))
+            params.append(json.dumps(list(filters.files)))
         where = " AND ".join(clauses) or "1"
         return {int(r[0]) for r in self.db.execute(f"SELECT id FROM files WHERE {where}", params)}
 
@@ -365,7 +330,7 @@ class FileRows:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
-    def file_chunks(self, path: str) -> list[StoredChunk]:
+    def file_chunks(self, path: str) -> list[records.StoredChunk]:
         from ..records import StoredChunk
 
         rows: list[Any] = self.db.execute(

@@ -16,14 +16,17 @@ term" means exactly "FTS5 would match that term in the title column".
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from ..rows import NoteTerms, note_terms_of
 from ..tokenizer import TOKENIZER_NAME
 from .connection import SqliteConnection
+
+if TYPE_CHECKING:
+    from ..records import FileWrite
 
 __all__ = ["NoteTermsTable"]
 
@@ -69,19 +72,19 @@ class NoteTermsTable:
             docs = {str(term): int(doc) for term, doc in self.db.execute(sql, wanted)}
         return [(forms, max((docs.get(f, 0) for f in forms), default=0)) for forms in per_word]
 
-    def write_note_terms(
-        self, file_id: int, title: str, tags: str, headings: Iterable[str], lang: str | None
-    ) -> None:
-        """The note's token sets, as its chunks were tokenized (inside `write()`)."""
-        flags = apsw.FTS5_TOKENIZE_DOCUMENT
+    def write_note_terms(self, file_id: int, file: FileWrite) -> None:
+        """The note's token sets, as its chunks were tokenized; none without chunks (inside
+        `write()`)."""
+        from ..note_terms import note_term_row  # deferred: a search never writes a note
 
-        def field(text: str) -> str:
-            return " ".join(sorted({t[0] for t in self._tokens(text, lang, flags) if t}))
-
-        heads = field(" \n".join(dict.fromkeys(h for h in headings if h)))
+        flags, lang = apsw.FTS5_TOKENIZE_DOCUMENT, file.record.lang
+        row = note_term_row(file, lambda text: (t[0] for t in self._tokens(text, lang, flags) if t))
+        if row is None:
+            self.delete_note_terms(file_id)
+            return
         self.db.execute(
             "INSERT OR REPLACE INTO note_terms(file_id, title, tags, headings) VALUES (?,?,?,?)",
-            (file_id, field(title), field(tags), heads),
+            (file_id, row.title, row.tags, row.headings),
         )
 
     def delete_note_terms(self, file_id: int) -> None:

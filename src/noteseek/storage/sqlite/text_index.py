@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from .connection import SqliteConnection
 
 if TYPE_CHECKING:
     from ..protocol import KeywordMatch
+    from ..queries import KeywordQuery
 
 __all__ = ["COMMON_TERM_FLOOR", "TextIndex"]
 
@@ -48,17 +49,10 @@ class TextIndex:
         # Chunks written since this connection moved a fresh term list aside; None: not known.
         self._written_chunks: list[int] | None = None
 
-    def keyword_search(
-        self,
-        terms: Sequence[str],
-        *,
-        limit: int,
-        column_weights: tuple[float, float, float, float],
-        allowed: set[int] | None = None,
-    ) -> list[KeywordMatch]:
+    def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
         """FTS5's `bm25()`, negated (FTS5 ranks lower as better), over the terms OR-ed."""
-        match = match_expression(list(terms))
-        w = column_weights
+        match = match_expression(list(query.terms))
+        w, limit, allowed = query.column_weights, query.limit, query.allowed
         if allowed is None:
             # Rank inside, join outside: the join then touches only the `limit` winners.
             sql = (
