@@ -215,6 +215,44 @@ def _backend_stores() -> list[type]:
     return [SqliteStore, PostgresStore]
 
 
+def _constructed_parts(store: type) -> dict[str, type]:
+    """Which class each part of `Store` is on a backend: read from its constructor's
+    `super().__init__(…)` call (positional, in `Store`'s order), each argument a class called
+    there or a name bound to one (`text, vectors = TextIndex(conn), VectorTable(conn)`)."""
+    import ast
+    import inspect
+    import sys
+    import textwrap
+
+    from noteseek.storage.store import Store
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(store.__init__)))
+    made: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.NamedExpr):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                for name, value in zip(names, values):
+                    if isinstance(name, ast.Name) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+                        made[name.id] = value.func.id
+    calls = [
+        n for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+    ]
+    assert len(calls) == 1 and not calls[0].keywords, store
+    module = sys.modules[store.__module__]
+    parts: dict[str, type] = {}
+    for param, arg in zip(inspect.signature(Store).parameters, calls[0].args):
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):
+            parts[param] = getattr(module, arg.func.id)
+        else:
+            assert isinstance(arg, ast.Name) and arg.id in made, (store, param)
+            parts[param] = getattr(module, made[arg.id])
+    return parts
+
+
 def test_backend_parts_are_composed_not_mixed_in() -> None:
     """Each backend's store holds one part object per job (`storage.store.Store`); no class of a
     backend inherits from its connection class or from another of its classes, so a job reaches
@@ -227,9 +265,9 @@ def test_backend_parts_are_composed_not_mixed_in() -> None:
 
     parts_of: dict[str, dict[str, str]] = {}
     for store in _backend_stores():
-        assert store.__bases__ == (Store,), store
-        parts = typing.get_type_hints(store)
-        assert set(parts) == set(inspect.signature(Store).parameters), store
+        assert typing.get_origin(store.__orig_bases__[0]) is Store and store.__bases__ == (Store,), store
+        parts = _constructed_parts(store)
+        assert list(parts) == list(inspect.signature(Store).parameters), store
         package = store.__module__.rsplit(".", 1)[0]
         for cls in parts.values():
             assert cls.__module__.startswith(package + "."), (store, cls)

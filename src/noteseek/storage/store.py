@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from ..errors import IndexLockedError
 
@@ -79,18 +79,24 @@ def _holder_text(raw: str | bytes | None) -> str:
     return who
 
 
-class Store:
-    """`Storage` made of one object per part; a backend's store adds `checkpoint`."""
+# A backend's own connection and vector classes: what its `checkpoint` and its tools reach past
+# the protocol for (the other parts are used through their protocols only).
+ConnT = TypeVar("ConnT", bound="ConnectionPart")
+VectorsT = TypeVar("VectorsT", bound="VectorPart")
+
+
+class Store(Generic[ConnT, VectorsT]):
+    """`Storage` made of one object per part, given in the order of the parameters below; a
+    backend's store adds `checkpoint`."""
 
     def __init__(
         self,
-        conn: ConnectionPart,
-        *,
+        conn: ConnT,
         files: FilePart,
         links: LinkPart,
         text: TextIndexPart,
         terms: NoteTermsPart,
-        vectors: VectorPart,
+        vectors: VectorsT,
         deep: MultilingualPart,
         integrity: IntegrityPart,
         lock: UpdateLockPart,

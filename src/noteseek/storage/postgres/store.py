@@ -37,34 +37,17 @@ from .vector_table import VectorTable
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(Store):
+class PostgresStore(Store[PostgresConnection, VectorTable]):
     """One collection selection of a PostgreSQL database (`Storage`). Not thread-safe: use one
     per thread."""
 
-    conn: PostgresConnection
-    files: FileRows
-    links: LinkTable
-    text: TextIndex
-    terms: NoteTermsTable
-    vectors: VectorTable
-    deep: MultilingualTable
-    integrity: Integrity
-    lock: UpdateLock
-
     def __init__(self, url: DatabaseUrl, *, create: bool = True) -> None:
         conn = PostgresConnection(url, create=create)
-        vectors, terms, links = VectorTable(conn), NoteTermsTable(conn), LinkTable(conn)
-        super().__init__(
-            conn,
-            files=FileRows(conn, vectors=vectors, terms=terms, links=links),
-            links=links,
-            text=TextIndex(conn),
-            terms=terms,
-            vectors=vectors,
-            deep=MultilingualTable(conn),
-            integrity=Integrity(conn, vectors),
-            lock=UpdateLock(conn),
-        )
+        vectors = VectorTable(conn)
+        terms, links = NoteTermsTable(conn), LinkTable(conn)
+        files = FileRows(conn, vectors=vectors, terms=terms, links=links)
+        text, deep, integrity = TextIndex(conn), MultilingualTable(conn), Integrity(conn, vectors)
+        super().__init__(conn, files, links, text, terms, vectors, deep, integrity, UpdateLock(conn))
 
     def checkpoint(self) -> None:
         """The collection's HNSW index built when it is missing (`VectorTable.build_index`)."""

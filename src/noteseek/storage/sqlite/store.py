@@ -34,34 +34,16 @@ from .vector_table import VectorTable
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(Store):
+class SqliteStore(Store[SqliteConnection, VectorTable]):
     """One SQLite index file (`Storage`). Not thread-safe: use one per thread."""
-
-    conn: SqliteConnection
-    files: FileRows
-    links: LinkTable
-    text: TextIndex
-    terms: NoteTermsTable
-    vectors: VectorTable
-    deep: MultilingualTable
-    integrity: Integrity
-    lock: UpdateLock
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         conn = SqliteConnection(path, create=create)
         text, vectors = TextIndex(conn), VectorTable(conn)
         terms, links = NoteTermsTable(conn), LinkTable(conn)
-        super().__init__(
-            conn,
-            files=FileRows(conn, text=text, vectors=vectors, terms=terms, links=links),
-            links=links,
-            text=text,
-            terms=terms,
-            vectors=vectors,
-            deep=MultilingualTable(conn),
-            integrity=Integrity(conn, vectors),
-            lock=UpdateLock(conn),
-        )
+        files = FileRows(conn, text=text, vectors=vectors, terms=terms, links=links)
+        deep, integrity, lock = MultilingualTable(conn), Integrity(conn, vectors), UpdateLock(conn)
+        super().__init__(conn, files, links, text, terms, vectors, deep, integrity, lock)
 
     def checkpoint(self) -> None:
         """The WAL copied into the file (`SqliteConnection.checkpoint`)."""
