@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine.update.workers import POOL_MIN_NOTES
+
 from .conftest import SAMPLE_VAULT
 
 
@@ -326,3 +328,41 @@ def test_an_empty_query_is_a_usage_error(sample: tuple[dict[str, str], Path]) ->
         done = run("search", query, env=env)
         assert done.returncode == 2
         assert "the query is empty" in done.stderr
+
+
+def test_ctrl_c_during_a_large_index_leaves_an_index_that_works_and_resumes(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "big"
+    for i in range(POOL_MIN_NOTES * 3):  # enough for the worker pool, as a real vault
+        folder = vault / f"f{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note {i}.md").write_text(
+            f"# Topic {i}\n\n" + f"Paragraph about subject {i} and its details. " * 80,
+            encoding="utf-8",
+        )
+    index = subprocess.Popen(
+        [sys.executable, "-m", "noteseek", "index", str(vault), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal's job is
+    )
+    assert index.stderr is not None
+    first = index.stderr.readline()  # the first progress line comes with the first file
+    assert first.startswith("indexed 1/"), first
+    os.killpg(index.pid, signal.SIGINT)  # Ctrl-C reaches the indexer and its workers
+    out, err = index.communicate(timeout=120)
+    assert index.returncode == 0, err
+    assert out.startswith("stopped early (Ctrl-C)"), out
+    assert "the index is consistent" in err
+    added = int(re.search(r"(\d+) added", out).group(1))  # type: ignore[union-attr]
+    assert 0 < added < POOL_MIN_NOTES * 3
+    # Usable as it is, and the next run does only the rest.
+    found = json.loads(run("search", "subject details", "--all", "--json", env=env).stdout)
+    assert found["hits"]
+    again = run("index", str(vault), "-q", env=env)
+    assert again.returncode == 0, again.stderr
+    assert f"{POOL_MIN_NOTES * 3 - added} added" in again.stdout, again.stdout
+    assert f"{added} unchanged" in again.stdout

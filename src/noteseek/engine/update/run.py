@@ -296,7 +296,7 @@ def _ocr_sources(store: Storage, plan: UpdatePlan) -> Reusable:
 
 
 def _prepared_notes(
-    writer: _Writer, notes: list[NoteFile]
+    writer: _Writer, notes: list[NoteFile], stop: threading.Event
 ) -> Generator[tuple[NoteFile, Prepared | Skip | None], None, None]:
     """Each note with what preparing it gave, in order: in worker processes for a large run
     (embedded there too when no stored vector can be reused: a first or --full build), else
@@ -328,6 +328,7 @@ def _prepared_notes(
             force=plan.force,
             workers=workers,
             model=worker_model(writer.embedder) if embed_there else None,
+            stop=stop,
         )
     ) as results:
         yield from results
@@ -355,7 +356,7 @@ def _write_files(
         if progress is not None:
             progress(done, len(candidates), note.rel_path)
 
-    with closing(_prepared_notes(writer, notes)) as prepared:  # a pool stops with the loop
+    with closing(_prepared_notes(writer, notes, stop)) as prepared:  # a pool stops with the loop
         for note, result in prepared:
             if stop.is_set():
                 break
