@@ -122,6 +122,28 @@ def test_a_file_that_is_not_an_index_is_named_and_left_alone(
     assert other.read_bytes() == other_bytes
 
 
+def test_reading_commands_leave_an_empty_or_missing_index_file_as_it_was(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty0byte.db"
+    empty.write_bytes(b"")
+    missing = tmp_path / "missing.db"
+    for args in (("status",), ("status", "--json"), ("search", "tomato"), ("links", "x")):
+        done = run(*args, "--db", str(empty), env=env)
+        assert done.returncode == 1, (args, done.stdout)
+        assert "no index yet: nothing was ever indexed into" in done.stdout + done.stderr
+        gone = run(*args, "--db", str(missing), env=env)
+        assert gone.returncode == 1 and f"no index at {missing}" in gone.stdout + gone.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("empty", "miss"))) == [
+        "empty0byte.db"
+    ]
+    assert empty.read_bytes() == b""
+    # `index` may make an index there: that is what the file was given for.
+    done = run("index", str(SAMPLE_VAULT), "--db", str(empty), "-q", env=env)
+    assert done.returncode == 0, done.stderr
+    assert run("status", "--db", str(empty), env=env).returncode == 0
+
+
 def test_a_mistyped_command_names_the_close_ones(env: dict[str, str]) -> None:
     done = run("hooks", env=env)
     assert done.returncode == 2
