@@ -272,6 +272,11 @@ class Run:
             r"Last update: \d{4}-\d\d-\d\d \d\d:\d\d \([^)]*\)", "Last update: <DATE>", text
         )
         text = re.sub(
+            r"by OCR in the update at \d{4}-\d\d-\d\d \d\d:\d\d",
+            "by OCR in the update at <DATE>",
+            text,
+        )
+        text = re.sub(
             r"\b\d{8}-\d{6}-[0-9a-f]{4}\b", "<RUN-ID>", text
         )  # intake's run id: time + random
         # Full-precision floats in JSON (cosines, scores) differ in their last digits between CPUs
