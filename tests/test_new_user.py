@@ -250,10 +250,15 @@ def test_intake_summary_reasons_and_an_undo_line_that_works(tmp_path: Path) -> N
     held_out = sorted((vault / "howto").glob("*.md"))[0]
     shutil.move(held_out, inbox / held_out.name)
     (inbox / "stub.md").write_text("# Later\n\nTODO\n", encoding="utf-8")
-    done = run("intake", str(inbox), "--vault", str(vault), env=env)
+    # Given relative to the folder it runs in; the undo line is pasted in another one.
+    done = run("intake", "inbox", "--vault", vault.name, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert sum(line.startswith("    why: ") for line in lines) == 2  # one reason per item
+    # An item not filed says what held it back: its two weakest scores, each with its why.
+    stub = lines[next(i for i, line in enumerate(lines) if line.endswith(" stub.md")) + 2]
+    assert re.fullmatch(r"    weakest: \w+ \d\.\d\d: [^;]+; \w+ \d\.\d\d: .+", stub), stub
+    assert "depth 0.00: 2 words (a stub)" in stub, stub
     summary = lines[-1]
     filed = int(summary.split(" ", 1)[0])
     assert summary.startswith(f"{filed} {'was' if filed == 1 else 'were'} filed, ")
@@ -261,7 +266,7 @@ def test_intake_summary_reasons_and_an_undo_line_that_works(tmp_path: Path) -> N
     undo = summary.split("undo: ", 1)[1].rstrip(")")
     argv = shlex.split(undo)
     assert argv[:2] == ["noteseek", "intake"] and str(vault) in argv
-    back = run(*argv[1:], env=env)
+    back = run(*argv[1:], env=env, cwd=inbox)
     assert back.returncode == 0, back.stderr
     assert sorted(p.name for p in inbox.iterdir()) == sorted([held_out.name, "stub.md"])
 
