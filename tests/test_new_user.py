@@ -393,3 +393,28 @@ def test_ctrl_c_during_a_large_index_leaves_an_index_that_works_and_resumes(
     assert again.returncode == 0, again.stderr
     assert f"{POOL_MIN_NOTES * 3 - added} added" in again.stdout, again.stdout
     assert f"{added} unchanged" in again.stdout
+
+
+def test_a_terminal_that_is_not_utf8_gets_its_own_encoding_not_a_traceback(
+    sample: tuple[dict[str, str], Path],
+) -> None:
+    env, _ = sample
+    latin1 = {**env, "PYTHONIOENCODING": "latin-1"}  # a Latin-1 terminal (no C.UTF-8 coercion)
+
+    def raw(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "noteseek", *args], capture_output=True, env=latin1, timeout=300
+        )
+
+    # Every hit line has "›" (not in Latin-1); the note's name has "ü" (in it).
+    plain = raw("search", "Kündigung Mietvertrag", "-n", "1")
+    assert plain.returncode == 0 and b"Traceback" not in plain.stderr, plain.stderr
+    assert "de/Mietvertrag Kündigung.md ? ".encode("latin-1") in plain.stdout, plain.stdout
+    # JSON stays JSON and reads back as the same text, whatever the query holds.
+    query = "Kündigung › ☃ 😀"
+    doc = raw("search", query, "-n", "1", "--json")
+    assert doc.returncode == 0, doc.stderr
+    parsed = json.loads(doc.stdout.decode("latin-1"))
+    assert parsed["query"] == query and parsed["hits"][0]["path"] == "de/Mietvertrag Kündigung.md"
+    error = raw("search", "x", "--vault", "/nö/☃")
+    assert error.returncode == 1 and b"no such vault folder: '/n\xf6/?'" in error.stderr
