@@ -418,3 +418,43 @@ def test_a_terminal_that_is_not_utf8_gets_its_own_encoding_not_a_traceback(
     assert parsed["query"] == query and parsed["hits"][0]["path"] == "de/Mietvertrag Kündigung.md"
     error = raw("search", "x", "--vault", "/nö/☃")
     assert error.returncode == 1 and b"no such vault folder: '/n\xf6/?'" in error.stderr
+
+
+def test_a_database_url_without_a_host_names_the_socket_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    pytest.importorskip("psycopg")
+    # A socket folder with no server in it: libpq fails at once, whatever runs on this machine.
+    url = f"postgresql:///notes?host={tmp_path}&port=5999"
+    done = run("status", "--db", url, env=env)
+    assert done.returncode == 1
+    assert f"at the local Unix socket in {tmp_path} (port 5999) as user" in done.stderr, done.stderr
+    done = run("status", "--db", "postgresql:///notes?port=5999", env=env)
+    assert "at the local Unix socket (port 5999) as user" in done.stderr, done.stderr
+
+
+def test_a_vault_not_indexed_yet_is_named_with_the_command_that_indexes_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "new vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Saffron\n\nThe saffron delivery comes on Tuesday.\n")
+    for args in (("search", "saffron"), ("status",)):
+        done = run(*args, "--vault", str(vault), env=env)
+        assert done.returncode == 1
+        said = re.search(r"index it first: (noteseek index .+)$", done.stderr.strip())
+        assert said and f"{vault} is not indexed yet" in done.stderr, done.stderr
+    # The command it names, pasted into a shell, is the one that makes the index.
+    assert run(*shlex.split(said.group(1))[1:], "-q", env=env).returncode == 0
+    assert run("search", "saffron", "--vault", str(vault), env=env).returncode == 0
+
+
+def test_dates_the_wrong_way_round_are_a_usage_error_not_no_matches(
+    sample: tuple[dict[str, str], Path],
+) -> None:
+    env, _ = sample
+    done = run("search", "rebase", "--since", "2025-01-01", "--until", "2020-01-01", env=env)
+    assert done.returncode == 2 and "no matches" not in done.stdout
+    assert "since (2025-01-01) is after until (2020-01-01)" in done.stderr, done.stderr
+    one_day = run("search", "rebase", "--since", "2024-01-08", "--until", "2024-01-08", env=env)
+    assert one_day.returncode == 0 and "journal/2024-01-08.md" in one_day.stdout
