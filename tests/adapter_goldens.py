@@ -264,7 +264,7 @@ class Run:
         text = re.sub(r'"(db_bytes|finished_at|seconds)": [0-9.e+-]+', r'"\1": "<volatile>"', text)
         text = re.sub(r"\(\d+\.\d MB", "(<SIZE> MB", text)
         text = re.sub(
-            r"\d{4}-\d\d-\d\d \d\d:\d\d(: \d+ (?:notes|files \(\d+ documents\)), )\d+\.\d s",
+            r"\d{4}-\d\d-\d\d \d\d:\d\d(: \d+ (?:notes|files \(\d+ documents?\)), )\d+\.\d s",
             r"<DATE>\1<S> s",
             text,
         )

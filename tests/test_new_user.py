@@ -458,3 +458,15 @@ def test_dates_the_wrong_way_round_are_a_usage_error_not_no_matches(
     assert "since (2025-01-01) is after until (2020-01-01)" in done.stderr, done.stderr
     one_day = run("search", "rebase", "--since", "2024-01-08", "--until", "2024-01-08", env=env)
     assert one_day.returncode == 0 and "journal/2024-01-08.md" in one_day.stdout
+
+
+def test_a_query_of_several_words_needs_no_quotes(sample: tuple[dict[str, str], Path]) -> None:
+    env, _ = sample
+    done = run("search", "how", "do", "I", "undo", "a", "rebase", "-n", "1", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["query"] == "how do I undo a rebase"
+    assert doc["hits"][0]["path"] == "howto/git-rebase-recipes.md"
+    context = run("context", "how", "do", "we", "rotate", "tokens", "--json", env=env)
+    assert context.returncode == 0 and json.loads(context.stdout)["hits"], context.stderr
+    assert run("search", env=env).returncode == 2  # still a usage error without any word

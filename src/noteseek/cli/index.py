@@ -53,7 +53,8 @@ class _Progress:
 def _print_stats(stats: IndexStats, db: object) -> None:
     verb = "stopped early (Ctrl-C)" if stats.interrupted else "done"
     seen = (
-        f"{stats.files_seen} files seen ({stats.documents} documents, "
+        f"{stats.files_seen} files seen ({stats.documents} "
+        f"document{'s' if stats.documents != 1 else ''}, "
         f"{stats.documents_extracted} read)"
         if stats.documents
         else f"{stats.files_seen} notes seen"
