@@ -470,3 +470,20 @@ def test_a_query_of_several_words_needs_no_quotes(sample: tuple[dict[str, str], 
     context = run("context", "how", "do", "we", "rotate", "tokens", "--json", env=env)
     assert context.returncode == 0 and json.loads(context.stdout)["hits"], context.stderr
     assert run("search", env=env).returncode == 2  # still a usage error without any word
+
+
+def test_web_and_mcp_name_a_mistyped_or_unindexed_vault(env: dict[str, str], tmp_path: Path) -> None:
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("mcp")
+    typo = tmp_path / "typo"
+    for command in ("web", "mcp"):
+        done = run(command, "--vault", str(typo), env=env)
+        assert done.returncode == 2 and f"Directory '{typo}' does not exist" in done.stderr, (
+            command,
+            done.stderr,
+        )
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    done = run("web", "--vault", str(fresh), "--port", "1", env=env)
+    assert done.returncode == 1
+    assert f"index it first: noteseek index {fresh}" in done.stderr, done.stderr
