@@ -472,11 +472,13 @@ def test_a_query_of_several_words_needs_no_quotes(sample: tuple[dict[str, str], 
     assert run("search", env=env).returncode == 2  # still a usage error without any word
 
 
-def test_web_and_mcp_name_a_mistyped_or_unindexed_vault(env: dict[str, str], tmp_path: Path) -> None:
+def test_web_mcp_and_serve_name_a_mistyped_or_unindexed_vault(
+    env: dict[str, str], tmp_path: Path
+) -> None:
     pytest.importorskip("uvicorn")
     pytest.importorskip("mcp")
     typo = tmp_path / "typo"
-    for command in ("web", "mcp"):
+    for command in ("web", "mcp", "serve"):
         done = run(command, "--vault", str(typo), env=env)
         assert done.returncode == 2 and f"Directory '{typo}' does not exist" in done.stderr, (
             command,
@@ -484,6 +486,8 @@ def test_web_and_mcp_name_a_mistyped_or_unindexed_vault(env: dict[str, str], tmp
         )
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    done = run("web", "--vault", str(fresh), "--port", "1", env=env)
-    assert done.returncode == 1
-    assert f"index it first: noteseek index {fresh}" in done.stderr, done.stderr
+    for args in (("web", "--port", "1"), ("serve",)):
+        done = run(*args, "--vault", str(fresh), env=env)
+        assert done.returncode == 1
+        assert f"index it first: noteseek index {fresh}" in done.stderr, done.stderr
+    assert not (Path(env["NOTESEEK_HOME"]) / "indexes").exists()  # and nothing was made

@@ -74,7 +74,7 @@ def web_cmd(
     """
     # Resolved once: the server keeps serving this file, whatever the current folder becomes.
     path = locate_index(db=db, vault=vault, collection=collection)
-    if vault is not None and not isinstance(path, DatabaseUrl) and not path.exists():
+    if vault is not None and db is None and not isinstance(path, DatabaseUrl) and not path.exists():
         raise IndexNotFoundError.at(path, vault=vault)  # the command that builds it, as search says
 
     def ready(url: str) -> None:
