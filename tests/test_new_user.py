@@ -491,3 +491,15 @@ def test_web_mcp_and_serve_name_a_mistyped_or_unindexed_vault(
         assert done.returncode == 1
         assert f"index it first: noteseek index {fresh}" in done.stderr, done.stderr
     assert not (Path(env["NOTESEEK_HOME"]) / "indexes").exists()  # and nothing was made
+
+
+def test_an_include_that_matches_no_folder_is_named(env: dict[str, str], tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    done = run("index", str(vault), "--include", "hwoto", env=env)
+    assert done.returncode == 0 and "0 notes seen" in done.stdout, done.stdout
+    assert f"warning: --include 'hwoto' matched no folder of {vault}: nothing is indexed" in (
+        done.stderr
+    )
+    right = run("index", str(vault), "--include", "howto", env=env)
+    assert right.returncode == 0 and "warning" not in right.stderr, right.stderr
