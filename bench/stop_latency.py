@@ -1,6 +1,7 @@
 """How long `noteseek watch` and the `noteseek serve` daemon live on after they are told to stop.
 
-    nice -n 10 python bench/stop_latency.py [--rounds 5] [--old-src DIR] [--json OUT] [--smoke]
+    nice -n 10 python bench/stop_latency.py [--rounds 5] [--old-src DIR] [--index-vault DIR]
+        [--index-after S] [--json OUT] [--smoke]
 
 On a copy of the sample vault (indexed once, in a temporary data folder), through real processes:
 
@@ -9,6 +10,11 @@ On a copy of the sample vault (indexed once, in a temporary data folder), throug
 - `serve`: a daemon started and asked to stop with `noteseek serve --stop`; the figures are how
   long `--stop` took and how long the daemon's process lived on after `--stop` returned (while it
   lives a hook call can meet it, or start another daemon beside it).
+- `index`: a first build of `--index-vault DIR` (default: a generated vault of 2,000 notes; the
+  MDN corpus, unpacked, is the large case) into a fresh index, sent SIGINT
+  `--index-after` seconds after its first progress line, to its whole process group as a
+  terminal's Ctrl-C is; the figure is the time from the signal to the end of the process (the
+  files it had added are kept beside it, and each round checks the run said it stopped early).
 
 `--old-src DIR` (e.g. `git archive <commit> src | tar -x -C /tmp/old`) runs the same rounds with
 that checkout's `src` first on PYTHONPATH, alternating with this one. Medians of one invocation on
@@ -87,12 +93,53 @@ def serve_round(env: dict[str, str], vault: Path) -> tuple[float, float]:
     return returned - started, time.monotonic() - returned
 
 
+def generated_vault(root: Path, notes: int) -> Path:
+    """`notes` notes of a few KB each in nine folders: enough for the indexer's worker pool."""
+    for i in range(notes):
+        folder = root / f"f{i % 9}"
+        folder.mkdir(parents=True, exist_ok=True)
+        body = f"Paragraph about subject {i} and its many details. " * 60
+        (folder / f"note {i}.md").write_text(f"# Topic {i}\n\n{body}\n", encoding="utf-8")
+    return root
+
+
+def index_round(env: dict[str, str], vault: Path, db: Path, after: float) -> tuple[float, int]:
+    """(seconds from SIGINT to the end of `index`, files it had added), on a fresh `db`."""
+    for old in db.parent.glob(db.name + "*"):
+        old.unlink()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "noteseek", "index", str(vault), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group: the signal reaches its workers too
+    )
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # "indexed 1/N files", once the first file is written
+    assert first.startswith("indexed "), first
+    time.sleep(after)
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    while proc.poll() is None:  # polled: the exit time is what is measured
+        time.sleep(0.005)
+    took = time.monotonic() - sent
+    out = proc.stdout.read() if proc.stdout else ""
+    assert out.startswith("stopped early (Ctrl-C)"), out  # else the build ended before the signal
+    added = int(out.split(" added", 1)[0].rsplit(" ", 1)[1])
+    return took, added
+
+
 def main() -> None:
     """Index the sample copy once, then alternate rounds of each checkout; print the medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--old-src", type=Path, help="another checkout's src folder")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--index-vault", type=Path, help="the vault the index rounds build")
+    parser.add_argument(
+        "--index-after", type=float, default=5.0, help="seconds into a build to send SIGINT"
+    )
     parser.add_argument("--smoke", action="store_true", help="one round of each")
     args = parser.parse_args()
     rounds = 1 if args.smoke else args.rounds
@@ -110,8 +157,16 @@ def main() -> None:
         checkouts = {"this": base}
         if args.old_src is not None:
             checkouts["old"] = {**base, "PYTHONPATH": str(args.old_src.resolve())}
+        big = args.index_vault or generated_vault(Path(tmp) / "big", 400 if args.smoke else 2000)
+        index_after = 0.0 if args.smoke else args.index_after
         samples: dict[str, dict[str, list[float]]] = {
-            name: {"watch_after_stopped": [], "serve_stop": [], "daemon_after_stop": []}
+            name: {
+                "watch_after_stopped": [],
+                "serve_stop": [],
+                "daemon_after_stop": [],
+                "index_after_sigint": [],
+                "index_files_added": [],
+            }
             for name in checkouts
         }
         for _ in range(rounds):
@@ -120,9 +175,14 @@ def main() -> None:
                 took, after = serve_round(env, vault)
                 samples[name]["serve_stop"].append(took)
                 samples[name]["daemon_after_stop"].append(after)
+                took, added = index_round(env, big, Path(tmp) / "big.db", index_after)
+                samples[name]["index_after_sigint"].append(took)
+                samples[name]["index_files_added"].append(added)
     report: dict[str, Any] = {
         "command": " ".join(["python", "bench/stop_latency.py", *sys.argv[1:]]),
         "rounds": rounds,
+        "index_vault": str(args.index_vault) if args.index_vault else "generated",
+        "index_after_seconds": index_after,
         "median_seconds": {
             name: {key: round(statistics.median(v), 3) for key, v in values.items()}
             for name, values in samples.items()

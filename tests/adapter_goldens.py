@@ -264,12 +264,17 @@ class Run:
         text = re.sub(r'"(db_bytes|finished_at|seconds)": [0-9.e+-]+', r'"\1": "<volatile>"', text)
         text = re.sub(r"\(\d+\.\d MB", "(<SIZE> MB", text)
         text = re.sub(
-            r"\d{4}-\d\d-\d\d \d\d:\d\d(: \d+ (?:notes|files \(\d+ documents\)), )\d+\.\d s",
+            r"\d{4}-\d\d-\d\d \d\d:\d\d(: \d+ (?:notes|files \(\d+ documents?\)), )\d+\.\d s",
             r"<DATE>\1<S> s",
             text,
         )
         text = re.sub(
             r"Last update: \d{4}-\d\d-\d\d \d\d:\d\d \([^)]*\)", "Last update: <DATE>", text
+        )
+        text = re.sub(
+            r"by OCR in the update at \d{4}-\d\d-\d\d \d\d:\d\d",
+            "by OCR in the update at <DATE>",
+            text,
         )
         text = re.sub(
             r"\b\d{8}-\d{6}-[0-9a-f]{4}\b", "<RUN-ID>", text

@@ -184,6 +184,20 @@ def test_initialize_and_list_tools_open_nothing_and_vectors_load_only_when_neede
     service.close()
 
 
+def test_watching_a_vault_that_is_not_there_builds_no_empty_index(tmp_path: Path) -> None:
+    """The writer that builds a --vault's first index checks the vault first: a vault that is
+    gone (or mistyped, past the CLI) must not leave an empty index for later searches."""
+    from noteseek import VaultNotFoundError
+
+    service = VaultService(db=str(tmp_path / "gone.db"), vault=str(tmp_path / "gone"))
+    try:
+        with pytest.raises(VaultNotFoundError):
+            service._open_writer()
+    finally:
+        service.close()
+    assert not list(tmp_path.glob("gone.db*"))
+
+
 def test_a_missing_index_still_starts_and_every_tool_says_what_to_run(tmp_path: Path) -> None:
     server = build_server(VaultService(db=str(tmp_path / "none.db")))
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine.update.workers import POOL_MIN_NOTES
+
 from .conftest import SAMPLE_VAULT
 
 
@@ -118,6 +120,28 @@ def test_a_file_that_is_not_an_index_is_named_and_left_alone(
         assert json.loads(done.stdout)["kind"] == "NotAnIndexError"
     assert text.read_bytes() == b"root:x:0:0:root:/root:/bin/bash\n"
     assert other.read_bytes() == other_bytes
+
+
+def test_reading_commands_leave_an_empty_or_missing_index_file_as_it_was(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty0byte.db"
+    empty.write_bytes(b"")
+    missing = tmp_path / "missing.db"
+    for args in (("status",), ("status", "--json"), ("search", "tomato"), ("links", "x")):
+        done = run(*args, "--db", str(empty), env=env)
+        assert done.returncode == 1, (args, done.stdout)
+        assert "no index yet: nothing was ever indexed into" in done.stdout + done.stderr
+        gone = run(*args, "--db", str(missing), env=env)
+        assert gone.returncode == 1 and f"no index at {missing}" in gone.stdout + gone.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("empty", "miss"))) == [
+        "empty0byte.db"
+    ]
+    assert empty.read_bytes() == b""
+    # `index` may make an index there: that is what the file was given for.
+    done = run("index", str(SAMPLE_VAULT), "--db", str(empty), "-q", env=env)
+    assert done.returncode == 0, done.stderr
+    assert run("status", "--db", str(empty), env=env).returncode == 0
 
 
 def test_a_mistyped_command_names_the_close_ones(env: dict[str, str]) -> None:
@@ -226,10 +250,15 @@ def test_intake_summary_reasons_and_an_undo_line_that_works(tmp_path: Path) -> N
     held_out = sorted((vault / "howto").glob("*.md"))[0]
     shutil.move(held_out, inbox / held_out.name)
     (inbox / "stub.md").write_text("# Later\n\nTODO\n", encoding="utf-8")
-    done = run("intake", str(inbox), "--vault", str(vault), env=env)
+    # Given relative to the folder it runs in; the undo line is pasted in another one.
+    done = run("intake", "inbox", "--vault", vault.name, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert sum(line.startswith("    why: ") for line in lines) == 2  # one reason per item
+    # An item not filed says what held it back: its two weakest scores, each with its why.
+    stub = lines[next(i for i, line in enumerate(lines) if line.endswith(" stub.md")) + 2]
+    assert re.fullmatch(r"    weakest: \w+ \d\.\d\d: [^;]+; \w+ \d\.\d\d: .+", stub), stub
+    assert "depth 0.00: 2 words (a stub)" in stub, stub
     summary = lines[-1]
     filed = int(summary.split(" ", 1)[0])
     assert summary.startswith(f"{filed} {'was' if filed == 1 else 'were'} filed, ")
@@ -237,7 +266,7 @@ def test_intake_summary_reasons_and_an_undo_line_that_works(tmp_path: Path) -> N
     undo = summary.split("undo: ", 1)[1].rstrip(")")
     argv = shlex.split(undo)
     assert argv[:2] == ["noteseek", "intake"] and str(vault) in argv
-    back = run(*argv[1:], env=env)
+    back = run(*argv[1:], env=env, cwd=inbox)
     assert back.returncode == 0, back.stderr
     assert sorted(p.name for p in inbox.iterdir()) == sorted([held_out.name, "stub.md"])
 
@@ -326,3 +355,151 @@ def test_an_empty_query_is_a_usage_error(sample: tuple[dict[str, str], Path]) ->
         done = run("search", query, env=env)
         assert done.returncode == 2
         assert "the query is empty" in done.stderr
+
+
+def test_ctrl_c_during_a_large_index_leaves_an_index_that_works_and_resumes(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "big"
+    for i in range(POOL_MIN_NOTES * 3):  # enough for the worker pool, as a real vault
+        folder = vault / f"f{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note {i}.md").write_text(
+            f"# Topic {i}\n\n" + f"Paragraph about subject {i} and its details. " * 80,
+            encoding="utf-8",
+        )
+    index = subprocess.Popen(
+        [sys.executable, "-m", "noteseek", "index", str(vault), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal's job is
+    )
+    assert index.stderr is not None
+    first = index.stderr.readline()  # the first progress line comes with the first file
+    assert first.startswith("indexed 1/"), first
+    os.killpg(index.pid, signal.SIGINT)  # Ctrl-C reaches the indexer and its workers
+    out, err = index.communicate(timeout=120)
+    assert index.returncode == 0, err
+    assert out.startswith("stopped early (Ctrl-C)"), out
+    assert "the index is consistent" in err
+    added = int(re.search(r"(\d+) added", out).group(1))  # type: ignore[union-attr]
+    assert 0 < added < POOL_MIN_NOTES * 3
+    # Usable as it is, and the next run does only the rest.
+    found = json.loads(run("search", "subject details", "--all", "--json", env=env).stdout)
+    assert found["hits"]
+    again = run("index", str(vault), "-q", env=env)
+    assert again.returncode == 0, again.stderr
+    assert f"{POOL_MIN_NOTES * 3 - added} added" in again.stdout, again.stdout
+    assert f"{added} unchanged" in again.stdout
+
+
+def test_a_terminal_that_is_not_utf8_gets_its_own_encoding_not_a_traceback(
+    sample: tuple[dict[str, str], Path],
+) -> None:
+    env, _ = sample
+    latin1 = {**env, "PYTHONIOENCODING": "latin-1"}  # a Latin-1 terminal (no C.UTF-8 coercion)
+
+    def raw(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "noteseek", *args], capture_output=True, env=latin1, timeout=300
+        )
+
+    # Every hit line has "›" (not in Latin-1); the note's name has "ü" (in it).
+    plain = raw("search", "Kündigung Mietvertrag", "-n", "1")
+    assert plain.returncode == 0 and b"Traceback" not in plain.stderr, plain.stderr
+    assert "de/Mietvertrag Kündigung.md ? ".encode("latin-1") in plain.stdout, plain.stdout
+    # JSON stays JSON and reads back as the same text, whatever the query holds.
+    query = "Kündigung › ☃ 😀"
+    doc = raw("search", query, "-n", "1", "--json")
+    assert doc.returncode == 0, doc.stderr
+    parsed = json.loads(doc.stdout.decode("latin-1"))
+    assert parsed["query"] == query and parsed["hits"][0]["path"] == "de/Mietvertrag Kündigung.md"
+    error = raw("search", "x", "--vault", "/nö/☃")
+    assert error.returncode == 1 and b"no such vault folder: '/n\xf6/?'" in error.stderr
+
+
+def test_a_database_url_without_a_host_names_the_socket_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    pytest.importorskip("psycopg")
+    # A socket folder with no server in it: libpq fails at once, whatever runs on this machine.
+    url = f"postgresql:///notes?host={tmp_path}&port=5999"
+    done = run("status", "--db", url, env=env)
+    assert done.returncode == 1
+    assert f"at the local Unix socket in {tmp_path} (port 5999) as user" in done.stderr, done.stderr
+    done = run("status", "--db", "postgresql:///notes?port=5999", env=env)
+    assert "at the local Unix socket (port 5999) as user" in done.stderr, done.stderr
+
+
+def test_a_vault_not_indexed_yet_is_named_with_the_command_that_indexes_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "new vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Saffron\n\nThe saffron delivery comes on Tuesday.\n")
+    for args in (("search", "saffron"), ("status",)):
+        done = run(*args, "--vault", str(vault), env=env)
+        assert done.returncode == 1
+        said = re.search(r"index it first: (noteseek index .+)$", done.stderr.strip())
+        assert said and f"{vault} is not indexed yet" in done.stderr, done.stderr
+    # The command it names, pasted into a shell, is the one that makes the index.
+    assert run(*shlex.split(said.group(1))[1:], "-q", env=env).returncode == 0
+    assert run("search", "saffron", "--vault", str(vault), env=env).returncode == 0
+
+
+def test_dates_the_wrong_way_round_are_a_usage_error_not_no_matches(
+    sample: tuple[dict[str, str], Path],
+) -> None:
+    env, _ = sample
+    done = run("search", "rebase", "--since", "2025-01-01", "--until", "2020-01-01", env=env)
+    assert done.returncode == 2 and "no matches" not in done.stdout
+    assert "since (2025-01-01) is after until (2020-01-01)" in done.stderr, done.stderr
+    one_day = run("search", "rebase", "--since", "2024-01-08", "--until", "2024-01-08", env=env)
+    assert one_day.returncode == 0 and "journal/2024-01-08.md" in one_day.stdout
+
+
+def test_a_query_of_several_words_needs_no_quotes(sample: tuple[dict[str, str], Path]) -> None:
+    env, _ = sample
+    done = run("search", "how", "do", "I", "undo", "a", "rebase", "-n", "1", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["query"] == "how do I undo a rebase"
+    assert doc["hits"][0]["path"] == "howto/git-rebase-recipes.md"
+    context = run("context", "how", "do", "we", "rotate", "tokens", "--json", env=env)
+    assert context.returncode == 0 and json.loads(context.stdout)["hits"], context.stderr
+    assert run("search", env=env).returncode == 2  # still a usage error without any word
+
+
+def test_web_mcp_and_serve_name_a_mistyped_or_unindexed_vault(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("mcp")
+    typo = tmp_path / "typo"
+    for command in ("web", "mcp", "serve"):
+        done = run(command, "--vault", str(typo), env=env)
+        assert done.returncode == 2 and f"Directory '{typo}' does not exist" in done.stderr, (
+            command,
+            done.stderr,
+        )
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for args in (("web", "--port", "1"), ("serve",)):
+        done = run(*args, "--vault", str(fresh), env=env)
+        assert done.returncode == 1
+        assert f"index it first: noteseek index {fresh}" in done.stderr, done.stderr
+    assert not (Path(env["NOTESEEK_HOME"]) / "indexes").exists()  # and nothing was made
+
+
+def test_an_include_that_matches_no_folder_is_named(env: dict[str, str], tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    done = run("index", str(vault), "--include", "hwoto", env=env)
+    assert done.returncode == 0 and "0 notes seen" in done.stdout, done.stdout
+    assert f"warning: --include 'hwoto' matched no folder of {vault}: nothing is indexed" in (
+        done.stderr
+    )
+    right = run("index", str(vault), "--include", "howto", env=env)
+    assert right.returncode == 0 and "warning" not in right.stderr, right.stderr

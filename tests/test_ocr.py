@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import string
@@ -133,7 +134,9 @@ def test_the_run_exits_0_names_the_textless_image_and_says_what_ocr_read(
     assert "shots/noise.png: no text found: has no text that OCR could read" in first.stderr
     assert "OCR read 7 page(s) or image(s) in 6 file(s)" in first.stdout, first.stdout
     status = _cli("status", "--db", str(ocr_vault["db"])).stdout
-    assert "ocr       7 files read by OCR in the last update" in status, status
+    # The same counts as the run's line: 7 files went through OCR, 6 of them gave 7 pages' text.
+    ocr_line = re.search(r"^ocr +7 files read by OCR in the update at [-\d]+ [:\d]+: (.*)$", status, re.M)
+    assert ocr_line and ocr_line.group(1) == "6 with text (7 pages), 1 without", status
     assert "1 no text found" in status and "image 6" in status
 
 
@@ -150,8 +153,13 @@ def test_unchanged_images_are_not_read_again_and_a_moved_one_keeps_its_text(
     ocr_vault: dict[str, Any],
 ) -> None:
     vault, db = ocr_vault["vault"], str(ocr_vault["db"])
+    status = _cli("status", "--db", db).stdout
     again = _cli("index", str(vault), "--db", db)
     assert "OCR read" not in again.stdout and "0 added, 0 changed" in again.stdout, again.stdout
+    # A run that read nothing by OCR leaves the line of the one that did, with its date.
+    ocr_line = next(line for line in status.splitlines() if line.startswith("ocr "))
+    assert "in the update at" in ocr_line
+    assert ocr_line in _cli("status", "--db", db).stdout.splitlines()
     (vault / "archive").mkdir()
     shutil.move(vault / "shots" / "planning.png", vault / "archive" / "planning-old.png")
     moved = _cli("index", str(vault), "--db", db)

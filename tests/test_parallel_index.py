@@ -17,6 +17,7 @@ import pytest
 from noteseek import Index, IndexOptions
 from noteseek.engine.update import workers
 from noteseek.engine.update.workers import POOL_MIN_NOTES, worker_count
+from noteseek.engine.vault_walk import walk_vault
 
 from .test_targeted_update import rows
 
@@ -163,6 +164,31 @@ def test_a_stop_in_a_parallel_run_keeps_whole_files(tmp_path: Path) -> None:
             serial.close()
     finally:
         index.close()
+
+
+def test_a_stop_ends_the_pool_at_once_without_draining_its_queue(tmp_path: Path) -> None:
+    """A stop set while batches are out ends the generator at its next wait, and its workers
+    with it: nothing more is yielded, and no worker prepares its queued batches first."""
+    vault = _vault(tmp_path / "vault", POOL_MIN_NOTES + 200)
+    notes = [n for n in walk_vault(vault, documents=False)[0] if not n.is_document]
+    stop = threading.Event()
+    results = workers.prepare_in_pool(
+        notes,
+        root=vault.resolve(),
+        known={},
+        options=IndexOptions(),
+        force=False,
+        workers=2,
+        model=None,
+        stop=stop,
+    )
+    first = next(results)
+    assert first[0] == notes[0]
+    stop.set()
+    # The first batch was taken whole; the stop is seen before the next one is awaited.
+    rest = list(results)
+    assert len(rest) < workers.BATCH_NOTES
+    assert not [p for p in multiprocessing.active_children() if p.name == "noteseek-prep"]
 
 
 def test_small_runs_stay_in_process(tmp_path: Path, pool_calls: list[int]) -> None:

@@ -121,7 +121,7 @@ def test_libpq_defaults_come_from_the_environment() -> None:
     assert target.hosts == (("pg.internal", "6000"),)
     assert (target.user, target.dbname, target.has_password) == ("svc", "kb", False)
     bare = parse_target("postgresql:///vaults", env={"PGUSER": "me"})
-    assert bare.where.startswith("the local Unix socket")
+    assert bare.where == "the local Unix socket (port 5432)"  # named once, not twice
     assert (bare.user, bare.dbname) == ("me", "vaults")
 
 
@@ -131,6 +131,7 @@ def test_multi_host_ipv6_and_query_parameters() -> None:
     assert target.where == "h1:5001, ::1:5002, h3:5432"
     query = parse_target("postgresql:///?host=/run/pg&port=7&user=x&dbname=y", env={})
     assert query.hosts == (("/run/pg", "7"),)
+    assert query.where == "the local Unix socket in /run/pg (port 7)"
     assert (query.user, query.dbname) == ("x", "y")
 
 

@@ -9,6 +9,7 @@ a targeted update of just those paths and the other a whole incremental pass, an
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import shutil
@@ -56,6 +57,12 @@ def make_vault(root: Path, rng: random.Random, count: int = 40) -> None:
     (root / ".obsidian" / "workspace.md").write_text("# not a note\n")
 
 
+def _without_time(value: str) -> str:
+    record = json.loads(value)
+    record.pop("finished_at", None)
+    return json.dumps(record, sort_keys=True)
+
+
 def rows(index: Index) -> dict[str, Any]:
     """Every row of the index that an update decides, keyed by path (ids and times left out)."""
     db = index._store.conn.db  # type: ignore[attr-defined]
@@ -80,10 +87,14 @@ def rows(index: Index) -> dict[str, Any]:
         "SELECT f.path, k.line, k.target, k.target_key, k.fragment, k.kind, k.context "
         "FROM links k JOIN files f ON f.id = k.file_id ORDER BY 1, 2, 3, 4"
     ).fetchall()
-    # last_run holds times, generation a random token (what reply cursors check).
-    meta = db.execute(
-        "SELECT key, value FROM meta WHERE key NOT IN ('last_run', 'generation') ORDER BY key"
-    ).fetchall()
+    # last_run holds times, generation a random token (what reply cursors check), and the OCR
+    # pass's record the time it finished.
+    meta = [
+        (key, _without_time(value) if key == "ocr_progress" else value)
+        for key, value in db.execute(
+            "SELECT key, value FROM meta WHERE key NOT IN ('last_run', 'generation') ORDER BY key"
+        ).fetchall()
+    ]
     fts = db.execute("SELECT count(*) FROM chunks_fts_docsize").fetchall()
     return {
         "files": files,

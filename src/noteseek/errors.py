@@ -50,8 +50,18 @@ class IndexNotFoundError(NoteseekError):
     """No index file exists where one was expected."""
 
     @classmethod
-    def at(cls, path: object) -> IndexNotFoundError:
-        """The error for a missing index file, with the command that makes one."""
+    def at(cls, path: object, *, vault: str | None = None) -> IndexNotFoundError:
+        """The error for a missing index file, with the command that makes one (for `vault`,
+        when the index looked for is that folder's)."""
+        if vault is not None:
+            # deferred: only to quote a vault path in this message
+            import shlex
+
+            # The command last and quoted for a shell: it is meant to be pasted as it is.
+            return cls(
+                f"{vault} is not indexed yet (no index at {path}); index it first: "
+                f"noteseek index {shlex.quote(vault)}"
+            )
         return cls(f"no index at {path}: run 'noteseek index PATH/TO/VAULT' (or pass --db) first")
 
     @classmethod

@@ -53,7 +53,8 @@ class _Progress:
 def _print_stats(stats: IndexStats, db: object) -> None:
     verb = "stopped early (Ctrl-C)" if stats.interrupted else "done"
     seen = (
-        f"{stats.files_seen} files seen ({stats.documents} documents, "
+        f"{stats.files_seen} files seen ({stats.documents} "
+        f"document{'s' if stats.documents != 1 else ''}, "
         f"{stats.documents_extracted} read)"
         if stats.documents
         else f"{stats.files_seen} notes seen"
@@ -172,6 +173,13 @@ def index_cmd(
         finally:
             progress.close()
         _print_stats(stats, idx.db_path)
+        if include and not stats.files_seen and not stats.interrupted:
+            # A mistyped --include indexes nothing: say so, rather than a quiet "0 notes seen".
+            shown = ", ".join(repr(folder) for folder in include)
+            echo_line(
+                f"warning: --include {shown} matched no folder of {vault}: nothing is indexed",
+                err=True,
+            )
         if (deep or multilingual) and not stats.interrupted:
             _build_lane(idx, quiet)
 

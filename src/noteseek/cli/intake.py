@@ -10,7 +10,7 @@ import click
 
 from .. import IndexOptions, open_index
 from ..core.locator import redact_url
-from ..intake import IntakeConfig, IntakeReport, load_config, run_intake, undo_run
+from ..intake import Assessment, IntakeConfig, IntakeReport, load_config, run_intake, undo_run
 from ..settings import DEFAULT_EXCLUDE, ENV_DB, ENV_WRITE_DB
 from .options import collection_option, db_option
 from .output import echo_line
@@ -18,6 +18,15 @@ from .output import echo_line
 __all__ = ["intake_cmd"]
 
 _SYMBOL = {"route": "→", "review": "?", "set_aside": "×"}
+
+
+def _weakest(a: Assessment) -> str:
+    """The two lowest sub-scores with their explanations: what kept an item from being filed."""
+    scored = sorted(
+        (getattr(a.scores, name), name, getattr(a.explanations, name))
+        for name in ("relevance", "actionability", "depth", "authority")
+    )
+    return "; ".join(f"{name} {value:.2f}: {why}" for value, name, why in scored[:2])
 
 
 def _print_table(report: IntakeReport, *, undo_args: str) -> None:
@@ -36,6 +45,8 @@ def _print_table(report: IntakeReport, *, undo_args: str) -> None:
             f"{s.depth:4.2f} {s.authority:4.2f}  {a.decision:<9} {where:<36} {a.path}"
         )
         echo_line(f"    why: {a.reason}")
+        if a.decision != "route":
+            echo_line(f"    weakest: {_weakest(a)}")
         if a.duplicate_of:
             echo_line(f"    near-duplicate of {a.duplicate_of}")
         if result.destination:
@@ -124,8 +135,10 @@ def intake_cmd(
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
-        # The undo line must work when pasted: the real vault (and index), quoted for a shell.
-        undo_args = f"--vault {shlex.quote(str(vault))}"
+        # The undo line must work when pasted, from any folder: the real vault (and index),
+        # absolute, quoted for a shell.
+        undo_args = f"--vault {shlex.quote(str(vault.expanduser().absolute()))}"
         if db is not None:  # a URL's password is never printed (shown as ***)
-            undo_args += f" --db {shlex.quote(redact_url(db))}"
+            shown = db if "://" in db else str(Path(db).expanduser().absolute())
+            undo_args += f" --db {shlex.quote(redact_url(shown))}"
         _print_table(report, undo_args=undo_args)

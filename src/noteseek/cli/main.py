@@ -20,7 +20,7 @@ import click
 from .. import __version__
 from ..errors import NoteseekError
 from ..extras import extra_of, install_hint
-from .output import PrintableLogFormatter, echo_block, echo_line
+from .output import PrintableLogFormatter, echo_block, echo_line, tolerate_narrow_terminals
 
 __all__ = ["cli", "exit_now", "main"]
 
@@ -151,6 +151,7 @@ def _wants_json(argv: list[str]) -> bool:
 def main() -> None:
     """Console entry point: domain errors become one line (a JSON document on stdout when the
     command was asked for JSON) and exit code 1."""
+    tolerate_narrow_terminals(json_out=_wants_json(sys.argv[1:]))
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

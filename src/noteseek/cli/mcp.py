@@ -14,7 +14,11 @@ __all__ = ["mcp_cmd"]
 @db_option()
 @collection_option()
 @write_db_option()
-@click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
+@click.option(
+    "--vault",
+    type=click.Path(exists=True, file_okay=False),
+    help="Serve the index of this vault.",
+)
 @click.option(
     "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
 )

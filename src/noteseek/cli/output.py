@@ -14,13 +14,47 @@ JSON output does not come here: `json.dumps` escapes controls itself and keeps t
 
 from __future__ import annotations
 
+import codecs
 import logging
+import sys
 
 import click
 
 from ..core.display import one_line, printable
 
-__all__ = ["PrintableLogFormatter", "echo_block", "echo_line"]
+__all__ = ["PrintableLogFormatter", "echo_block", "echo_line", "tolerate_narrow_terminals"]
+
+# The error handler for JSON on a stream that cannot encode every character: `\\uXXXX` escapes
+# (surrogate pairs past the BMP), which JSON reads back as the same text. Outside strings JSON
+# is ASCII, so the document stays valid.
+_JSON_ESCAPES = "noteseek-json-escape"
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    text = error.object[error.start : error.end]
+    units = text.encode("utf-16-be")
+    escaped = "".join(
+        f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in range(0, len(units), 2)
+    )
+    return escaped, error.end
+
+
+def tolerate_narrow_terminals(*, json_out: bool) -> None:
+    """Let stdout and stderr print any text when their encoding is not UTF-8 (a Latin-1 or
+    cp1252 terminal, PYTHONIOENCODING=ascii): a character they cannot show becomes `?`, in JSON
+    on stdout a `\\u` escape, instead of a UnicodeEncodeError traceback halfway through."""
+    for stream, escapes in ((sys.stdout, json_out), (sys.stderr, False)):
+        encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding in ("utf8", "utf_8") or reconfigure is None:
+            continue
+        if escapes:
+            try:
+                codecs.lookup_error(_JSON_ESCAPES)
+            except LookupError:
+                codecs.register_error(_JSON_ESCAPES, _json_escape)
+        reconfigure(errors=_JSON_ESCAPES if escapes else "replace")
 
 
 def echo_line(text: str, *, err: bool = False, bold: str = "") -> None:

@@ -86,8 +86,17 @@ def _time_line(result: SearchResult) -> str | None:
     return f"dates {since} … {until}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def _words(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str:
+    """QUERY given as several words (`noteseek search undo a rebase`) is one query."""
+    return " ".join(value)
+
+
+# Several words need no quotes: `noteseek search how do I undo a rebase` is what people type.
+_QUERY = click.argument("query", nargs=-1, required=True, callback=_words)
+
+
 @click.command("search")
-@click.argument("query")
+@_QUERY
 @db_option()
 @collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Search the index of this vault.")
@@ -161,7 +170,8 @@ def search_cmd(
     no_time_parse: bool,
     no_deep: bool,
 ) -> None:
-    """Search the index for QUERY (put a query that starts with '-' after '--').
+    """Search the index for QUERY: one or more words, quoted or not (put a query that starts
+    with '-' after '--').
 
     A time phrase in QUERY ("in the last 7 days", "last week", "gestern", "from March 2026")
     becomes a date filter and is not searched; --no-time-parse turns that off.
@@ -253,7 +263,7 @@ def search_cmd(
 
 
 @click.command("context")
-@click.argument("query")
+@_QUERY
 @db_option()
 @collection_option()
 @click.option("--vault", type=click.Path(file_okay=False), help="Use the index of this vault.")

@@ -30,7 +30,11 @@ _STOP_SECONDS = 30.0
 @click.command("serve")
 @db_option()
 @collection_option()
-@click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
+@click.option(
+    "--vault",
+    type=click.Path(exists=True, file_okay=False),
+    help="Serve the index of this vault.",
+)
 @click.option(
     "--idle-minutes",
     type=click.FloatRange(0, None),
@@ -87,7 +91,8 @@ def serve_cmd(
             echo_line(_watch_line(answer.get("watch")))
         return
     if not db_path.exists():
-        raise IndexNotFoundError.at(db_path)
+        # The vault's own index: the message names the command that builds it.
+        raise IndexNotFoundError.at(db_path, vault=vault if db is None else None)
     # deferred: the server code (~13 ms) for a process that serves; --status and --stop only ask
     from ..daemon.server import Daemon, trim_log
 

@@ -23,7 +23,7 @@ __all__ = ["status_cmd"]
 def _seen(last: dict[str, object]) -> str:
     documents = last.get("documents") or 0
     if documents:
-        return f"{last.get('files_seen')} files ({documents} documents)"
+        return f"{last.get('files_seen')} files ({documents} document{'s' * (documents != 1)})"
     return f"{last.get('files_seen')} notes"
 
 

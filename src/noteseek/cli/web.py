@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import locate_index
+from .. import DatabaseUrl, IndexNotFoundError, locate_index
 from ..web.server import DEFAULT_HOST, DEFAULT_PORT, default_workers, run_server
 from .options import collection_option, db_option
 from .output import echo_line
@@ -17,7 +17,11 @@ ENV_TOKEN = "NOTESEEK_WEB_TOKEN"
 @click.command("web")
 @db_option()
 @collection_option()
-@click.option("--vault", type=click.Path(file_okay=False), help="Serve the index of this vault.")
+@click.option(
+    "--vault",
+    type=click.Path(exists=True, file_okay=False),
+    help="Serve the index of this vault.",
+)
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(1, 65535))
 @click.option(
@@ -70,6 +74,8 @@ def web_cmd(
     """
     # Resolved once: the server keeps serving this file, whatever the current folder becomes.
     path = locate_index(db=db, vault=vault, collection=collection)
+    if vault is not None and db is None and not isinstance(path, DatabaseUrl) and not path.exists():
+        raise IndexNotFoundError.at(path, vault=vault)  # the command that builds it, as search says
 
     def ready(url: str) -> None:
         echo_line(

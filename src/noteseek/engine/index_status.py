@@ -5,6 +5,7 @@ Its own module so that `engine/index.py` (the facade) stays one job and under th
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -54,8 +55,9 @@ class IndexStatus:
     # read; `install` is then the command that brings them.
     missing_libraries: tuple[str, ...] = ()
     install: str | None = None
-    # The OCR pass of the running (or last) update: {"total", "done", "running"}; None when no
-    # update has read anything by OCR.
+    # The OCR pass of the running update, or of the last one that had files to OCR: {"total",
+    # "done", "running", "with_text", "pages", "finished_at"} (files, except pages; an older
+    # noteseek stored only the first three); None when no update has read anything by OCR.
     ocr_progress: dict[str, Any] | None = None
     # The deep lane (docs/deep-lane.md): {"done", "total", "built", "seconds_per_chunk",
     # "eta_seconds"}; None when the index has none.
@@ -77,16 +79,34 @@ class IndexStatus:
         return line + f", about {_duration(float(eta))} left at the last build's pace"
 
     def ocr_summary(self) -> str | None:
-        """`12 of 40 files read by OCR (an update is reading the rest)`; None without OCR."""
+        """`5 files read by OCR in the update at 2026-12-02 13:38: 4 with text (5 pages), 1
+        without`; None without OCR. The counts are files (a PDF's scanned pages are one file),
+        and the update named is the last one that read anything by OCR, not the last one."""
         progress = self.ocr_progress
         if not progress or not progress.get("total"):
             return None
         done, total = int(progress.get("done") or 0), int(progress.get("total") or 0)
+        finished_at = progress.get("finished_at")
+        when = (
+            f"in the update at {time.strftime('%Y-%m-%d %H:%M', time.localtime(finished_at))}"
+            if isinstance(finished_at, int | float)
+            else "in the last update that used OCR"  # stored by an older noteseek
+        )
+        files = "file" if total == 1 else "files"
         if progress.get("running"):
-            return f"{done} of {total} files read by OCR (an update is reading the rest)"
-        if done < total:
-            return f"{done} of {total} files read by OCR in the last update (it stopped early)"
-        return f"{total} files read by OCR in the last update"
+            line = f"{done} of {total} {files} read by OCR so far (an update is reading the rest)"
+        elif done < total:
+            line = f"{done} of {total} {files} read by OCR {when} (it stopped early)"
+        else:
+            line = f"{total} {files} read by OCR {when}"
+        with_text, pages = progress.get("with_text"), progress.get("pages")
+        if isinstance(with_text, int) and isinstance(pages, int) and done:
+            if not with_text:
+                line += ": no text found"
+            else:
+                line += f": {with_text} with text ({pages} page{'s' if pages != 1 else ''})"
+                line += f", {done - with_text} without" if done > with_text else ""
+        return line
 
     @property
     def skipped_sections(self) -> int:

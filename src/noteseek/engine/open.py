@@ -106,6 +106,8 @@ def open_index(
     if not create and not path.exists():
         if vault is not None:
             _check_vault(vault)  # a typo in --vault is no such folder, not a missing index
+            if db is None:  # the index looked for is the vault's: the command names it
+                raise IndexNotFoundError.at(path, vault=str(Path(vault).expanduser()))
         raise IndexNotFoundError.at(path)
     # deferred: the Index (~45 ms to import), only to open one; locate_index alone never loads it
     from .index import Index

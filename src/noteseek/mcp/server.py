@@ -198,7 +198,8 @@ class VaultService:
         # Watching writes where a refresh writes: --write-db, else $NOTESEEK_WRITE_DB, else --db.
         path = self._writer.path()
         if not path.exists() and self._vault is not None:
-            return open_index(path, create=True)  # --vault: build it
+            # --vault: build it (the vault checked first, so a typo leaves no empty index)
+            return open_index(path, self._vault, create=True)
         return self._writer.open_separate()
 
     def start_refresh(self) -> None:

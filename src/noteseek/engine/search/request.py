@@ -215,6 +215,14 @@ class SearchRequest:
                 object.__setattr__(self, name, value.date())
             elif not isinstance(value, date):
                 raise TypeError(f"{name} must be a date or a string, got {type(value).__name__}")
+        since, until = self.since, self.until
+        if since is not None and until is not None:
+            assert not isinstance(since, str) and not isinstance(until, str)  # dates by now
+            if since > until:
+                # No note can be dated in an empty range: say so, rather than "no matches".
+                raise InvalidDateError(
+                    f"since ({since}) is after until ({until}): no date is in between; swap them"
+                )
 
     def _today(self) -> date:
         from datetime import date  # deferred: as above, for a dated search only

@@ -261,7 +261,7 @@ def document_results(
                 break
         scans = [*images, *held] if not stop.is_set() else []
         if scans and before_ocr is not None:
-            before_ocr(len(scans))
+            before_ocr(sum(len(todo[t]) for t in scans))  # in paths, as the writer counts
         for result in pool.extract_many(scans) if scans else ():
             held.pop(result.path, None)
             for doc, digest in todo[result.path]:

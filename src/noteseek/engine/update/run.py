@@ -160,7 +160,9 @@ class _Writer:
         self.pending_chunks = 0
         self.missing: set[str] = set()  # packages a document needed and did not find
         self.ocr_total: int | None = None  # files in the OCR phase, once it started
-        self.ocr_done = 0
+        self.ocr_done = 0  # of those: read by OCR (with or without text found)
+        self.ocr_with_text = 0  # ... and OCR found text in
+        self.ocr_pages = 0  # pages (an image is one) OCR found text on
 
     def ocr_started(self, total: int) -> None:
         """The text is all taken: store it (searchable now), then count the OCR phase."""
@@ -173,7 +175,14 @@ class _Writer:
             self._ocr_progress(running=False)
 
     def _ocr_progress(self, *, running: bool) -> None:
-        value = {"total": self.ocr_total, "done": self.ocr_done, "running": running}
+        value = {
+            "total": self.ocr_total,
+            "done": self.ocr_done,
+            "running": running,
+            "with_text": self.ocr_with_text,
+            "pages": self.ocr_pages,
+            "finished_at": None if running else time.time(),
+        }
         with self.store.write():
             self.store.set_meta(meta.OCR_PROGRESS, json.dumps(value))
 
@@ -203,9 +212,20 @@ class _Writer:
 
     def take(self, note: NoteFile, result: Prepared | Skip | None) -> None:
         """Store what preparing one file gave."""
+        # deferred: as in _take, loaded by the first file to write
+        from .prepare import Prepared
+
         self._take(note, result)
         if self.ocr_total is not None and note.is_document:
+            engine = (result.record.engine or "") if isinstance(result, Prepared) else ""
+            if engine.startswith((OCR_OFF, MISSING)):
+                # Not read by OCR: a PDF's text layer kept when the run stopped before its OCR,
+                # or a file whose OCR engine is not installed.
+                return
             self.ocr_done += 1
+            if isinstance(result, Prepared) and result.ocr_pages:
+                self.ocr_with_text += 1
+                self.ocr_pages += result.ocr_pages
             self.flush()  # an OCR'd file is seconds of work: searchable as soon as it is read
             self._ocr_progress(running=True)
 
@@ -296,7 +316,7 @@ def _ocr_sources(store: Storage, plan: UpdatePlan) -> Reusable:
 
 
 def _prepared_notes(
-    writer: _Writer, notes: list[NoteFile]
+    writer: _Writer, notes: list[NoteFile], stop: threading.Event
 ) -> Generator[tuple[NoteFile, Prepared | Skip | None], None, None]:
     """Each note with what preparing it gave, in order: in worker processes for a large run
     (embedded there too when no stored vector can be reused: a first or --full build), else
@@ -328,6 +348,7 @@ def _prepared_notes(
             force=plan.force,
             workers=workers,
             model=worker_model(writer.embedder) if embed_there else None,
+            stop=stop,
         )
     ) as results:
         yield from results
@@ -355,7 +376,7 @@ def _write_files(
         if progress is not None:
             progress(done, len(candidates), note.rel_path)
 
-    with closing(_prepared_notes(writer, notes)) as prepared:  # a pool stops with the loop
+    with closing(_prepared_notes(writer, notes, stop)) as prepared:  # a pool stops with the loop
         for note, result in prepared:
             if stop.is_set():
                 break

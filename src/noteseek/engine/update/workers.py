@@ -23,6 +23,7 @@ import os
 import queue
 import signal
 import sys
+import threading
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ POOL_MIN_NOTES = 150
 BATCH_NOTES = 32  # notes per task: large enough that a task's pickling is noise
 BATCH_BYTES = 1 << 20  # and at most this much note text per task (a few huge notes alone)
 _MAX_DEFAULT_WORKERS = 2  # measured best on 2 cores (the writer is mostly idle meanwhile)
+# How often a wait for the next batch looks at the stop event and at the workers' health: a
+# batch takes up to a second or so, and Ctrl-C must not wait for it.
+_POLL_SECONDS = 0.1
 
 
 def default_workers() -> int:
@@ -226,11 +230,13 @@ def prepare_in_pool(
     force: bool,
     workers: int,
     model: str | None,
+    stop: threading.Event | None = None,
 ) -> Generator[tuple[NoteFile, Prepared | Skip | None], None, None]:
     """Each note with what preparing it gave, in the order of `notes`, prepared by `workers`
-    processes (and embedded there when `model` is given). Leaving the loop early stops the
-    workers (a batch they are in the middle of is dropped: nothing of it was written); a worker
-    that dies or fails leaves the batches still out to be prepared in-process."""
+    processes (and embedded there when `model` is given). Leaving the loop early, or `stop`
+    (looked at before each batch and while one is awaited), ends the workers at once (the
+    batches they are in the middle of are dropped: nothing of them was written); a worker that
+    dies or fails leaves the batches still out to be prepared in-process."""
     ctx = multiprocessing.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
     setup = _Setup(root, options, force, model)
@@ -248,7 +254,8 @@ def prepare_in_pool(
     out: dict[int, Batch] = {}  # sent, not yet yielded
     done: dict[int, _Done | str] = {}
     sent = taken = 0
-    broken = False
+    broken = complete = False
+    stopped = stop.is_set if stop is not None else lambda: False
     try:
         while True:
             while len(out) < 2 * workers and not broken:
@@ -259,13 +266,18 @@ def prepare_in_pool(
                 tasks.put((sent, batch))
                 sent += 1
             if taken not in out:
+                complete = True
                 break
+            if stopped():
+                return  # before each batch, and after each wait for one
             while taken not in done and not broken:
                 try:
-                    seq, value = results.get(timeout=1.0)
+                    seq, value = results.get(timeout=_POLL_SECONDS)
                     done[seq] = value
                 except queue.Empty:
                     broken = not all(p.is_alive() for p in procs)
+                if stopped():
+                    return
             value = done.pop(taken, "a worker process died")
             batch = out.pop(taken)
             taken += 1
@@ -286,17 +298,24 @@ def prepare_in_pool(
                 for rest in batches:
                     for note, old in rest:
                         yield note, prepare_safely(note, root, old, options, force)
+                complete = True
                 return
     finally:
-        _stop(procs, tasks, results)
+        _stop(procs, tasks, results, at_once=not complete)
 
 
-def _stop(procs: list[Any], tasks: Any, results: Any) -> None:
-    """Stop the workers: idle ones end at the None; one still busy is terminated."""
-    for _ in procs:
-        with suppress(OSError, ValueError):
-            tasks.put(None)
+def _stop(procs: list[Any], tasks: Any, results: Any, *, at_once: bool) -> None:
+    """Stop the workers. After the last batch each is idle and ends at its None. Stopped early
+    (Ctrl-C), they are terminated at once: each still had up to two queued batches before its
+    None, and waiting for them (2 s per worker, then a terminate) made Ctrl-C on a large vault
+    take ~4 s; what they would prepare is dropped anyway, and they hold no index state."""
+    if not at_once:
+        for _ in procs:
+            with suppress(OSError, ValueError):
+                tasks.put(None)
     for proc in procs:
+        if at_once:
+            proc.terminate()
         proc.join(timeout=2.0)
         if proc.is_alive():
             proc.terminate()

@@ -42,7 +42,8 @@ class Target:
     def where(self) -> str:
         """`host:port` (several joined by ', '); a socket folder is named as such."""
         return ", ".join(
-            f"{SOCKET} {host} (port {port})" if host.startswith("/") or host == SOCKET
+            f"{SOCKET} (port {port})" if host == SOCKET
+            else f"{SOCKET} in {host} (port {port})" if host.startswith("/")
             else f"{host}:{port}"
             for host, port in self.hosts
         )  # fmt: skip

@@ -80,9 +80,14 @@ class SqliteConnection:
         # Refuse a newer file, or one that is not an index, before any PRAGMA below could change
         # it (journal mode is stored in the file header).
         try:
-            self._refuse_foreign()
-            self._refuse_newer(self.scalar("PRAGMA user_version") or 0)
-        except (SchemaVersionError, NotAnIndexError):
+            empty = self._refuse_foreign()
+            version = self.scalar("PRAGMA user_version") or 0
+            self._refuse_newer(version)
+            if empty and not version and not create:
+                # A 0-byte (or table-less) file opened only to read: `status --db x.db` on one
+                # must leave it as it was, not write a whole empty index into it.
+                raise IndexNotFoundError.empty(self.path)
+        except (SchemaVersionError, NotAnIndexError, IndexNotFoundError):
             self.db.close()
             raise
         self.vector_error = _load_sqlite_vec(self.db)
@@ -166,9 +171,10 @@ class SqliteConnection:
 
     # -- schema -----------------------------------------------------------------------------
 
-    def _refuse_foreign(self) -> None:
+    def _refuse_foreign(self) -> bool:
         """NotAnIndexError for a file SQLite cannot read, or a database of another program (tables,
-        none of them noteseek's `meta`): an index is written only into its own file."""
+        none of them noteseek's `meta`): an index is written only into its own file. True when
+        the file holds no table at all (new, or 0 bytes)."""
         try:
             tables = {
                 str(r[0])
@@ -178,6 +184,7 @@ class SqliteConnection:
             raise NotAnIndexError.at(self.path, "not an SQLite database") from None
         if tables and "meta" not in tables:
             raise NotAnIndexError.at(self.path, "an SQLite database of another program")
+        return not tables
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
