@@ -129,6 +129,7 @@ def test_cli_status_scan_search_and_logs_show_no_planted_secret(
     root, secrets, _keep = vault
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1")
     out = [_cli("index", str(root), env=env)]
     out.append(_cli("status", "--vault", str(root), env=env))

@@ -228,6 +228,7 @@ def test_a_one_shot_hook_never_imports_numpy(db: Path, runtime: Path) -> None:
         " if m in sys.modules)))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_NO_DAEMON="1")
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -245,6 +246,7 @@ def _hook_process(
     db: Path, runtime: Path, event: str, body: dict[str, object], **env_extra: str
 ) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_HOME=str(runtime.parent / "home"))
     env.update(env_extra)
     return subprocess.run(
@@ -287,6 +289,7 @@ def test_hook_fast_path_falls_back_when_the_daemon_cannot_answer(
     # Not JSON: the daemon refuses, the one-shot path runs, stays silent and logs the error.
     served = daemon.served
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_HOME=str(runtime.parent / "home"))
     broken = subprocess.run(
         [sys.executable, "-m", "noteseek", "hook", "prompt", "--db", str(db)],

@@ -30,6 +30,7 @@ BASH_OUTPUT = "\n".join(
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_HOME=str(tmp_path / "home"), NOTESEEK_NO_DAEMON="1", HF_HUB_OFFLINE="1")
     return env
 

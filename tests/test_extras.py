@@ -100,6 +100,7 @@ def blocked(tmp_path: Path) -> dict[str, str]:
             f"raise ImportError('blocked by the test', name={module!r})\n"
         )
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(
         PYTHONPATH=str(tmp_path / "block"), NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1"
     )

@@ -38,6 +38,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     vault = tmp_path_factory.mktemp("vault") / "sample-vault"
     shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", NOTESEEK_NO_DAEMON="1")
     db = home / "sample.db"
     subprocess.run(

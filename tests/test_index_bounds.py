@@ -46,6 +46,7 @@ def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    clean["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     # Every hit: these tests are about index size, not the relevance thresholds.
     clean.update(
         NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1",

@@ -41,6 +41,7 @@ def run(
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTESEEK_", "PG"))}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(
         NOTESEEK_HOME=str(home / "data"),
         NOTESEEK_RUNTIME_DIR=str(home / "run"),

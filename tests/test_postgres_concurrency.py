@@ -47,6 +47,7 @@ def run(*args: str, env: dict[str, str], check: bool = True) -> subprocess.Compl
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
     return env
 

@@ -60,6 +60,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory, pg_module_schema: str) -> Se
     vault = base / "sample-vault"
     shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(NOTESEEK_HOME=str(base / "home"), HF_HUB_OFFLINE="1")
     # No collection named: `index` names it after the vault folder ("sample-vault").
     out = run("index", str(vault), "--db", pg_module_schema, "-q", env=env).stdout

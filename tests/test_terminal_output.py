@@ -64,6 +64,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     outside.write_text("# Outside\n")
     (vault / f"link\n{FORGED}\x1b[2J.md").symlink_to(outside)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     env.update(
         NOTESEEK_HOME=str(root / "home"),
         NOTESEEK_DB=str(root / "index.db"),

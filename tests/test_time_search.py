@@ -110,6 +110,7 @@ def indexed(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, s
 
         db = pg_locator(request.getfixturevalue("pg_schema")).url
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
     # Every hit: these tests are about dates, not about the relevance thresholds.
     env.update(
         NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1",
