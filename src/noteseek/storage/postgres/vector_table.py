@@ -233,12 +233,17 @@ class VectorTable:
                 settings["hnsw.iterative_scan"] = "strict_order"
         # The collection id is a constant in the text (an integer from the database, not
         # user input): the planner uses a partial index only for a constant it can match.
-        # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
-        # those collections' rows and sorts them: exact top-k.
+        # An exact collection's distances come from a subquery the planner may not flatten
+        # (OFFSET 0), so its ORDER BY is a column the HNSW index cannot serve: the rows are
+        # scanned and sorted, exact top-k, with one distance per row (ordering by
+        # `distance + 0` instead computed it twice per row, the sort key beside the output;
+        # on the hub about 2 ms of the scan's 10: bench/results/pg_query_latency.txt).
         parts = [
-            f"(SELECT chunk_id AS id, {plain if cid in exact else distance} AS d "
-            f"FROM chunk_vectors WHERE collection_id = {int(cid)} "
-            f"ORDER BY {f'({plain}) + 0' if cid in exact else distance} LIMIT %(n)s)"
+            f"(SELECT id, d FROM (SELECT chunk_id AS id, {plain} AS d FROM chunk_vectors "
+            f"WHERE collection_id = {int(cid)} OFFSET 0) e ORDER BY d, id LIMIT %(n)s)"
+            if cid in exact
+            else f"(SELECT chunk_id AS id, {distance} AS d FROM chunk_vectors "
+            f"WHERE collection_id = {int(cid)} ORDER BY {distance} LIMIT %(n)s)"
             for cid in self.conn.collections.ids
         ]
         sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
