@@ -57,6 +57,10 @@ CONNECT_TIMEOUT_S = 10
 # First key of noteseek's advisory locks (the second is the collection id; 0 = schema changes):
 # any constant other software is unlikely to use. "ns" in ASCII.
 LOCK_SPACE = 0x6E73
+# The meta values every search reads, sent with each read transaction's BEGIN beside the
+# selected collections' rows (counts, version), in its one round trip: a search read them in four
+# statements of their own before (bench/results/pg_query_latency.txt).
+SNAPSHOT_META = (meta.VECTOR_DIM, meta.MULTILINGUAL_MODEL, meta.MULTILINGUAL_BUILT)
 _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "note_tags",
            "chunks", "chunk_vectors", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
 
@@ -340,7 +344,16 @@ class PostgresConnection:
                         for name, value in settings.items()
                     ]
                 )
-            self.db.execute(begin, prepare=False)
+            state = read_only and hasattr(self, "collections")
+            if state:
+                begin = sql.SQL("; ").join(
+                    [sql.SQL(begin) if isinstance(begin, str) else begin, self._state_sql()]
+                )
+            cursor = self.db.execute(begin, prepare=False)
+            if state:
+                while cursor.nextset():
+                    pass  # to the state's rows, the last statement's
+                self._keep_state(cursor.fetchall())
             try:
                 if not read_only:
                     self._lock(lock)
@@ -355,6 +368,35 @@ class PostgresConnection:
                 raise
             else:
                 self.db.execute("COMMIT")
+
+    def _state_sql(self) -> sql.Composed:
+        # Literals, not parameters: several statements go in one simple query. The ids are
+        # integers from the database, the keys this package's constants.
+        ids = sql.Literal(list(self.collections.ids))
+        return sql.SQL(
+            "SELECT 'c', id, version, chunk_count, token_count, NULL, NULL FROM collections "
+            "WHERE id = ANY({ids}) UNION ALL SELECT 'm', collection_id, NULL, NULL, NULL, key, "
+            "value FROM meta WHERE collection_id = ANY({ids}) AND key = ANY({keys})"
+        ).format(ids=ids, keys=sql.Literal(list(SNAPSHOT_META)))
+
+    def _keep_state(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        self.per_transaction["collections"] = sorted(
+            (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows if r[0] == "c"
+        )
+        self.per_transaction["meta"] = [(str(r[5]), r[6]) for r in rows if r[0] == "m"]
+
+    def collection_counts(self) -> list[tuple[int, int, int, int]]:
+        """(id, version, chunk count, token count) of each selected collection, by id: in a
+        read transaction as its BEGIN read them, else read now (a write changes them)."""
+        found = self.per_transaction.get("collections")
+        if found is not None:
+            return list(found)
+        rows = self.rows(
+            "SELECT id, version, chunk_count, token_count FROM collections WHERE id = ANY(%s) "
+            "ORDER BY id",
+            (self.collections.ids,),
+        )
+        return [(int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in rows]
 
     def _lock(self, key: int) -> None:
         # One round trip: the lock wait's limit, then the lock. synchronous_commit off: a commit
@@ -423,10 +465,14 @@ class PostgresConnection:
 
     def get_metas(self, keys: Sequence[str]) -> dict[str, str | None]:
         """Several `get_meta` values in one statement (a search asks for some of them)."""
-        found = self.rows(
-            "SELECT key, value FROM meta WHERE collection_id = ANY(%s) AND key = ANY(%s)",
-            (self.collections.ids, list(keys)),
-        )
+        cached = self.per_transaction.get("meta")
+        if cached is not None and all(key in SNAPSHOT_META for key in keys):
+            found = [(k, v) for k, v in cached if k in keys]  # read with the BEGIN
+        else:
+            found = self.rows(
+                "SELECT key, value FROM meta WHERE collection_id = ANY(%s) AND key = ANY(%s)",
+                (self.collections.ids, list(keys)),
+            )
         out: dict[str, str | None] = {}
         for key in keys:
             values = [str(v) for k, v in found if k == key]

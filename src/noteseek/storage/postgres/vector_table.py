@@ -191,16 +191,13 @@ class VectorTable:
 
     def data_version(self) -> Hashable:
         """Changes with every file written to the selected collections."""
-        rows = self.conn.rows(
-            "SELECT id, version, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY id",
-            (self.conn.collections.ids,),
-        )
-        # The chunk counts come along for the next `knn` (every search reads the version, for
-        # the rerank's cache): they pick its exact collections without a statement of their
-        # own. Used once, so at most one search old; a stale count only moves a collection
-        # between exact and HNSW, both right answers.
-        self._counts = [(int(r[0]), int(r[2])) for r in rows]
-        return tuple(int(r[1]) for r in rows)
+        rows = self.conn.collection_counts()
+        # The chunk counts come along for the next `knn` outside a read transaction (inside one
+        # it has the transaction's): they pick its exact collections without a statement of
+        # their own. Used once, so at most one search old; a stale count only moves a
+        # collection between exact and HNSW, both right answers.
+        self._counts = [(r[0], r[2]) for r in rows]
+        return tuple(r[1] for r in rows)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
@@ -220,6 +217,8 @@ class VectorTable:
         distance = f"embedding::halfvec({dim}) <=> %(q)s::halfvec({dim})"
         plain = "embedding <=> %(q)s::halfvec"
         counts, self._counts = self._counts, None
+        if self.conn.in_transaction():  # a search's snapshot: the counts its BEGIN read
+            counts = [(r[0], r[2]) for r in self.conn.collection_counts()]
         exact = self.exact_collections(counts)
         # Server settings for this read transaction only, in the query's round trip.
         # Every scan reads its collection's rows through an index: HNSW, or for an exact scan
