@@ -350,11 +350,11 @@ class PostgresConnection:
                     [sql.SQL(begin) if isinstance(begin, str) else begin, self._state_sql()]
                 )
             cursor = self.db.execute(begin, prepare=False)
-            if state:
-                while cursor.nextset():
-                    pass  # to the state's rows, the last statement's
-                self._keep_state(cursor.fetchall())
             try:
+                if state:
+                    while cursor.nextset():
+                        pass  # to the state's rows, the last statement's
+                    self._keep_state(cursor.fetchall())
                 if not read_only:
                     self._lock(lock)
                 yield
@@ -368,6 +368,9 @@ class PostgresConnection:
                 raise
             else:
                 self.db.execute("COMMIT")
+            finally:
+                # What the transaction read is not the next statement's state.
+                self.per_transaction.clear()
 
     def _state_sql(self) -> sql.Composed:
         # Literals, not parameters: several statements go in one simple query. The ids are

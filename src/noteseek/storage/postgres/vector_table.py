@@ -245,8 +245,17 @@ class VectorTable:
             f"WHERE collection_id = {int(cid)} ORDER BY {distance} LIMIT %(n)s)"
             for cid in self.conn.collections.ids
         ]
-        sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
+        # The winners' file ids come along: the engine asks `file_ids` for them next, which
+        # the transaction then answers without a statement (files.py).
+        sql = (
+            f"SELECT u.id, u.d, c.file_id FROM (SELECT id, d FROM ({' UNION ALL '.join(parts)}) "
+            "a ORDER BY d, id LIMIT %(n)s) u LEFT JOIN chunks c ON c.id = u.id ORDER BY u.d, u.id"
+        )
         rows = self.conn.rows_with(settings, sql, {"q": literal, "n": int(limit)})
+        if self.conn.in_transaction():
+            self.conn.per_transaction.setdefault("file_of", {}).update(
+                (int(r[0]), int(r[2])) for r in rows if r[2] is not None
+            )
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
     def exact_collections(self, counts: Sequence[tuple[int, int]] | None = None) -> set[int]:
