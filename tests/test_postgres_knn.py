@@ -94,20 +94,20 @@ def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tu
             == 1
         )
         seen: list[tuple[str, Any]] = []
-        rows = conn.rows
+        rows_with = conn.rows_with
 
-        def recording(sql: str, params: Any = ()) -> Any:
+        def recording(settings: Any, sql: str, params: Any = ()) -> Any:
             seen.append((sql, params))
-            return rows(sql, params)
+            return rows_with(settings, sql, params)
 
         with store.snapshot():
             # A table this small is cheaper to scan than any index, so the planner would scan
             # it whatever the query; without sequential scans it takes the HNSW index whenever
             # the query's ORDER BY lets it, as it does on a real vault's table.
             conn.run("SET LOCAL enable_seqscan = off")
-            conn.rows = recording
+            conn.rows_with = recording
             found = store.knn(vector, 10)
-            conn.rows = rows
+            conn.rows_with = rows_with
             sql, params = next(s for s in seen if "<=>" in s[0])
             plan = "\n".join(r[0] for r in conn.rows("EXPLAIN " + sql, params))
         table = conn.rows("SELECT chunk_id, embedding::text FROM chunk_vectors")

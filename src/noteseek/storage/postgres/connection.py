@@ -427,22 +427,33 @@ class PostgresConnection:
             yield
 
     def rows_with(
-        self, settings: Mapping[str, str], sql: str, params: Sequence[Any] | dict[str, Any] = ()
+        self,
+        settings: Mapping[str, str],
+        statement: str,
+        params: Sequence[Any] | dict[str, Any] = (),
     ) -> list[tuple[Any, ...]]:
         """`rows()` under server settings for its read transaction only (SET LOCAL), in the
         statement's own round trip: sent with the BEGIN when no transaction is open, else
-        pipelined just before it (a search's knn runs inside the search's snapshot)."""
+        with the SET LOCALs in one simple query (a search's knn runs inside the search's
+        snapshot), its parameters bound on this side (a query of several statements cannot
+        have the server's): a pipeline of the two took two round trips, its flush and sync."""
         if not self.in_transaction():
             with self.snapshot(settings):
-                return self.rows(sql, params)
+                return self.rows(statement, params)
         if not settings:
-            return self.rows(sql, params)
-        with self.pipelined():
-            self.run(
-                "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
-                [v for pair in settings.items() for v in pair],
-            )
-            return self.rows(sql, params)
+            return self.rows(statement, params)
+        query = sql.SQL("; ").join(
+            [
+                sql.SQL("SET LOCAL {} = {}").format(sql.SQL(name), sql.Literal(value))
+                for name, value in settings.items()
+            ]
+            + [sql.SQL(statement)]
+        )
+        with self.failures.translated(), psycopg.ClientCursor(self.db) as cursor:
+            cursor.execute(query, params, prepare=False)
+            while cursor.nextset():
+                pass  # to the statement's rows, the last result
+            return cursor.fetchall()
 
     @contextmanager
     def snapshot(self, settings: Mapping[str, str] | None = None) -> Iterator[None]:
