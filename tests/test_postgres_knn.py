@@ -132,3 +132,19 @@ def test_large_collection_uses_hnsw(small: str, monkeypatch: pytest.MonkeyPatch)
     found, plan, _ = knn_plan(small, "git rebase token")
     assert "chunks_hnsw" in plan, plan
     assert len(found) == 10
+
+
+def test_file_ids_after_knn_in_a_snapshot_are_the_chunks_own(small: str) -> None:
+    """knn reads its hits' file ids in its statement, and file_ids answers them from the
+    transaction: the same ids a statement of its own reads."""
+    with open_index(small, None, create=False, embedder=FakeEmbedder()) as idx:
+        store: Any = idx._store
+        vector = idx._searcher._query_vector("git rebase token")  # type: ignore[attr-defined]
+        assert vector is not None
+        with store.snapshot():
+            found = [cid for cid, _ in store.knn(vector, 10)]
+            from_knn = store.file_ids(found)
+        read = store.file_ids(found)  # outside the transaction: a statement
+    assert len(found) == 10
+    assert from_knn == read
+    assert len(set(read.values())) > 1
