@@ -57,9 +57,9 @@ CONNECT_TIMEOUT_S = 10
 # First key of noteseek's advisory locks (the second is the collection id; 0 = schema changes):
 # any constant other software is unlikely to use. "ns" in ASCII.
 LOCK_SPACE = 0x6E73
-# The meta values every search reads, sent with each read transaction's BEGIN beside the
-# selected collections' rows (counts, version), in its one round trip: a search read them in four
-# statements of their own before (bench/results/pg_query_latency.txt).
+# The meta values every search reads, read with each read transaction's BEGIN beside the
+# selected collections' rows (counts, version), in its round trip rather than in four statements
+# of their own (bench/results/pg_query_latency.txt).
 SNAPSHOT_META = (meta.VECTOR_DIM, meta.MULTILINGUAL_MODEL, meta.MULTILINGUAL_BUILT)
 _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "note_tags",
            "chunks", "chunk_vectors", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip

@@ -235,8 +235,8 @@ class VectorTable:
         # An exact collection's distances come from a subquery the planner may not flatten
         # (OFFSET 0), so its ORDER BY is a column the HNSW index cannot serve: the rows are
         # scanned and sorted, exact top-k, with one distance per row (ordering by
-        # `distance + 0` instead computed it twice per row, the sort key beside the output;
-        # on the hub about 2 ms of the scan's 10: bench/results/pg_query_latency.txt).
+        # `distance + 0` computes it twice per row, the sort key beside the output column:
+        # bench/results/pg_query_latency.txt).
         parts = [
             f"(SELECT id, d FROM (SELECT chunk_id AS id, {plain} AS d FROM chunk_vectors "
             f"WHERE collection_id = {int(cid)} OFFSET 0) e ORDER BY d, id LIMIT %(n)s)"
