@@ -18,7 +18,9 @@ from the engine, unchanged.
 `--latency-queries N` (default 300, on MDN or `--latency-set`) times warm `search(q, mode="hybrid")` (limit 10)
 on both backends alternately per query after 50 warm-up queries of each (`--warmup`); p50/p95
 in ms. The load average is printed before and after (the machine is shared: compare the rows of
-one run).
+one run). Beside the wall time, the CPU time a search costs: this process's per search on both,
+plus, on PostgreSQL, its server process's (the connection's backend, read from /proc when the
+server runs on this machine), which moves far less with other jobs' load than wall time does.
 """
 
 from __future__ import annotations
@@ -186,6 +188,17 @@ def measure(ds_name: str, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def backend_cpu_seconds(idx: noteseek.Index) -> float | None:
+    """CPU seconds the PostgreSQL server process of this index's connection has used so far
+    (user + system, from /proc), or None when it runs elsewhere."""
+    pid = _internals.postgres_store(idx).conn.scalar("SELECT pg_backend_pid()")
+    try:
+        fields = Path(f"/proc/{int(pid)}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None  # another machine (or no /proc): client CPU only
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def latency(args: argparse.Namespace) -> dict[str, Any]:
     """Warm hybrid search on `--latency-set` (MDN), both backends alternately per query."""
     ds = DATASETS[args.latency_set]
@@ -194,10 +207,12 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     sqlite_db = args.cache_dir / f"{ds.index}.db"
     url = collection_url(args.db, ds.index)
     times: dict[str, list[float]] = {"sqlite": [], "postgres": []}
+    cpu = {"sqlite": 0.0, "postgres": 0.0}
     with noteseek.Index(sqlite_db, create=False) as lite, noteseek.Index(url, create=False) as pg:
         for text in warm:
             lite.search(text)
             pg.search(text)
+        server_before = backend_cpu_seconds(pg)
         for i, text in enumerate(timed):
             order = (
                 (("sqlite", lite), ("postgres", pg))
@@ -205,17 +220,26 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
                 else (("postgres", pg), ("sqlite", lite))
             )
             for name, idx in order:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 idx.search(text, mode="hybrid")
                 times[name].append(1000 * (time.perf_counter() - started))
+                cpu[name] += time.process_time() - cpu_started
+        server_after = backend_cpu_seconds(pg)
     out: dict[str, Any] = {"set": ds.name, "queries": len(timed)}
+    n = max(len(timed), 1)
     for name, values in times.items():
         values.sort()
         out[name] = {
             "p50_ms": round(statistics.median(values), 2),
             "p95_ms": round(values[int(0.95 * (len(values) - 1))], 2),
+            "cpu_ms": round(1000 * cpu[name] / n, 2),  # this process's, per search
         }
     out["ratio_p50"] = round(out["postgres"]["p50_ms"] / out["sqlite"]["p50_ms"], 2)
+    if server_before is not None and server_after is not None:
+        # The backend serves only this connection, so its CPU over the loop is the searches'.
+        out["postgres"]["server_cpu_ms"] = round(1000 * (server_after - server_before) / n, 2)
+        total = out["postgres"]["cpu_ms"] + out["postgres"]["server_cpu_ms"]
+        out["ratio_cpu"] = round(total / max(out["sqlite"]["cpu_ms"], 1e-9), 2)
     return out
 
 
@@ -268,6 +292,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"SQLite p50 {lat['sqlite']['p50_ms']} "
             f"/ p95 {lat['sqlite']['p95_ms']} ms, PostgreSQL p50 {lat['postgres']['p50_ms']} / "
             f"p95 {lat['postgres']['p95_ms']} ms (ratio {lat['ratio_p50']})"
+        )
+        server = lat["postgres"].get("server_cpu_ms")
+        print(
+            f"CPU per search: SQLite {lat['sqlite']['cpu_ms']} ms, PostgreSQL "
+            f"{lat['postgres']['cpu_ms']} ms here"
+            + (
+                f" + {server} ms in the server (ratio {lat['ratio_cpu']})"
+                if server is not None
+                else ""
+            )
         )
     print(f"load average before {report['load_before']}, after {report['load_after']}")
     if args.json:

@@ -26,8 +26,10 @@ from pathlib import Path
 import pytest
 
 from noteseek import Index, open_index
-from noteseek.core.locator import with_collection
+from noteseek.core.locator import DatabaseUrl, with_collection
+from noteseek.storage import meta
 from noteseek.storage.open import open_storage
+from noteseek.storage.postgres.store import PostgresStore
 from noteseek.storage.records import ChunkRecord, FileRecord, FileWrite
 
 from .conftest import SAMPLE_VAULT, FakeEmbedder, note
@@ -305,3 +307,32 @@ def test_a_long_lived_index_reconnects_after_its_connection_is_cut(
 
 def password_of(url: str) -> str:
     return url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+
+
+def test_a_read_snapshot_keeps_what_its_begin_read_and_forgets_it_after(pg_schema: str) -> None:
+    """A read transaction's BEGIN reads the collections' rows and a search's meta values with
+    it: later reads in it see them (repeatable read), reads after it see the writer's."""
+    url = DatabaseUrl(with_collection(pg_schema, "snap"))
+    reader, writer = PostgresStore(url), PostgresStore(url)
+    try:
+        with writer.write():
+            writer.set_meta(meta.VECTOR_DIM, "8")
+        before = reader.data_version()
+        with reader.snapshot():
+            assert reader.get_meta(meta.VECTOR_DIM) == "8"
+            with writer.write():
+                writer.set_meta(meta.VECTOR_DIM, "16")
+                # What a file write does to the collection's row (files.py), without the file.
+                writer.conn.run(
+                    "UPDATE collections SET version = version + 1 WHERE id = %s",
+                    (writer.conn.collections.only,),
+                )
+            assert reader.get_meta(meta.VECTOR_DIM) == "8"
+            assert reader.data_version() == before
+        assert reader.get_meta(meta.VECTOR_DIM) == "16"
+        assert reader.data_version() != before
+        with reader.snapshot():
+            assert reader.get_meta(meta.VECTOR_DIM) == "16"
+    finally:
+        reader.close()
+        writer.close()

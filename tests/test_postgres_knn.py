@@ -94,20 +94,20 @@ def knn_plan(url: str, text: str) -> tuple[list[tuple[int, float]], str, list[tu
             == 1
         )
         seen: list[tuple[str, Any]] = []
-        rows = conn.rows
+        rows_with = conn.rows_with
 
-        def recording(sql: str, params: Any = ()) -> Any:
+        def recording(settings: Any, sql: str, params: Any = ()) -> Any:
             seen.append((sql, params))
-            return rows(sql, params)
+            return rows_with(settings, sql, params)
 
         with store.snapshot():
             # A table this small is cheaper to scan than any index, so the planner would scan
             # it whatever the query; without sequential scans it takes the HNSW index whenever
             # the query's ORDER BY lets it, as it does on a real vault's table.
             conn.run("SET LOCAL enable_seqscan = off")
-            conn.rows = recording
+            conn.rows_with = recording
             found = store.knn(vector, 10)
-            conn.rows = rows
+            conn.rows_with = rows_with
             sql, params = next(s for s in seen if "<=>" in s[0])
             plan = "\n".join(r[0] for r in conn.rows("EXPLAIN " + sql, params))
         table = conn.rows("SELECT chunk_id, embedding::text FROM chunk_vectors")
@@ -132,3 +132,19 @@ def test_large_collection_uses_hnsw(small: str, monkeypatch: pytest.MonkeyPatch)
     found, plan, _ = knn_plan(small, "git rebase token")
     assert "chunks_hnsw" in plan, plan
     assert len(found) == 10
+
+
+def test_file_ids_after_knn_in_a_snapshot_are_the_chunks_own(small: str) -> None:
+    """knn reads its hits' file ids in its statement, and file_ids answers them from the
+    transaction: the same ids a statement of its own reads."""
+    with open_index(small, None, create=False, embedder=FakeEmbedder()) as idx:
+        store: Any = idx._store
+        vector = idx._searcher._query_vector("git rebase token")  # type: ignore[attr-defined]
+        assert vector is not None
+        with store.snapshot():
+            found = [cid for cid, _ in store.knn(vector, 10)]
+            from_knn = store.file_ids(found)
+        read = store.file_ids(found)  # outside the transaction: a statement
+    assert len(found) == 10
+    assert from_knn == read
+    assert len(set(read.values())) > 1

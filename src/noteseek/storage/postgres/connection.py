@@ -58,6 +58,10 @@ CONNECT_TIMEOUT_S = 10
 # First key of noteseek's advisory locks (the second is the collection id; 0 = schema changes):
 # any constant other software is unlikely to use. "ns" in ASCII.
 LOCK_SPACE = 0x6E73
+# The meta values every search reads, read with each read transaction's BEGIN beside the
+# selected collections' rows (counts, version), in its round trip rather than in four statements
+# of their own (bench/results/pg_query_latency.txt).
+SNAPSHOT_META = (meta.VECTOR_DIM, meta.MULTILINGUAL_MODEL, meta.MULTILINGUAL_BUILT)
 _TABLES = ("noteseek_schema", "collections", "meta", "files", "note_names", "note_tags",
            "chunks", "chunk_vectors", "term_stats", "postings", "note_terms", "chunks_e5")  # fmt: skip
 
@@ -338,8 +342,17 @@ class PostgresConnection:
                         for name, value in settings.items()
                     ]
                 )
-            self.db.execute(begin, prepare=False)
+            state = read_only and hasattr(self, "collections")
+            if state:
+                begin = sql.SQL("; ").join(
+                    [sql.SQL(begin) if isinstance(begin, str) else begin, self._state_sql()]
+                )
+            cursor = self.db.execute(begin, prepare=False)
             try:
+                if state:
+                    while cursor.nextset():
+                        pass  # to the state's rows, the last statement's
+                    self._keep_state(cursor.fetchall())
                 if not read_only:
                     self._lock(lock)
                 yield
@@ -353,6 +366,38 @@ class PostgresConnection:
                 raise
             else:
                 self.db.execute("COMMIT")
+            finally:
+                # What the transaction read is not the next statement's state.
+                self.per_transaction.clear()
+
+    def _state_sql(self) -> sql.Composed:
+        # Literals, not parameters: several statements go in one simple query. The ids are
+        # integers from the database, the keys this package's constants.
+        ids = sql.Literal(list(self.collections.ids))
+        return sql.SQL(
+            "SELECT 'c', id, version, chunk_count, token_count, NULL, NULL FROM collections "
+            "WHERE id = ANY({ids}) UNION ALL SELECT 'm', collection_id, NULL, NULL, NULL, key, "
+            "value FROM meta WHERE collection_id = ANY({ids}) AND key = ANY({keys})"
+        ).format(ids=ids, keys=sql.Literal(list(SNAPSHOT_META)))
+
+    def _keep_state(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        self.per_transaction["collections"] = sorted(
+            (int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows if r[0] == "c"
+        )
+        self.per_transaction["meta"] = [(str(r[5]), r[6]) for r in rows if r[0] == "m"]
+
+    def collection_counts(self) -> list[tuple[int, int, int, int]]:
+        """(id, version, chunk count, token count) of each selected collection, by id: in a
+        read transaction as its BEGIN read them, else read now (a write changes them)."""
+        found = self.per_transaction.get("collections")
+        if found is not None:
+            return list(found)
+        rows = self.rows(
+            "SELECT id, version, chunk_count, token_count FROM collections WHERE id = ANY(%s) "
+            "ORDER BY id",
+            (self.collections.ids,),
+        )
+        return [(int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in rows]
 
     def _lock(self, key: int) -> None:
         # One round trip: the lock wait's limit, then the lock. synchronous_commit off: a commit
@@ -380,22 +425,33 @@ class PostgresConnection:
             yield
 
     def rows_with(
-        self, settings: Mapping[str, str], sql: str, params: Sequence[Any] | dict[str, Any] = ()
+        self,
+        settings: Mapping[str, str],
+        statement: str,
+        params: Sequence[Any] | dict[str, Any] = (),
     ) -> list[tuple[Any, ...]]:
         """`rows()` under server settings for its read transaction only (SET LOCAL), in the
         statement's own round trip: sent with the BEGIN when no transaction is open, else
-        pipelined just before it (a search's knn runs inside the search's snapshot)."""
+        with the SET LOCALs in one simple query (a search's knn runs inside the search's
+        snapshot), its parameters bound on this side (a query of several statements cannot
+        have the server's): a pipeline of the two took two round trips, its flush and sync."""
         if not self.in_transaction():
             with self.snapshot(settings):
-                return self.rows(sql, params)
+                return self.rows(statement, params)
         if not settings:
-            return self.rows(sql, params)
-        with self.pipelined():
-            self.run(
-                "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings),
-                [v for pair in settings.items() for v in pair],
-            )
-            return self.rows(sql, params)
+            return self.rows(statement, params)
+        query = sql.SQL("; ").join(
+            [
+                sql.SQL("SET LOCAL {} = {}").format(sql.SQL(name), sql.Literal(value))
+                for name, value in settings.items()
+            ]
+            + [sql.SQL(statement)]
+        )
+        with self.failures.translated(), psycopg.ClientCursor(self.db) as cursor:
+            cursor.execute(query, params, prepare=False)
+            while cursor.nextset():
+                pass  # to the statement's rows, the last result
+            return cursor.fetchall()
 
     @contextmanager
     def snapshot(self, settings: Mapping[str, str] | None = None) -> Iterator[None]:
@@ -421,10 +477,14 @@ class PostgresConnection:
 
     def get_metas(self, keys: Sequence[str]) -> dict[str, str | None]:
         """Several `get_meta` values in one statement (a search asks for some of them)."""
-        found = self.rows(
-            "SELECT key, value FROM meta WHERE collection_id = ANY(%s) AND key = ANY(%s)",
-            (self.collections.ids, list(keys)),
-        )
+        cached = self.per_transaction.get("meta")
+        if cached is not None and all(key in SNAPSHOT_META for key in keys):
+            found = [(k, v) for k, v in cached if k in keys]  # read with the BEGIN
+        else:
+            found = self.rows(
+                "SELECT key, value FROM meta WHERE collection_id = ANY(%s) AND key = ANY(%s)",
+                (self.collections.ids, list(keys)),
+            )
         out: dict[str, str | None] = {}
         for key in keys:
             values = [str(v) for k, v in found if k == key]

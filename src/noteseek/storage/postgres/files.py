@@ -577,6 +577,9 @@ class FileRows:
         return [StoredChunk(*r) for r in rows]
 
     def file_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        known = self.conn.per_transaction.get("file_of", {})  # read by this transaction's knn
+        if chunk_ids and all(int(i) in known for i in chunk_ids):
+            return {int(i): known[int(i)] for i in chunk_ids}
         rows = self.conn.rows(
             "SELECT id, file_id FROM chunks WHERE id = ANY(%s) AND collection_id = ANY(%s)",
             (sorted({int(i) for i in chunk_ids}), self.conn.collections.ids),

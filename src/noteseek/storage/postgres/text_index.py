@@ -58,12 +58,8 @@ class TextIndex:
     # -- term statistics --------------------------------------------------------------------
 
     def _counts_key(self) -> tuple[int, int, int]:
-        row = self.conn.rows(
-            "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(token_count), 0), "
-            "coalesce(sum(version), 0) FROM collections WHERE id = ANY(%s)",
-            (self.conn.collections.ids,),
-        )[0]
-        return int(row[0]), int(row[1]), int(row[2])
+        rows = self.conn.collection_counts()
+        return sum(r[2] for r in rows), sum(r[3] for r in rows), sum(r[1] for r in rows)
 
     def term_shares(self) -> Mapping[str, float]:
         """Share of chunks holding each stem in more than COMMON_TERM_FLOOR of them, over the

@@ -191,16 +191,13 @@ class VectorTable:
 
     def data_version(self) -> Hashable:
         """Changes with every file written to the selected collections."""
-        rows = self.conn.rows(
-            "SELECT id, version, chunk_count FROM collections WHERE id = ANY(%s) ORDER BY id",
-            (self.conn.collections.ids,),
-        )
-        # The chunk counts come along for the next `knn` (every search reads the version, for
-        # the rerank's cache): they pick its exact collections without a statement of their
-        # own. Used once, so at most one search old; a stale count only moves a collection
-        # between exact and HNSW, both right answers.
-        self._counts = [(int(r[0]), int(r[2])) for r in rows]
-        return tuple(int(r[1]) for r in rows)
+        rows = self.conn.collection_counts()
+        # The chunk counts come along for the next `knn` outside a read transaction (inside one
+        # it has the transaction's): they pick its exact collections without a statement of
+        # their own. Used once, so at most one search old; a stale count only moves a
+        # collection between exact and HNSW, both right answers.
+        self._counts = [(r[0], r[2]) for r in rows]
+        return tuple(r[1] for r in rows)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
@@ -220,6 +217,8 @@ class VectorTable:
         distance = f"embedding::halfvec({dim}) <=> %(q)s::halfvec({dim})"
         plain = "embedding <=> %(q)s::halfvec"
         counts, self._counts = self._counts, None
+        if self.conn.in_transaction():  # a search's snapshot: the counts its BEGIN read
+            counts = [(r[0], r[2]) for r in self.conn.collection_counts()]
         exact = self.exact_collections(counts)
         # Server settings for this read transaction only, in the query's round trip.
         # Every scan reads its collection's rows through an index: HNSW, or for an exact scan
@@ -233,16 +232,30 @@ class VectorTable:
                 settings["hnsw.iterative_scan"] = "strict_order"
         # The collection id is a constant in the text (an integer from the database, not
         # user input): the planner uses a partial index only for a constant it can match.
-        # `+ 0` orders by an expression the HNSW index cannot serve, so the planner scans
-        # those collections' rows and sorts them: exact top-k.
+        # An exact collection's distances come from a subquery the planner may not flatten
+        # (OFFSET 0), so its ORDER BY is a column the HNSW index cannot serve: the rows are
+        # scanned and sorted, exact top-k, with one distance per row (ordering by
+        # `distance + 0` computes it twice per row, the sort key beside the output column:
+        # bench/results/pg_query_latency.txt).
         parts = [
-            f"(SELECT chunk_id AS id, {plain if cid in exact else distance} AS d "
-            f"FROM chunk_vectors WHERE collection_id = {int(cid)} "
-            f"ORDER BY {f'({plain}) + 0' if cid in exact else distance} LIMIT %(n)s)"
+            f"(SELECT id, d FROM (SELECT chunk_id AS id, {plain} AS d FROM chunk_vectors "
+            f"WHERE collection_id = {int(cid)} OFFSET 0) e ORDER BY d, id LIMIT %(n)s)"
+            if cid in exact
+            else f"(SELECT chunk_id AS id, {distance} AS d FROM chunk_vectors "
+            f"WHERE collection_id = {int(cid)} ORDER BY {distance} LIMIT %(n)s)"
             for cid in self.conn.collections.ids
         ]
-        sql = f"SELECT id, d FROM ({' UNION ALL '.join(parts)}) u ORDER BY d, id LIMIT %(n)s"
+        # The winners' file ids come along: the engine asks `file_ids` for them next, which
+        # the transaction then answers without a statement (files.py).
+        sql = (
+            f"SELECT u.id, u.d, c.file_id FROM (SELECT id, d FROM ({' UNION ALL '.join(parts)}) "
+            "a ORDER BY d, id LIMIT %(n)s) u LEFT JOIN chunks c ON c.id = u.id ORDER BY u.d, u.id"
+        )
         rows = self.conn.rows_with(settings, sql, {"q": literal, "n": int(limit)})
+        if self.conn.in_transaction():
+            self.conn.per_transaction.setdefault("file_of", {}).update(
+                (int(r[0]), int(r[2])) for r in rows if r[2] is not None
+            )
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
     def exact_collections(self, counts: Sequence[tuple[int, int]] | None = None) -> set[int]:
