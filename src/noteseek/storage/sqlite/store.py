@@ -64,5 +64,6 @@ class SqliteStore(Store):
         )
 
     def checkpoint(self) -> None:
-        """The WAL copied into the file (`SqliteConnection.checkpoint`)."""
+        """Free pages given back and the WAL copied into the file (`SqliteConnection`)."""
+        self.conn.release_free_pages()
         self.conn.checkpoint()
