@@ -2,6 +2,8 @@
 
     nice -n 10 python bench/index_speed.py                  # MDN (../shared/data), 2 rounds
     nice -n 10 python bench/index_speed.py --smoke          # the sample vault, seconds
+    nice -n 10 python bench/index_speed.py --no-seed        # one noteseek build: size, updates
+    nice -n 10 python bench/index_speed.py --no-seed --tables   # and what each table costs
 
 The seed-1 design is the seed's first complete checkout (commit ae0a9d0 by default, `--seed`):
 the literal reference design (FTS5 + sqlite-vec, potion-base-8M) with its scrubber, taken out of
@@ -73,8 +75,15 @@ def _load() -> float:
 
 def _child(args: list[str]) -> dict[str, Any]:
     """Run a child python, return its JSON line plus its CPU seconds (workers included)."""
+    # Bytecode caching on, as an installed noteseek has it: with PYTHONDONTWRITEBYTECODE set
+    # every fresh process compiled each module again (~0.3 s of a no-op run).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     out = proc.stdout.read() if proc.stdout else ""
@@ -114,15 +123,24 @@ def _subset(vault: Path, dest: Path, count: int) -> Path:
 
 
 def _builds(
-    seed: Path, new: Path, vault: Path, work: Path, rounds: int, workers: str
+    seed: Path | None, new: Path, vault: Path, work: Path, rounds: int, workers: str
 ) -> dict[str, Any]:
-    results: dict[str, list[dict[str, Any]]] = {"seed": [], "noteseek": []}
+    """`rounds` fresh builds per side; noteseek's alone (once) when `seed` is None."""
+    results: dict[str, list[dict[str, Any]]] = (
+        {"noteseek": []}
+        if seed is None
+        else {
+            "seed": [],
+            "noteseek": [],
+        }
+    )
     for r in range(1, rounds + 1):
-        order = ("seed", "noteseek") if r % 2 else ("noteseek", "seed")
+        both = ("seed", "noteseek") if r % 2 else ("noteseek", "seed")
+        order = [side for side in both if side in results]
         for side in order:
             db = work / f"{side}.db"
             _clear(db)
-            src, w = (seed, "-") if side == "seed" else (new, workers)
+            src, w = (seed or new, "-") if side == "seed" else (new, workers)
             before = _load()
             row = _child([BUILD, str(src), str(db), str(vault), w])
             row.update(bytes=_size(db), load=(before + _load()) / 2)
@@ -137,18 +155,49 @@ def _builds(
         side: {k: statistics.median(row[k] for row in rows) for k in ("wall", "cpu", "bytes")}
         for side, rows in results.items()
     }
-    ratio = {k: med["noteseek"][k] / med["seed"][k] for k in ("wall", "cpu", "bytes")}
     for side, m in med.items():
         print(f"{side:8}: median {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU")
-    print(
-        f"noteseek / seed-1: wall {ratio['wall']:.3f} (target <= 0.5), "
-        f"CPU {ratio['cpu']:.3f} (target <= 0.8)",
-        flush=True,
-    )
+    ratio: dict[str, float] = {}
+    if "seed" in med:
+        ratio = {k: med["noteseek"][k] / med["seed"][k] for k in ("wall", "cpu", "bytes")}
+        print(
+            f"noteseek / seed-1: wall {ratio['wall']:.3f} (target <= 0.5), "
+            f"CPU {ratio['cpu']:.3f} (target <= 0.8)",
+            flush=True,
+        )
     chunks = results["noteseek"][-1]["chunks"]
     per_50k = med["noteseek"]["bytes"] / chunks * 50_000 / 1e6 if chunks else 0.0
     print(f"noteseek database: {per_50k:.1f} MB per 50,000 chunks (target <= 83)")
     return {"runs": results, "median": med, "ratio": ratio, "mb_per_50k_chunks": per_50k}
+
+
+def _tables(db: Path) -> dict[str, int]:
+    """Bytes of each table and index of the file (SQLite's dbstat), largest first, printed."""
+    import apsw  # deferred: only with --tables
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        found: list[Any] = conn.execute(
+            "SELECT name, SUM(pgsize), SUM(unused) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+        ).fetchall()
+        pragmas: list[Any] = [
+            conn.execute(f"PRAGMA {name}").fetchall()[0][0]
+            for name in ("freelist_count", "page_size")
+        ]
+        free, page = int(pragmas[0]), int(pragmas[1])
+    finally:
+        conn.close()
+    rows = [(str(name), int(size), int(unused)) for name, size, unused in found]
+    out = {name: size for name, size, _ in rows}
+    out["(free pages)"] = free * page
+    print(f"tables of the last noteseek database ({page // 1024} KB pages):")
+    for name, size, unused in rows:
+        if size >= 100_000:
+            print(f"  {name:28} {size / 1e6:6.2f} MB ({unused / 1e6:.2f} MB of it unused)")
+    small = sum(size for _, size, _ in rows if size < 100_000)
+    print(f"  {'(the rest)':28} {small / 1e6:6.2f} MB")
+    print(f"  {'(free pages)':28} {out['(free pages)'] / 1e6:6.2f} MB", flush=True)
+    return out
 
 
 def _updates(new: Path, vault: Path, work: Path, repeats: int) -> dict[str, Any]:
@@ -223,6 +272,16 @@ def main() -> None:
     parser.add_argument("--workers", default="-", help="noteseek's workers (default: its own)")
     parser.add_argument("--repeats", type=int, default=3, help="no-op / one-note runs")
     parser.add_argument("--crossover", default="", help="note counts, e.g. 25,50,100,200,400")
+    parser.add_argument(
+        "--no-seed",
+        action="store_true",
+        help="one noteseek build only (its size, then the no-op and one-note runs on it)",
+    )
+    parser.add_argument(
+        "--tables",
+        action="store_true",
+        help="print what each table and index of the database costs",
+    )
     parser.add_argument("--smoke", action="store_true", help="the sample vault, one round")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
@@ -238,7 +297,8 @@ def main() -> None:
         vault, rounds, repeats = args.vault, args.rounds, args.repeats
         crossover = [int(n) for n in args.crossover.split(",") if n]
     report: dict[str, Any] = {
-        "vault": str(vault),
+        # Relative to the checkout: the figures are kept in the repository, machine paths not.
+        "vault": str(vault.relative_to(REPO)) if vault.is_relative_to(REPO) else vault.name,
         "seed": args.seed,
         "cores": os.cpu_count(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -251,14 +311,23 @@ def main() -> None:
             seed = _seed_src(args.seed, work / "seed")
         except (OSError, subprocess.CalledProcessError) as exc:
             if not args.smoke:
-                raise SystemExit(f"the seed design {args.seed} is not in this checkout's history: {exc}") from None
+                raise SystemExit(
+                    f"the seed design {args.seed} is not in this checkout's history: {exc}"
+                ) from None
             # A smoke run checks the script, not the figures: a checkout without history (a CI
             # tarball) compares noteseek with itself.
-            print(f"seed {args.seed} unavailable ({exc}); smoke run compares this checkout with itself")
+            print(
+                f"seed {args.seed} unavailable ({exc}); smoke run compares this checkout with itself"
+            )
             seed = args.new_src.resolve()
         copy = _subset(vault, work / "vault", 10**9)  # the one-note change edits a copy
         new = args.new_src.resolve()
-        report["builds"] = _builds(seed, new, copy, work, rounds, args.workers)
+        if args.no_seed:
+            report["builds"] = _builds(None, new, copy, work, 1, args.workers)
+        else:
+            report["builds"] = _builds(seed, new, copy, work, rounds, args.workers)
+        if args.tables:
+            report["tables"] = _tables(work / "noteseek.db")
         report["updates"] = _updates(new, copy, work, repeats)
         if crossover:
             report["crossover"] = _crossover(new, copy, work, crossover)

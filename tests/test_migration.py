@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 import subprocess
 import sys
@@ -15,12 +16,18 @@ import sqlite_vec
 import noteseek.storage.sqlite.connection as store_module
 from noteseek import Index, SchemaVersionError
 from noteseek.core.chunker import chunk_note, content_hash, embedding_text
+from noteseek.core.language import note_language
+from noteseek.core.links import parse_links
 from noteseek.embedding.quantize import quantize
+from noteseek.engine.update.options import IndexOptions
 from noteseek.storage.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from noteseek.storage.sqlite.store import SqliteStore as Store
+from noteseek.storage.tokenizer import StemOptions
+from noteseek.storage.tokenizer import register as register_tokenizer
 
 from .conftest import REPO, FakeEmbedder, WriteNotes, note
 from .test_crash import write_vault
+from .test_stemming import GERMAN_NOTE
 
 NOTES = {
     "security/oauth.md": note(
@@ -164,6 +171,8 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {repo!r})
 from noteseek.storage.sqlite.store import SqliteStore as Store
+from noteseek.storage.tokenizer import StemOptions
+from noteseek.storage.tokenizer import register as register_tokenizer
 go = Path({go!r})
 while not go.exists():
     time.sleep(0.001)
@@ -262,3 +271,148 @@ def test_schema_7_chunk_fields_move_to_the_file_row_with_the_fts_index_intact(
         assert idx.check() == []
         assert idx.search("zebracorn", mode="bm25") == []
         assert paths(idx, "Token Renewal", "bm25")[0] == "security/oauth.md"
+
+
+LINKED = {
+    "hub.md": note("Hub", ("Centre", "Everything points here.")),
+    "a.md": '---\nup: "[[hub]]"\n---\n# Alpha\n\nAlpha links to [[hub]] in its body.\n\n'
+    "## See also\n\n- [[hub]] again\n",
+    "de/notiz.md": GERMAN_NOTE.replace("bleibt im Ordner.", "bleibt im Ordner. Siehe [[hub]]."),
+}
+
+
+def build_v10(db: Path, vault: Path) -> None:
+    """A schema-10 index of `vault` with rows as schema 10 wrote them: each chunk with its file's
+    mtime and language and a time for its vector (NULL for the last chunk: not embedded), each
+    link with its line; the current pipeline, so an update finds nothing to do."""
+    conn = apsw.Connection(str(db))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    register_tokenizer(conn, StemOptions())
+    conn.execute("PRAGMA journal_mode=WAL")
+    embedder = FakeEmbedder()
+    with conn:
+        for migration in MIGRATIONS[:10]:
+            migration(conn)
+        conn.execute("PRAGMA user_version=10")
+        conn.execute(
+            "CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding int8[64] distance_metric=cosine)"
+        )
+        meta = {
+            "pipeline": IndexOptions().fingerprint(),
+            "vault_root": str(vault),
+            "model_fingerprint": embedder.fingerprint,
+            "vector_dim": "64",
+            "model_source": embedder.name,
+            "german_notes": "1",  # as schema 10's end of a run found it
+        }
+        conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+        files = sorted(vault.rglob("*.md"))
+        for path in files:
+            rel = path.relative_to(vault).as_posix()
+            stat, data = path.stat(), path.read_bytes()
+            text = data.decode("utf-8")
+            parsed = chunk_note(text, file_stem=path.stem)
+            conn.execute(
+                "INSERT INTO files(path, mtime_ns, size, content_hash, title, status, chunk_count, "
+                "indexed_at, title_field, heading_context) VALUES (?, ?, ?, ?, ?, 'ok', ?, 0, ?, ?)",
+                (
+                    rel,
+                    stat.st_mtime_ns,
+                    stat.st_size,
+                    hashlib.sha256(data).hexdigest(),
+                    parsed.title,
+                    len(parsed.chunks),
+                    parsed.title,
+                    parsed.chunks[0].heading_context,
+                ),
+            )
+            file_id = conn.last_insert_rowid()
+            conn.executemany(
+                "INSERT INTO links(file_id, line, target, target_key, fragment, kind, context) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (file_id, k.line, k.target, k.key, k.fragment, k.kind, k.context)
+                    for k in parse_links(text)
+                ],
+            )
+            texts = [embedding_text(parsed.title, c.section, c.text) for c in parsed.chunks]
+            vectors = quantize(embedder.embed(texts))
+            for i, (chunk, embedded, vector) in enumerate(zip(parsed.chunks, texts, vectors)):
+                last = path == files[-1] and i == len(parsed.chunks) - 1
+                conn.execute(
+                    "INSERT INTO chunks(file_id, seq, section, chunk_text, mtime_ns, content_hash, "
+                    "embedded_at, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        file_id,
+                        chunk.seq,
+                        chunk.section,
+                        chunk.text,
+                        stat.st_mtime_ns,
+                        content_hash(embedded),
+                        None if last else 1234.5,
+                        note_language(text),
+                    ),
+                )
+                if not last:
+                    conn.execute(
+                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
+                        (conn.last_insert_rowid(), vector.tobytes()),
+                    )
+    conn.close()
+
+
+def test_schema_10_chunks_move_per_file_facts_and_links_keep_every_line(
+    tmp_path: Path, make_vault: WriteNotes
+) -> None:
+    """m011: chunks lose mtime, language and embedding time (the language moves to the file row,
+    the time becomes a flag), links may keep a place in the chunks instead of the line. Nothing
+    is lost: the same chunk ids, texts, vectors and FTS5 entries, the same backlink lines, and
+    German stems still; an edit then stores the body's line as a place, shown the same."""
+    vault = make_vault(dict(LINKED))
+    db = tmp_path / "v10.db"
+    build_v10(db, vault)
+    chunk_sql = (
+        "SELECT id, file_id, seq, section, chunk_text, content_hash, {} FROM chunks ORDER BY id"
+    )
+    link_sql = "SELECT {}, line, target, target_key, fragment, kind, context FROM links"
+    raw = apsw.Connection(str(db))
+    chunks_before = raw.execute(chunk_sql.format("embedded_at IS NOT NULL")).fetchall()
+    links_before = raw.execute(link_sql.format("file_id") + " ORDER BY rowid").fetchall()
+    raw.close()
+    with Index(db, embedder=FakeEmbedder()) as idx:
+        conn = idx._store.conn.db
+        assert idx._store.conn.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert idx.check() == []
+        assert conn.execute(chunk_sql.format("embedded")).fetchall() == chunks_before
+        assert sum(e for *_, e in chunks_before) == len(chunks_before) - 1
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+        assert not {"mtime_ns", "lang", "embedded_at"} & columns
+        langs = dict(conn.execute("SELECT path, lang FROM files").fetchall())
+        assert langs == {"hub.md": None, "a.md": None, "de/notiz.md": "de"}
+        kinds = "CASE kind WHEN 0 THEN 'wiki' WHEN 1 THEN 'embed' ELSE 'markdown' END"
+        migrated = conn.execute(
+            link_sql.format("id / 16384").replace("kind", kinds, 1) + " ORDER BY id"
+        )
+        assert migrated.fetchall() == sorted(links_before, key=lambda r: r[0])
+        backlinks = [(b.path, b.line, b.text) for b in idx.links("hub.md").backlinks]
+        paths_by_id = idx._store.file_paths()
+        assert backlinks == sorted((paths_by_id[f], line, ctx) for f, line, *_, ctx in links_before)
+        assert paths(idx, "Dateiformaten", "bm25") == ["de/notiz.md"]  # German stems, as before
+        stats = idx.update(vault)
+        assert (stats.changed, stats.chunks_embedded) == (0, 1)  # only the missing vector
+        assert idx.check() == []
+        with (vault / "a.md").open("a", encoding="utf-8") as fh:
+            fh.write("\nOne more line.\n")
+        with (vault / "de" / "notiz.md").open("a", encoding="utf-8") as fh:
+            fh.write("\nNoch eine Zeile.\n")
+        assert idx.update(vault).changed == 2
+        assert idx.check() == []  # each old chunk left FTS5 with the language it came with
+        assert [(b.path, b.line, b.text) for b in idx.links("hub.md").backlinks] == backlinks
+        derived = conn.execute(
+            "SELECT count(*) FROM links WHERE context IS NULL AND target IS NULL"
+        ).fetchone()[0]
+        assert derived == 2  # the two body lines; frontmatter and See also keep their text
+        outlinks = [(o.target, o.path) for o in idx.links("a.md").outlinks]
+        assert outlinks == [("hub", "hub.md")]
+        assert paths(idx, "Dateiformaten", "bm25") == ["de/notiz.md"]

@@ -72,8 +72,8 @@ def rows(index: Index) -> dict[str, Any]:
     ).fetchall()
     chunks = db.execute(
         "SELECT f.path, c.seq, c.section, c.chunk_text, f.heading_context, f.title_field, f.tags_field, "
-        "c.mtime_ns, c.content_hash, c.lang, c.page, c.page_label, c.slide, c.sheet, "
-        "c.row_first, c.row_last, c.overlap, c.embedded_at IS NOT NULL, v.embedding "
+        "c.content_hash, f.lang, c.page, c.page_label, c.slide, c.sheet, "
+        "c.row_first, c.row_last, c.overlap, c.embedded, v.embedding "
         "FROM chunks c JOIN files f ON f.id = c.file_id "
         "LEFT JOIN chunks_vec v ON v.rowid = c.id ORDER BY f.path, c.seq"
     ).fetchall()
@@ -83,9 +83,11 @@ def rows(index: Index) -> dict[str, Any]:
     tags = db.execute(
         "SELECT f.path, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id ORDER BY 1, 2"
     ).fetchall()
+    # A link row's id holds its note's file id (storage/sqlite/links.py), which may differ.
     links = db.execute(
-        "SELECT f.path, k.line, k.target, k.target_key, k.fragment, k.kind, k.context "
-        "FROM links k JOIN files f ON f.id = k.file_id ORDER BY 1, 2, 3, 4"
+        "SELECT f.path, k.id % 16384, k.line, k.target, k.target_key, k.fragment, k.kind, "
+        "k.context, k.context_seq, k.context_at, k.context_len, k.context_cut, k.target_at, "
+        "k.target_len FROM links k JOIN files f ON f.id = k.id / 16384 ORDER BY 1, 2"
     ).fetchall()
     # last_run holds times, generation a random token (what reply cursors check), and the OCR
     # pass's record the time it finished.

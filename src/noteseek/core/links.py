@@ -112,7 +112,11 @@ def _visible_lines(text: str) -> list[tuple[int, str, str]]:
         if opened and not in_comment:
             fence = opened.group(1)
             continue
-        visible = _INLINE_CODE.sub(_blank, line)
+        if not in_comment and "%%" not in line and "[" not in line:
+            # No link can start here and no comment opens: the blanking below would not matter.
+            out.append((number, line, line))
+            continue
+        visible = _INLINE_CODE.sub(_blank, line) if "`" in line else line
         # %% comments %% may span lines; what lies between the markers is no link.
         pieces = visible.split("%%")
         kept = []
@@ -146,6 +150,8 @@ def _split_markdown(raw: str) -> tuple[str, str] | None:
 def parse_links(text: str) -> list[ParsedLink]:
     """Every link of a note's text (frontmatter included), in order of appearance."""
     links: list[ParsedLink] = []
+    if "[" not in text:
+        return links
     for number, line, visible in _visible_lines(text):
         if "[" not in visible:
             continue

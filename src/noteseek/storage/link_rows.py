@@ -1,6 +1,8 @@
 """A stored link as both backends read it back: the `links` table's columns, in one order, and the
-row → `ParsedLink` conversion. The table is the same on SQLite and PostgreSQL (schema m009 and
-PostgreSQL 6); only the statements around it differ, so they stay in each backend's `links.py`.
+row → `ParsedLink` conversion. PostgreSQL stores these columns as they are (its schema 6); SQLite
+keeps a linking line and target as places in the note's chunk text and selects the same columns
+out of them (schema m011, storage/sqlite/links.py). The statements stay in each backend's
+`links.py`.
 """
 
 from __future__ import annotations

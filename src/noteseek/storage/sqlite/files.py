@@ -29,6 +29,23 @@ if TYPE_CHECKING:
 __all__ = ["FileRows"]
 
 
+def _hash_blob(value: str | None) -> bytes | str | None:
+    """A file's SHA-256 as its 32 bytes rather than 64 hex digits (schema m011); anything that is
+    not hex is kept as it is."""
+    if value is None:
+        return None
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        return value
+    return raw if raw.hex() == value else value  # read back exactly as it came
+
+
+def _hash_text(value: bytes | str | None) -> str | None:
+    """The stored hash as the hex digits the indexer compares (`_hash_blob` the other way)."""
+    return value.hex() if isinstance(value, bytes) else value
+
+
 class FileRows:
     """Writes of a file's rows (inside `write()`: the indexer writes a batch of whole files per
     transaction), file-level reads and chunk lookups. A file's write reaches the parts whose rows
@@ -56,7 +73,7 @@ class FileRows:
         rows = self.db.execute(
             "SELECT path, mtime_ns, size, content_hash, status, kind, engine FROM files"
         )
-        return {r[0]: file_state_of(r[1:]) for r in rows}
+        return {r[0]: file_state_of((*r[1:3], _hash_text(r[3]), *r[4:])) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
         return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT id, path FROM files")}
@@ -97,14 +114,14 @@ class FileRows:
         file_id = self.conn.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
         if file_id is not None:
             # Before the file row changes: the FTS5 'delete' of each chunk reads the title and
-            # tags fields it was indexed with from that row (schema m008).
+            # tags fields and the language it was indexed with from that row (schema m010, m011).
             self._delete_chunks(int(file_id))
         now = time.time()
         self.db.execute(
             "INSERT INTO files(id, path, mtime_ns, size, content_hash, title, status, problem, "
             "chunk_count, indexed_at, skipped_sections, secrets_scrubbed, kind, outcome, engine, "
-            "note_date, date_source, title_field, tags_field, heading_context) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "note_date, date_source, title_field, tags_field, heading_context, lang) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "mtime_ns=excluded.mtime_ns, size=excluded.size, content_hash=excluded.content_hash, "
             "title=excluded.title, status=excluded.status, problem=excluded.problem, "
             "chunk_count=excluded.chunk_count, indexed_at=excluded.indexed_at, "
@@ -113,13 +130,13 @@ class FileRows:
             "kind=excluded.kind, outcome=excluded.outcome, engine=excluded.engine, "
             "note_date=excluded.note_date, date_source=excluded.date_source, "
             "title_field=excluded.title_field, tags_field=excluded.tags_field, "
-            "heading_context=excluded.heading_context",
+            "heading_context=excluded.heading_context, lang=excluded.lang",
             (
                 file_id,
                 record.path,
                 record.mtime_ns,
                 record.size,
-                record.content_hash,
+                _hash_blob(record.content_hash),
                 record.title,
                 record.status,
                 record.problem,
@@ -135,6 +152,7 @@ class FileRows:
                 record.title_field,
                 record.tags_field,
                 record.heading_context,
+                record.lang,
             ),
         )
         if file_id is None:
@@ -145,7 +163,9 @@ class FileRows:
         self.db.execute("DELETE FROM note_tags WHERE file_id = ?", (file_id,))
         for tag in sorted(set(record.tags)):
             self.db.execute("INSERT INTO note_tags(tag, file_id) VALUES (?, ?)", (tag, file_id))
-        self.links.write_links(int(file_id), record.links, record.aliases)
+        self.links.write_links(
+            int(file_id), record.links, record.aliases, [(c.seq, c.text) for c in chunks]
+        )
         self.terms.write_note_terms(int(file_id), file)
         store_vectors = (
             vectors is not None and self.conn.vectors_available and self.vectors.has_vector_table()
@@ -154,18 +174,16 @@ class FileRows:
             self.text.chunks_changed()
         for i, chunk in enumerate(chunks):
             self.db.execute(
-                "INSERT INTO chunks(file_id, seq, section, chunk_text, "
-                "mtime_ns, content_hash, embedded_at, lang, page, page_label, slide, sheet, "
-                "row_first, row_last, overlap) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(file_id, seq, section, chunk_text, content_hash, embedded, "
+                "page, page_label, slide, sheet, row_first, row_last, overlap) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.seq,
                     chunk.section,
                     chunk.text,
-                    record.mtime_ns,
                     chunk.content_hash,
-                    now if store_vectors else None,
-                    record.lang,
+                    int(store_vectors),
                     chunk.page,
                     chunk.page_label,
                     chunk.slide,

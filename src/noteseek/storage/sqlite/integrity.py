@@ -29,7 +29,7 @@ class Integrity:
             "chunks": int(self.conn.scalar("SELECT count(*) FROM chunks")),
             "fts": int(self.conn.scalar("SELECT count(*) FROM chunks_fts_docsize")),
             "embedded": int(
-                self.conn.scalar("SELECT count(*) FROM chunks WHERE embedded_at IS NOT NULL")
+                self.conn.scalar("SELECT count(*) FROM chunks WHERE embedded")
             ),
         }
         if self.vectors.has_vector_table():

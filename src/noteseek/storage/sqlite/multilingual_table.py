@@ -49,7 +49,7 @@ class MultilingualTable:
             "SELECT c.content_hash, COALESCE(f.title, ''), c.section, c.chunk_text "
             "FROM chunks c JOIN files f ON f.id = c.file_id "
             "WHERE NOT EXISTS (SELECT 1 FROM chunks_e5 e WHERE e.content_hash = c.content_hash) "
-            "GROUP BY c.content_hash ORDER BY max(c.lang IS NOT NULL) DESC, max(f.mtime_ns) DESC, "
+            "GROUP BY c.content_hash ORDER BY max(f.lang IS NOT NULL) DESC, max(f.mtime_ns) DESC, "
             "min(f.size), min(c.id) LIMIT ?",
             (limit,),
         )

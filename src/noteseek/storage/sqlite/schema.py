@@ -346,6 +346,135 @@ def m010_note_fields_once(db: Connection) -> None:
     )
 
 
+def m011_smaller_rows(db: Connection) -> None:
+    """Per-file facts leave the chunk rows, and a linking line the chunks hold is not stored twice.
+
+    Chunks: `lang` moves to the file row (every chunk of a file had its file's), `mtime_ns` goes
+    (the file row has it; nothing read the chunk's), and `embedded_at`, a time nothing read,
+    becomes the flag `embedded` (0 and 1 take no bytes in an SQLite record). The table is
+    rebuilt once with the same ids, so the FTS5 index and the vectors stay as they are; its
+    content view and triggers read the language from the file row, which holds the value each
+    chunk was indexed with, so nothing is re-tokenized. A trigger finds the file row because
+    `replace_file` and `delete_file` delete a file's chunks before they change or delete it.
+
+    Files: the content hash is stored as its 32 bytes (read back as the hex digits), and the
+    index by date goes: no query searches it (date filters compare `substr(note_date, 1, 10)`,
+    a browse orders the ids a filter found), it only made them a scan of itself.
+
+    Links: a linking line that one of the note's chunks holds is kept as its place there (chunk
+    `seq`, character offset and length; the target as an offset and length inside the line)
+    instead of its text, the kind as a small integer, and a note's links are rows `file_id *
+    16384 + n`, together in the table, which makes the index by file unneeded
+    (storage/sqlite/links.py). Existing rows keep their text and their order; notes written from
+    now on store places where their chunks hold the line.
+    """
+    names = "chunk_text, section, title, tags"
+
+    def select(row: str) -> str:
+        # One lookup of the file row gives the language and both note fields.
+        return (
+            f"SELECT {row}.id, fts5_locale(f.lang, {row}.chunk_text), "
+            f"fts5_locale(f.lang, {row}.section), fts5_locale(f.lang, f.title_field), "
+            f"fts5_locale(f.lang, f.tags_field) FROM files f WHERE f.id = {row}.file_id"
+        )
+
+    def delete(row: str) -> str:
+        return (
+            f"SELECT 'delete', {row}.id, fts5_locale(f.lang, {row}.chunk_text), "
+            f"fts5_locale(f.lang, {row}.section), fts5_locale(f.lang, f.title_field), "
+            f"fts5_locale(f.lang, f.tags_field) FROM files f WHERE f.id = {row}.file_id"
+        )
+
+    db.execute(
+        f"""
+        ALTER TABLE files ADD COLUMN lang TEXT;  -- language.note_language(): its chunks' stemmer
+        DROP INDEX IF EXISTS files_by_date;
+        -- the SHA-256 of the file as its 32 bytes, not 64 hex digits (storage/sqlite/files.py)
+        UPDATE files SET content_hash = unhex(content_hash)
+        WHERE length(content_hash) = 64 AND unhex(content_hash) IS NOT NULL;
+        UPDATE files SET lang = (
+            SELECT c.lang FROM chunks c WHERE c.file_id = files.id ORDER BY c.seq LIMIT 1
+        );
+        DROP TRIGGER chunks_ai;
+        DROP TRIGGER chunks_ad;
+        DROP TRIGGER chunks_au;
+        DROP VIEW chunks_fts_content;
+        CREATE TABLE chunks_new(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            seq INTEGER NOT NULL,
+            section TEXT NOT NULL,
+            chunk_text TEXT NOT NULL,
+            content_hash INTEGER NOT NULL,   -- first 64 bits of sha256(embedded text): vectors are reused by it
+            embedded INTEGER NOT NULL DEFAULT 0,  -- 1 once the chunk has a vector
+            page INTEGER,                    -- 1-based PDF page
+            page_label TEXT,                 -- the PDF's own label of that page ('xii')
+            slide INTEGER,                   -- 1-based slide
+            sheet TEXT,                      -- spreadsheet sheet name
+            row_first INTEGER,               -- 1-based first and last row (spreadsheets, CSV)
+            row_last INTEGER,
+            -- characters at the start repeated from the chunk before (a long unit cut inside a
+            -- paragraph), left out when a document's text is put back together for reading
+            overlap INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO chunks_new(id, file_id, seq, section, chunk_text, content_hash, embedded,
+                               page, page_label, slide, sheet, row_first, row_last, overlap)
+            SELECT id, file_id, seq, section, chunk_text, content_hash, embedded_at IS NOT NULL,
+                   page, page_label, slide, sheet, row_first, row_last, overlap
+            FROM chunks ORDER BY id;
+        DROP TABLE chunks;
+        ALTER TABLE chunks_new RENAME TO chunks;
+        CREATE INDEX chunks_by_file ON chunks(file_id, seq);
+        CREATE INDEX chunks_by_hash ON chunks(content_hash);
+        CREATE VIEW chunks_fts_content(id, {names}) AS
+            SELECT c.id, fts5_locale(f.lang, c.chunk_text), fts5_locale(f.lang, c.section),
+                   fts5_locale(f.lang, f.title_field), fts5_locale(f.lang, f.tags_field)
+            FROM chunks c JOIN files f ON f.id = c.file_id;
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, {names}) {select("new")};
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, {names}) {delete("old")};
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF chunk_text, section ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, {names}) {delete("old")};
+            INSERT INTO chunks_fts(rowid, {names}) {select("new")};
+        END;
+        CREATE TABLE links_new(
+            -- file_id * 16384 + the link's place among the note's links (from 0): a note's links
+            -- lie together, so deleting or reading them needs no index by file
+            id INTEGER PRIMARY KEY,
+            line INTEGER NOT NULL,           -- 1-based line of the link in the note
+            target TEXT,                     -- the link path as written, without #... or |shown
+            target_key TEXT NOT NULL,        -- core.links.link_key(target): folded file name
+            fragment TEXT NOT NULL,          -- '' or '#Heading' or '#^block'
+            kind INTEGER NOT NULL,           -- 0 wiki, 1 embed, 2 markdown
+            context TEXT,                    -- the linking line (scrubbed), trimmed
+            -- NULL context and target: both are in the note's chunk of this seq, the line (or
+            -- the piece of it kept) at this character offset and length, '…' before it when
+            -- cut & 1 and after it when cut & 2, the target at its own offset in that piece
+            context_seq INTEGER,
+            context_at INTEGER,
+            context_len INTEGER,
+            context_cut INTEGER,
+            target_at INTEGER,
+            target_len INTEGER
+        );
+        -- A note never kept more than core.links.MAX_LINKS_PER_NOTE (10,000) links since that
+        -- cap came; one indexed before it keeps its first 16,384 until it is indexed again.
+        INSERT INTO links_new(id, line, target, target_key, fragment, kind, context)
+            SELECT file_id * 16384 + n, line, target, target_key, fragment,
+                   CASE kind WHEN 'wiki' THEN 0 WHEN 'embed' THEN 1 ELSE 2 END, context
+            FROM (SELECT *, row_number() OVER (PARTITION BY file_id ORDER BY rowid) - 1 AS n
+                  FROM links)
+            WHERE n < 16384;
+        DROP TABLE links;
+        ALTER TABLE links_new RENAME TO links;
+        CREATE INDEX links_by_key ON links(target_key);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
@@ -357,5 +486,6 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m008_note_dates,
     m009_links,
     m010_note_fields_once,
+    m011_smaller_rows,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -46,5 +46,6 @@ class SqliteStore(Store[SqliteConnection, VectorTable]):
         super().__init__(conn, files, links, text, terms, vectors, deep, integrity, lock)
 
     def checkpoint(self) -> None:
-        """The WAL copied into the file (`SqliteConnection.checkpoint`)."""
+        """Free pages given back and the WAL copied into the file (`SqliteConnection`)."""
+        self.conn.release_free_pages()
         self.conn.checkpoint()

@@ -162,7 +162,7 @@ class TextIndex:
         if self._tokenizer is None:
             self._tokenizer = self.db.fts5_tokenizer(TOKENIZER_NAME, [])
         rows = self.db.execute(
-            "SELECT c.lang, c.chunk_text, c.section, f.title_field, f.tags_field FROM chunks c "
+            "SELECT f.lang, c.chunk_text, c.section, f.title_field, f.tags_field FROM chunks c "
             "JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps(written),),
         )
@@ -211,6 +211,8 @@ class TextIndex:
 
     def refresh_languages(self) -> None:
         """Record whether any chunk is German, for the query tokenizer (call inside `write()`)."""
-        german = self.conn.scalar("SELECT EXISTS(SELECT 1 FROM chunks WHERE lang = 'de')")
+        german = self.conn.scalar(
+            "SELECT EXISTS(SELECT 1 FROM files WHERE lang = 'de' AND chunk_count > 0)"
+        )
         self.conn.set_meta(meta.GERMAN_NOTES, "1" if german else "0")
         self.conn.stem_options.german_queries = bool(german)

@@ -9,7 +9,6 @@ when that read is not possible.
 
 from __future__ import annotations
 
-import time
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a one-shot search never needs
 __all__ = ["VEC_TABLE", "VectorTable"]
 
 VEC_TABLE = "chunks_vec"
+VEC_BLOCK = 1984  # vectors per vec0 block (`chunk_size`, a multiple of 8)
 
 
 class VectorTable:
@@ -46,11 +46,13 @@ class VectorTable:
 
     def reset_vectors(self, dim: int, fingerprint: str) -> None:
         self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        # vec0 keeps a block's rowids (8 bytes each) in one row of `_chunks`: 1,984 per block
+        # fill a 16 KB page (connection.py), where its default 1,024 left half of each empty.
         self.db.execute(
             f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
-            f"embedding int8[{int(dim)}] distance_metric=cosine)"
+            f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_BLOCK})"
         )
-        self.db.execute("UPDATE chunks SET embedded_at = NULL")
+        self.db.execute("UPDATE chunks SET embedded = 0 WHERE embedded")
         self.conn.set_meta(meta.MODEL_FINGERPRINT, fingerprint)
         self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
 
@@ -64,7 +66,7 @@ class VectorTable:
             marks = ",".join("?" * len(batch))
             rows = self.db.execute(
                 f"SELECT c.content_hash, v.embedding FROM chunks c JOIN {VEC_TABLE} v "
-                f"ON v.rowid = c.id WHERE c.content_hash IN ({marks}) AND c.embedded_at IS NOT NULL",
+                f"ON v.rowid = c.id WHERE c.content_hash IN ({marks}) AND c.embedded",
                 batch,
             )
             for content_hash, blob in rows:
@@ -74,17 +76,16 @@ class VectorTable:
     def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
         rows = self.db.execute(
             "SELECT c.id, COALESCE(f.title, ''), c.section, c.chunk_text FROM chunks c "
-            "JOIN files f ON f.id = c.file_id WHERE c.embedded_at IS NULL ORDER BY c.id LIMIT ?",
+            "JOIN files f ON f.id = c.file_id WHERE NOT c.embedded ORDER BY c.id LIMIT ?",
             (limit,),
         )
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def set_vectors(self, ids: Sequence[int], vectors: npt.NDArray[np.int8]) -> None:
-        now = time.time()
         for chunk_id, vector in zip(ids, vectors):
             # The ids were read before embedding, outside this transaction; another indexer may
             # have replaced the chunk since. A vector for a missing chunk would never be deleted.
-            self.db.execute("UPDATE chunks SET embedded_at = ? WHERE id = ?", (now, chunk_id))
+            self.db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
             if not self.db.changes():
                 continue
             self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (chunk_id,))
