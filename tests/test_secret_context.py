@@ -91,6 +91,34 @@ def test_a_yaml_escape_does_not_hide_a_value_from_the_index(tmp_path: object) ->
     assert value.encode() not in db.read_bytes()
 
 
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "{t}: gh\ntitle: Deploy keys\ntags: [ops, aws]\ndate: 2024-03-05\n",  # a token as a key
+        'title: "Deploy keys ghp_\\x41{t5}"\ntags: [ops, aws]\ndate: 2024-03-05\n',  # escaped
+    ],
+)
+def test_a_scrubbed_frontmatter_keeps_its_fields(tmp_path: object, frontmatter: str) -> None:
+    """A marker where YAML reads structure made valid frontmatter invalid: the note lost its
+    title, tags and date, with a warning that its YAML was broken."""
+    from pathlib import Path
+
+    root = Path(str(tmp_path)) / "vault"
+    root.mkdir()
+    token = "ghp_" + rand(36)
+    fields = frontmatter.format(t=token, t5=token[5:])
+    text = f"---\n{fields}---\n\nThe deploy keys live in the vault.\n"
+    (root / "n.md").write_text(text, encoding="utf-8")
+    db = root.parent / "i.db"
+    with noteseek.Index(db, embedder=FakeEmbedder()) as idx:
+        stats = idx.update(root)
+        assert not stats.problems
+        (hit,) = idx.search("deploy keys vault", limit=3, mode="bm25")
+        assert hit.title.startswith("Deploy keys") and hit.tags == ("ops", "aws")
+        assert hit.date is not None and hit.date.startswith("2024-03-05")
+    assert token[4:].encode() not in db.read_bytes() and token[5:].encode() not in db.read_bytes()
+
+
 # ------------------------------------------------------------------ context, whatever the length
 
 
