@@ -262,3 +262,24 @@ def test_view_spans_map_back_to_what_produced_them(text: str, data: st.DataObjec
     again = text_view(text[a:b]).text
     assert view.text[start:end] in again
     assert unicodedata.normalize("NFKC", again) == again or not again.isascii()
+
+
+def test_the_one_scan_for_many_values_finds_what_a_find_per_value_finds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past `_FIND_EACH_UP_TO` every other occurrence is looked for in one scan of the text (one
+    `find` per value grew with the square of a note full of secrets)."""
+    from noteseek.secrets import scrubber
+
+    rng = random.Random(7)
+    values = ["".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+              for n in (6, 9, 14, 20, 31)]  # fmt: skip
+    lines = [f"password: {v}" for v in values]
+    lines += [f"later I typed {v} and {v.upper()}, not x{values[0]}y" for v in values]
+    text = "\n".join(lines * 3)
+    expected = scrub(text)
+    monkeypatch.setattr(scrubber, "_FIND_EACH_UP_TO", 0)
+    scanned = scrub(text)
+    assert scanned.text == expected.text and scanned.counts == expected.counts
+    assert not any(v in scanned.text or v.upper() in scanned.text for v in values[1:])
+    assert f"x{values[0]}y" in scanned.text  # a short value only as a whole word
