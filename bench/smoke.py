@@ -158,6 +158,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "rerank_cost.py": ("--smoke",),
     "rerank_signals.py": ("--json", "{tmp}/rerank_signals.json"),
     "rerank_train.py": ("--ablate", "--export", "{tmp}/rerank-linear.json"),
+    "scrub_many_values.py": ("--smoke", "--old-src", "src/noteseek"),
     "scrub_throughput.py": ("--runs", "1", "--show", "1", "--old-src", "src/noteseek"),
     "secrets_compare.py": ("--skip-corpora", "--seed", "1"),
     "stop_latency.py": ("--smoke",),

@@ -366,3 +366,31 @@ def test_a_client_of_another_version_makes_the_daemon_step_down(
     # It stops, so the caller's one-shot path can start a daemon of its own version.
     thread.join(30)
     assert not thread.is_alive()
+
+
+def test_a_secret_in_a_bad_request_never_reaches_the_daemon_log(db: Path, runtime: Path) -> None:
+    """The real daemon process (`ensure_started`), its log file read after it exits."""
+    token = "ghp_" + "Zq8Lm3Nx7Rt2Vb9Kc4Wd6Fh1Jp5Ys0Ae3Gu8"
+    assert daemon_client.ensure_started(db) is True
+    deadline = time.monotonic() + 90
+    while daemon_client.request(db, {"op": "ping"}) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for payload in (
+        {"op": "search", "query": "x", "limit": token},
+        {"op": "search", "query": "x", "mode": token},
+        {"op": "search", "query": "x", "since": token},
+        {"op": "context", "prompt": "x", "max_tokens": token},
+        {"op": token},
+        {"op": "x" * 500_000},
+    ):
+        answer = daemon_client.request(db, payload)
+        assert answer is not None and answer["ok"] is False, payload
+    assert daemon_client.request(db, {"op": "shutdown"}) is not None
+    log = daemon_client.daemon_paths(db).log
+    deadline = time.monotonic() + 30
+    while daemon_client.daemon_paths(db).socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    text = log.read_text()
+    assert "request" in text and "failed" in text  # the failures are logged ...
+    assert token[4:] not in text  # ... without what the request held
+    assert len(text) < 100_000  # and a 500,000-character op is not copied in

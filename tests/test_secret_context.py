@@ -91,6 +91,34 @@ def test_a_yaml_escape_does_not_hide_a_value_from_the_index(tmp_path: object) ->
     assert value.encode() not in db.read_bytes()
 
 
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "{t}: gh\ntitle: Deploy keys\ntags: [ops, aws]\ndate: 2024-03-05\n",  # a token as a key
+        'title: "Deploy keys ghp_\\x41{t5}"\ntags: [ops, aws]\ndate: 2024-03-05\n',  # escaped
+    ],
+)
+def test_a_scrubbed_frontmatter_keeps_its_fields(tmp_path: object, frontmatter: str) -> None:
+    """A marker where YAML reads structure made valid frontmatter invalid: the note lost its
+    title, tags and date, with a warning that its YAML was broken."""
+    from pathlib import Path
+
+    root = Path(str(tmp_path)) / "vault"
+    root.mkdir()
+    token = "ghp_" + rand(36)
+    fields = frontmatter.format(t=token, t5=token[5:])
+    text = f"---\n{fields}---\n\nThe deploy keys live in the vault.\n"
+    (root / "n.md").write_text(text, encoding="utf-8")
+    db = root.parent / "i.db"
+    with noteseek.Index(db, embedder=FakeEmbedder()) as idx:
+        stats = idx.update(root)
+        assert not stats.problems
+        (hit,) = idx.search("deploy keys vault", limit=3, mode="bm25")
+        assert hit.title.startswith("Deploy keys") and hit.tags == ("ops", "aws")
+        assert hit.date is not None and hit.date.startswith("2024-03-05")
+    assert token[4:].encode() not in db.read_bytes() and token[5:].encode() not in db.read_bytes()
+
+
 # ------------------------------------------------------------------ context, whatever the length
 
 
@@ -179,6 +207,20 @@ def test_near_misses_stay(text: str) -> None:
     assert scrub(text).text == text
 
 
+def test_a_letters_only_generated_password_is_not_taken_for_an_identifier() -> None:
+    """A random mix of cases has camel humps too (`PSSlWXWGVKPxts`): it was kept as code, so
+    every letters-only password under `password:` reached the index. One with long lower-case
+    runs (`rGpctaegMIcmAs`) still reads as an identifier: about 7 % of 14-letter ones."""
+    rng = random.Random(3)
+    values = ["".join(rng.choice(string.ascii_letters) for _ in range(14)) for _ in range(200)]
+    for template in ("password: {v}", "wifi:\n  password = {v}\n"):
+        kept = [v for v in values if v.lower() in scrub(template.format(v=v)).text.lower()]
+        assert len(kept) <= 20, kept  # before: all 200
+    gone("password: PSSlWXWGVKPxts", "PSSlWXWGVKPxts")
+    for code in ("passwordInput", "user_password", "XMLHttpRequest", "newPasswordValue"):
+        assert scrub(f"password: {code}").text == f"password: {code}"
+
+
 # ------------------------------------------------------------------------ disguises
 
 
@@ -234,3 +276,24 @@ def test_view_spans_map_back_to_what_produced_them(text: str, data: st.DataObjec
     again = text_view(text[a:b]).text
     assert view.text[start:end] in again
     assert unicodedata.normalize("NFKC", again) == again or not again.isascii()
+
+
+def test_the_one_scan_for_many_values_finds_what_a_find_per_value_finds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past `_FIND_EACH_UP_TO` every other occurrence is looked for in one scan of the text (one
+    `find` per value grew with the square of a note full of secrets)."""
+    from noteseek.secrets import scrubber
+
+    rng = random.Random(7)
+    values = ["".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+              for n in (6, 9, 14, 20, 31)]  # fmt: skip
+    lines = [f"password: {v}" for v in values]
+    lines += [f"later I typed {v} and {v.upper()}, not x{values[0]}y" for v in values]
+    text = "\n".join(lines * 3)
+    expected = scrub(text)
+    monkeypatch.setattr(scrubber, "_FIND_EACH_UP_TO", 0)
+    scanned = scrub(text)
+    assert scanned.text == expected.text and scanned.counts == expected.counts
+    assert not any(v in scanned.text or v.upper() in scanned.text for v in values[1:])
+    assert f"x{values[0]}y" in scanned.text  # a short value only as a whole word

@@ -450,3 +450,20 @@ def test_status_files_lists_every_state(tmp_path: Path, monkeypatch: pytest.Monk
     gone = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--files", "--json"]).output)
     assert gone["pending_checked"] is False and "is not there" in gone["pending_problem"]
     assert runner.invoke(cli, ["status", "--db", str(db), "--problems"]).exit_code == 2
+
+
+def test_an_index_deleted_under_the_watcher_is_built_again(vault: Path, tmp_path: Path) -> None:
+    """`rm` of the index file while `watch` runs: the next change reopens the path and checks the
+    whole vault, instead of writing every later change into the deleted file."""
+    db = tmp_path / "i.db"
+    with watching(vault, db, tmp_path) as watch:
+        assert found(db, "zqstart3") == ["notes/n3.md"]
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        (vault / "notes" / "after.md").write_text(body("zqafterdelete"))
+        wait_until(lambda: found(db, "zqafterdelete") == ["notes/after.md"], what="rebuilt")
+        assert found(db, "zqstart3") == ["notes/n3.md"]  # the whole vault, not only the change
+        watch.wait_for("the index file was deleted or replaced")
+        assert watch.stop() == 0
+    with Index(db, create=False) as idx:
+        assert idx.check() == []

@@ -8,12 +8,14 @@ agent's prompt cache reuse it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..settings import DEFAULT_CONTEXT_TOKENS
 from .budget import CHARS_PER_TOKEN, estimate_tokens, truncate_at_word
+from .display import one_line
 from .markup import readable
 
 __all__ = [
@@ -39,6 +41,13 @@ MIN_SECTION_TOKENS = 40
 # the block named a relevant note for 0.775 of the Help vault's questions against 0.70 when whole
 # sections went first, MDN 0.65 against 0.50, SciFact 0.65 against 0.50, Hub 0.85 against 0.825.
 SHARED_SECTIONS = 3
+# A line of a section's text that starts like the block's own headings (`## Relevant Memory
+# Context`, `### <heading> (<note>; relevance <P>)`) would read as a section of its own, with
+# whatever note and score the line names: any note could forge one. Headings inside a section
+# keep their words and lose their marks; inside a fenced block a `#` line is code (a shell
+# comment) and stays as it is.
+_HEADING_MARKS = re.compile(r"^[ \t]{0,3}#{1,6}(?=[ \t]|$)[ \t]*")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 class _HitLike(Protocol):
@@ -80,17 +89,38 @@ def note_source(path: str) -> str:
 
 
 def _source(hit: _HitLike) -> str:
-    """The note, or the document and where in it: `manuals/gnuplot.pdf, p. 12`."""
+    """The note, or the document and where in it: `manuals/gnuplot.pdf, p. 12`; on one line
+    (a file name may hold a newline, and with it a forged heading)."""
     location = hit.location
-    return f"{note_source(hit.path)}, {location}" if location else note_source(hit.path)
+    source = f"{note_source(hit.path)}, {location}" if location else note_source(hit.path)
+    return one_line(source)
 
 
 def _heading(hit: _HitLike) -> str:
     section = " ".join(hit.section.split())
     if section:
-        return section
+        return one_line(section)
     stem = note_source(hit.path).rsplit("/", 1)[-1]
-    return stem or hit.path
+    return one_line(stem or hit.path)
+
+
+def _body(text: str) -> str:
+    """A section's text as the block shows it: without Obsidian syntax, no line a heading."""
+    # A section that is all markup keeps its raw text rather than vanish.
+    shown = readable(text).strip() or text.strip()
+    lines = shown.split("\n")
+    fence = ""  # the open fence's marker
+    for i, line in enumerate(lines):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = ""
+        elif opening:
+            fence = opening.group(1)
+        else:
+            lines[i] = _HEADING_MARKS.sub("", line)
+    # Only marks left (`##`): nothing that could be read as a heading, so the marks stay.
+    return "\n".join(lines).strip() or shown
 
 
 def _render(sections: Sequence[ContextSection]) -> str:
@@ -114,8 +144,7 @@ def select_sections(hits: Sequence[_HitLike], *, max_tokens: int) -> list[Contex
     chosen: list[ContextSection] = []
     for k, hit in enumerate(hits):
         heading, source = _heading(hit), _source(hit)
-        # A section that is all markup keeps its raw text rather than vanish.
-        text = readable(hit.text).strip() or hit.text.strip()
+        text = _body(hit.text)
         overhead = estimate_tokens(f"\n\n### {heading} ({source}; relevance 0.00)\n")
         # As many sharers as leave each a part worth showing: a small budget goes to the best.
         sharers = min(len(hits) - k, SHARED_SECTIONS)

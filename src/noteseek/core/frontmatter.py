@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["FrontmatterError", "NoteMeta", "parse_frontmatter"]
+__all__ = ["FrontmatterError", "NoteMeta", "parse_frontmatter", "split_frontmatter"]
 
 # The C loader is ~10x faster; fall back where PyYAML was built without libyaml.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -59,20 +59,30 @@ def _scalar(value: Any) -> str | None:
     return text or None
 
 
+def split_frontmatter(text: str) -> tuple[str, str] | None:
+    """The frontmatter block's YAML and the body after it; None when the note has no block.
+
+    Raises FrontmatterError when a block starts but is never closed.
+    """
+    opened = _OPEN.match(text)
+    if not opened:
+        return None
+    closing = _CLOSE.search(text, opened.end())
+    if closing is None:
+        raise FrontmatterError("frontmatter block starts with '---' but is never closed")
+    return text[opened.end() : closing.start()], text[closing.end() :].lstrip("\r\n")
+
+
 def parse_frontmatter(text: str) -> tuple[NoteMeta, str]:
     """Return the note's metadata and its body with the frontmatter removed.
 
     Raises FrontmatterError when a block starts but is invalid; the caller decides whether
     to index the note without metadata (the indexer does, and reports the problem).
     """
-    opened = _OPEN.match(text)
-    if not opened:
+    split = split_frontmatter(text)
+    if split is None:
         return NoteMeta(), text
-    closing = _CLOSE.search(text, opened.end())
-    if closing is None:
-        raise FrontmatterError("frontmatter block starts with '---' but is never closed")
-    block = text[opened.end() : closing.start()]
-    body = text[closing.end() :].lstrip("\r\n")
+    block, body = split
     try:
         data = yaml.load(block, Loader=_Loader)
     except yaml.YAMLError as exc:

@@ -40,10 +40,11 @@ import socket
 import socketserver
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .. import DatabaseUrl, LazyIndex, SearchRequest, __version__, open_index
+from .. import DatabaseUrl, LazyIndex, SearchRequest, __version__, open_index, scrub
 from ..agents import hook_log
 from ..agents.hook_protocol import cosine_rank, render, run_hook
 from ..agents.prompt_context import prompt_context
@@ -64,6 +65,7 @@ log = logging.getLogger("noteseek.daemon")
 MAX_REQUEST_BYTES = 1 << 20  # a prompt is cut to 2,000 characters anyway
 CLIENT_TIMEOUT_SECONDS = 5.0  # a client that stops mid-line is dropped, not waited for
 LOG_MAX_BYTES = 1 << 20
+LOG_TRACE_CHARS = 4_000  # of one failed request's traceback
 
 
 class Daemon:
@@ -136,7 +138,7 @@ class Daemon:
             with self._serving():
                 answer = self._dispatch(op, message)
         except Exception as exc:  # one bad request must not end the daemon
-            log.exception("request %r failed", op)
+            log.error("request failed: %s", _loggable(exc))
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         return {"ok": True, **answer}
 
@@ -371,6 +373,17 @@ class _Handler(socketserver.StreamRequestHandler):
         with contextlib.suppress(OSError):
             self.wfile.write(b"%s %d\n" % (status, len(body)) + body)
             self.wfile.flush()
+
+
+def _loggable(exc: BaseException) -> str:
+    """A failed request's traceback as the log file may keep it: its message quotes what the
+    request sent (a query, a date, the op), which may hold a secret and be a megabyte long, so it
+    is scrubbed like everything else noteseek stores, then cut (a cut first could leave half a
+    token the scrubber no longer knows)."""
+    trace = scrub("".join(traceback.format_exception(exc)).rstrip()).text
+    if len(trace) > LOG_TRACE_CHARS:
+        return f"{trace[:LOG_TRACE_CHARS]}… ({len(trace):,} characters)"
+    return trace
 
 
 def _text(message: dict[str, Any], key: str) -> str:

@@ -15,6 +15,9 @@ from .moves import move_file, remove_block
 
 __all__ = ["UndoReport", "undo_run"]
 
+# What an intake run moves back out: inbox items (items.py) and an agent's staged notes.
+_NOTE_SUFFIXES = (".md", ".markdown", ".txt")
+
 
 @dataclass(frozen=True)
 class UndoReport:
@@ -30,6 +33,29 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _forged(record: dict[str, Any], vault: Path) -> str | None:
+    """Why a log record cannot be one an intake run wrote, or None.
+
+    The log lives in the vault, and a synced or shared vault is written by others too: a record
+    that names a file outside the vault as moved in (`dst`) would have undo move, say, a private
+    key into a synced folder, and one that names a program's file as the item's old place
+    (`src`) would plant vault text there. A run only ever moves notes into the vault and writes
+    into notes inside it."""
+    dst = Path(str(record.get("dst", "")))
+    try:
+        inside = dst.is_absolute() and dst.resolve().is_relative_to(vault.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        inside = False
+    if not inside or dst.is_symlink():
+        return "is not a file inside the vault; an intake run only moves notes into it"
+    if not dst.name.lower().endswith(_NOTE_SUFFIXES):
+        return "is not a note; an intake run only moves and appends to notes"
+    src = record.get("src")
+    if src is not None and not str(src).lower().endswith(_NOTE_SUFFIXES):
+        return f"would be moved back to {src!r}, which is not a note"
+    return None
 
 
 def _undo_append(
@@ -76,8 +102,14 @@ def undo_run(run_id: str, *, vault: str | Path, config: IntakeConfig | None = No
     restored: list[tuple[str, str]] = []
     problems: list[tuple[str, str]] = []
     for record in reversed(list(appends.values())):
+        if (why := _forged(record, vault_path)) is not None:
+            problems.append((str(record.get("dst")), f"{why}: left as is (the log was edited)"))
+            continue
         _undo_append(record, restored, problems)
     for record in reversed(list(moves.values())):
+        if (why := _forged(record, vault_path)) is not None:
+            problems.append((str(record.get("dst")), f"{why}: left as is (the log was edited)"))
+            continue
         src, dst = Path(record["src"]), Path(record["dst"])
         if not dst.exists():
             if not src.exists():

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from ..core.budget import estimate_tokens, fit_to_budget, truncate_at_word
+from ..core.display import one_line
 from ..core.document_location import breadcrumb, location_label
 from ..core.markup import readable
 
@@ -56,7 +57,8 @@ def _hit_header(rank: int, hit: Hit) -> str:
         numbered=True,
     )
     dated = f" ({hit.date[:10]})" if hit.date else ""
-    name = breadcrumb(hit.path, hit.section, where, sheet=hit.sheet)
+    # One line: a file name holding a newline would otherwise add a hit header of its own.
+    name = one_line(breadcrumb(hit.path, hit.section, where, sheet=hit.sheet))
     return f"{rank}. {name}{dated} (score {hit.score:.2f}){context}"
 
 
@@ -134,7 +136,7 @@ def format_hits(
 def format_note(note: NoteText, *, max_tokens: int) -> str:
     """A note or section as text within about `max_tokens`; says how to get the rest if cut."""
     part = location_label(page=note.page, slide=note.slide, sheet=note.sheet)
-    head = (
+    head = one_line(
         note.path + (f" › {part}" if part else "") + (f" › {note.section}" if note.section else "")
     )
     flags = []

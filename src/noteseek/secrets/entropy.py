@@ -133,11 +133,20 @@ def _named_as_hash(before: str) -> bool:
 
 def _is_blob_line(text: str, start: int, end: int) -> bool:
     """The run is a whole line of a multi-line base64 block (a file or certificate body)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    if text[line_start:start].strip() or text[end:line_end].strip() or end - start < 60:
+    if end - start < 60:
         return False
+    # Only whitespace may stand between the run and its line's ends. Looked for from the run
+    # outwards, not from the line's ends: searching back to the last newline made every run of a
+    # long line cost its length (bench/results/scrub_many_values.md).
+    line_start, line_end = start, end
+    while line_start > 0 and text[line_start - 1] != "\n":
+        if not text[line_start - 1].isspace():
+            return False
+        line_start -= 1
+    while line_end < len(text) and text[line_end] != "\n":
+        if not text[line_end].isspace():
+            return False
+        line_end += 1
     for neighbour in (
         text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : max(line_start - 1, 0)],
         text[line_end + 1 : (lambda i: len(text) if i < 0 else i)(text.find("\n", line_end + 1))],

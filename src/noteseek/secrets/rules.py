@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import math
 import re
 from collections import Counter
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Bump when validator logic changes; regex and keyword edits are fingerprinted anyway.
-RULES_REVISION = 3
+RULES_REVISION = 4  # 4: a letters-only random password is not an identifier (_wordlike)
 
 #: (original text, match on the haystack, secret start, secret end) -> keep?
 Validator = Callable[[str, re.Match[str], int, int], bool]
@@ -178,6 +179,17 @@ def _url_password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     return not is_placeholder(pw) and not any(w in pw.lower() for w in _SECRET_WORDS)
 
 
+def _wordlike(value: str) -> bool:
+    """Letters in words, as in an identifier: at least half of the neighbouring letters are both
+    lower case (`passwordInput` 0.83, `getElementById` and `XMLHttpRequest` 0.54), where a random
+    mix of cases has about a quarter (`PSSlWXWGVKPxts` 0.15); so a generated letters-only password
+    is not taken for code. A random one with long lower-case runs still is."""
+    letters = [c for c in value if c.isalpha()]
+    pairs = len(letters) - 1
+    lower = sum(a.islower() and b.islower() for a, b in itertools.pairwise(letters))
+    return pairs > 0 and lower >= 0.5 * pairs
+
+
 def _password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     """Assigned password: weak passwords count, code and prose do not."""
     v = text[s:e]
@@ -194,7 +206,12 @@ def _password_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     if _is_bare(m):
         if _CODE_REF_RE.match(v) or _PATH_RE.match(v):
             return False  # req.body.password, process.env.PASSWORD, PWD=/home/me
-        if not has_digit and _IDENT_RE.match(v) and (_CAMEL_RE.search(v) or "_" in v):
+        if (
+            not has_digit
+            and _IDENT_RE.match(v)
+            and (_CAMEL_RE.search(v) or "_" in v)
+            and _wordlike(v)
+        ):
             return False  # passwordInput, user_password: code identifiers
         if m["colon"] and _WORD_RE.fullmatch(v) and not _LINE_END_RE.match(text, e):
             return False  # prose label "Low Pass: Allows frequencies ..."; YAML ends the line

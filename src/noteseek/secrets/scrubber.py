@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -202,6 +202,10 @@ _WORD_BOUND_BELOW = 12
 # Shorter values are only redacted where a rule found them (a one-character URL password).
 _MIN_SPREAD = 4
 _CONTEXT = 240  # characters before a wrapped token that its rules may need (a key, a command)
+# Up to this many (values x characters), every other occurrence is looked for with one `find` per
+# value; past it, with one scan of the text. One `find` per value grows with the square of a note
+# full of values (bench/results/scrub_many_values.md).
+_FIND_EACH_UP_TO = 20_000_000
 
 
 def _pass(text: str, allow: Allowlist | None, values: dict[str, str]) -> list[_Span]:
@@ -271,20 +275,41 @@ def _elsewhere(lowered: str, values: Mapping[str, str], spans: list[_Span]) -> l
             if not taken.overlaps(*marker.span()):
                 taken.add(*marker.span())
     found: list[_Span] = []
-    for value, name in values.items():
-        if len(value) < _MIN_SPREAD:
-            continue
-        whole_word = len(value) < _WORD_BOUND_BELOW
-        at = lowered.find(value)
-        while at >= 0:
-            end = at + len(value)
-            if not taken.overlaps(at, end) and (
-                not whole_word or _bounded(lowered, at, end, value)
-            ):
-                taken.add(at, end)
-                found.append((at, end, name))
-            at = lowered.find(value, at + 1)
+    for value, at in _occurrences(lowered, [v for v in values if len(v) >= _MIN_SPREAD]):
+        end = at + len(value)
+        if not taken.overlaps(at, end) and (
+            len(value) >= _WORD_BOUND_BELOW or _bounded(lowered, at, end, value)
+        ):
+            taken.add(at, end)
+            found.append((at, end, values[value]))
     return found
+
+
+def _occurrences(lowered: str, values: list[str]) -> Iterator[tuple[str, int]]:
+    """Every occurrence of each value in ``lowered`` (overlapping ones too): value by value, or,
+    for many values in a long text, in the order of the text (`_FIND_EACH_UP_TO`). The order
+    only decides which of two overlapping occurrences of different values is claimed."""
+    if not values:
+        return
+    if len(values) * len(lowered) <= _FIND_EACH_UP_TO:
+        for value in values:
+            at = lowered.find(value)
+            while at >= 0:
+                yield value, at
+                at = lowered.find(value, at + 1)
+        return
+    # One scan: a position whose first `width` characters begin some value is looked up in the
+    # values of that beginning, one set per length.
+    width = min(len(v) for v in values)
+    starts: dict[str, dict[int, set[str]]] = {}
+    for value in values:
+        starts.setdefault(value[:width], {}).setdefault(len(value), set()).add(value)
+    for at in range(len(lowered) - width + 1):
+        lengths = starts.get(lowered[at : at + width])
+        if lengths is not None:
+            for length, same_length in lengths.items():
+                if lowered[at : at + length] in same_length:
+                    yield lowered[at : at + length], at
 
 
 def _bounded(lowered: str, start: int, end: int, value: str) -> bool:

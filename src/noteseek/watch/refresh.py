@@ -11,7 +11,10 @@ committed state (WAL) and never wait for an update. Each batch becomes one
 - another writer holding the index (`noteseek index`, another watcher, a daemon) makes the update
   refuse at once (IndexLockedError); the batch is kept and handed over again, merged with newer
   changes, at the next event or idle tick (about a second), and one notice says so;
-- `stop()` (a signal handler, another thread) ends the update after the current file.
+- `stop()` (a signal handler, another thread) ends the update after the current file;
+- an index file deleted or replaced under it (a restored backup, `rm` to start afresh) is opened
+  again before the next batch, which becomes a whole pass: a connection kept on the old file
+  would write every later change into a file nothing else can open.
 
 Errors that end the watcher (the vault deleted or unmounted: VaultGoneError; an index that cannot
 be written) are raised by `join()` and shown by `state()`.
@@ -129,6 +132,9 @@ class IndexRefresher:
         self._on_run = on_run
         self._progress = progress
         self._index: Index | None = None
+        # The writer's file and model (Index.identity) after its last run: another one under it
+        # means the file was deleted or replaced, or re-indexed with another model, meanwhile.
+        self._identity: object = None
         self._watcher: VaultWatcher | None = None
         self._state = "starting"
         self._root = ""
@@ -171,6 +177,7 @@ class IndexRefresher:
             index.close()
             raise
         self._index, self._watcher = index, watcher
+        self._identity = _identity(index)
         self._root = str(watcher.root)
         self._state = "catching up" if self._watch_options["catch_up"] else "watching"
         watcher.start()
@@ -273,6 +280,10 @@ class IndexRefresher:
             self._since = time.time()
         previous = self._state
         self._state = "updating" if previous != "catching up" else previous
+        if _identity(self._index) != self._identity:
+            self._reopen()
+            batch = batch.merged(ChangeBatch.whole_vault("the index file was replaced"))
+        assert self._index is not None
         try:
             stats = self._index.update(
                 self._root,
@@ -296,6 +307,8 @@ class IndexRefresher:
             raise
         if self._locked_by is not None:
             self._locked_by = None
+        # After our own run: a first build records the model, which is part of the identity.
+        self._identity = _identity(self._index)
         run = RefreshRun(batch, stats, time.time())
         self._runs += 1
         self._last = run
@@ -304,6 +317,25 @@ class IndexRefresher:
             self._on_run(run)
         return None
 
+    def _reopen(self) -> None:
+        """Close the writer (and the deep lane's filler) on the old file, open the file now there."""
+        self._on_notice(
+            "the index file was deleted or replaced while watching: opening it again and "
+            "checking the whole vault"
+        )
+        filler, self._filler = self._filler, None
+        if filler is not None:
+            filler.stop()
+            filler.join(30)
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        index = self._open_writer()
+        self._index, self._identity = index, _identity(index)
+        if filler is not None and filler_wanted(self._deep, index):
+            index.deep_in_update = False
+            self._filler = DeepLaneFiller(self._open_deep, self._updating).start()
+
     def _close(self) -> None:
         if self._filler is not None:
             self._filler.stop()
@@ -311,6 +343,14 @@ class IndexRefresher:
         if self._index is not None:
             self._index.close()
             self._index = None
+
+
+def _identity(index: Index) -> object:
+    """Which file the index has open; None once its file is gone (then it differs from any)."""
+    try:
+        return index.identity()
+    except OSError:
+        return None
 
 
 def describe(state: WatchState, *, now: float) -> str:

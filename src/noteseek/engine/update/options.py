@@ -15,7 +15,7 @@ from ..vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES
 __all__ = ["EMBED_BATCH_CHUNKS", "PIPELINE_VERSION", "IndexOptions", "IndexStats", "Progress"]
 
 # Bump when chunking or the embedded text changes in a way that should re-process every note.
-PIPELINE_VERSION = "12"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
+PIPELINE_VERSION = "13"  # 2: title/tags fields and note names (m002); 3: note_tags (m003);
 # 4: code left out of the embedded text (chunker.prose_text); 5: German stems (m004);
 # 6: bare secrets scrubbed (secrets/entropy.py), short sections merged instead of dropped,
 # left-out counts per file (m005)
@@ -26,6 +26,7 @@ PIPELINE_VERSION = "12"  # 2: title/tags fields and note names (m002); 3: note_t
 # 10: the links each note makes and its aliases (m009 links)
 # 11: titles, aliases, tags and headings capped (core/field_caps.py), stored once per note (m010)
 # 12: inline #tags are tags for the filters (core/inline_tags.py)
+# 13: frontmatter that only the scrubber's markers made invalid keeps its fields (prepare.py)
 EMBED_BATCH_CHUNKS = 512
 
 Progress = Callable[[int, int, str], None]

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.field_caps import FieldCaps
+from ...core.frontmatter import FrontmatterError, parse_frontmatter, split_frontmatter
 from ...core.inline_tags import inline_tags
 from ...core.language import note_language
 from ...core.links import fold_name, parse_links
-from ...core.note_dates import note_date
+from ...core.note_dates import frontmatter_date, note_date
 from ...core.query import name_key, tag_key
 from ...secrets.scrubber import NO_SECRETS, Allowlist, KnownSecrets, ScrubResult, scrub
 from ...storage.records import ChunkRecord, FileRecord, FileState
@@ -77,6 +81,47 @@ class Skip:
     recheck: bool = False
 
 
+def parsable_frontmatter(scrubbed: str, raw: str, clean: Callable[[str], str]) -> str:
+    """`scrubbed` with a frontmatter block that parses, when scrubbing broke a valid one.
+
+    A marker where YAML reads structure (a token as a key, `ghp_…: x`, becomes a list there; one
+    after a backslash in a quoted string is a bad escape) made valid frontmatter invalid: the
+    note lost its title, tags, aliases and date, with a warning blaming the user's YAML. Then
+    the fields the index reads are taken from the raw note's YAML, each passed to `clean`, and
+    written as plain YAML; the rest of a block is never stored anyway.
+    """
+    # As the chunker reads a note: no byte-order mark, `\n` line ends.
+    scrubbed, raw = (t.lstrip("\ufeff").replace("\r\n", "\n") for t in (scrubbed, raw))
+    split = None
+    try:
+        split = split_frontmatter(scrubbed)
+        if split is None:
+            return scrubbed
+        parse_frontmatter(scrubbed)
+        return scrubbed
+    except FrontmatterError:
+        if split is None:  # never closed: the raw note's is not either
+            return scrubbed
+    try:
+        meta, _ = parse_frontmatter(raw)
+    except FrontmatterError:  # the note's own YAML is broken: its warning stands
+        return scrubbed
+    fields: dict[str, object] = {}
+    if meta.title:
+        fields["title"] = clean(meta.title)
+    if meta.type:
+        fields["type"] = clean(meta.type)
+    if meta.tags:
+        fields["tags"] = [clean(tag) for tag in meta.tags]
+    if meta.aliases:
+        fields["aliases"] = [clean(alias) for alias in meta.aliases]
+    date = frontmatter_date(meta.raw)
+    if date:
+        fields["date"] = date
+    block = yaml.safe_dump(fields, allow_unicode=True, sort_keys=False) if fields else ""
+    return f"---\n{block}---\n{split[1]}"
+
+
 def prepare_note(
     note: NoteFile, root: Path, old: FileState | None, options: IndexOptions, force: bool
 ) -> Prepared | Skip | None:
@@ -110,9 +155,9 @@ def prepare_note(
     for _ in range(_MAX_ROUNDS):
         scrubbed = clean(decoded.text)
         from_text = len(found)
-        note_chunks = chunk_note(
-            scrubbed.text, file_stem=clean(stem).text, options=options.chunking
-        )
+        # After `from_text`: a field scrubbed here that reveals a value makes another round.
+        readable = parsable_frontmatter(scrubbed.text, decoded.text, lambda t: clean(t).text)
+        note_chunks = chunk_note(readable, file_stem=clean(stem).text, options=options.chunking)
         # Chunk text and sections are cut from already-scrubbed text; title and context come from
         # parsed YAML (escapes resolved), so they pass the scrubber once more. Each is scrubbed
         # and capped once per note, not once per chunk (core/field_caps.py: a note-wide field is
