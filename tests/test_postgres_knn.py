@@ -3,7 +3,9 @@
 The SQLite backend's vector search is exact; HNSW misses some true neighbours (hub recall@100
 0.91), which cost vector-only nDCG. So a collection below `EXACT_KNN_MAX_CHUNKS` is scanned
 exactly: checked here by the plan of the query `knn` runs (no HNSW index in it) and by its
-results against exact cosine in numpy; above the threshold the plan uses the index.
+results against exact cosine in numpy; above the threshold the plan uses the index. Below it
+`vector_rows` also hands the selected collections' vectors to the engine, which searches them in
+memory (as on SQLite) and reads them again when a writer commits.
 
 Needs a PostgreSQL server (tests/postgres_fixtures.py): skips locally without one, fails in CI.
 """
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 
 from noteseek import open_index
+from noteseek.engine.search.vectors import VectorMatrix
 from noteseek.storage.postgres import vector_table
 
 from .conftest import FakeEmbedder, note
@@ -148,3 +151,72 @@ def test_file_ids_after_knn_in_a_snapshot_are_the_chunks_own(small: str) -> None
     assert len(found) == 10
     assert from_knn == read
     assert len(set(read.values())) > 1
+
+
+def test_a_small_selection_hands_its_vectors_to_the_engine(small: str) -> None:
+    """Below the exact limit vector_rows holds every vector of the selection, int8 as stored,
+    and the in-memory search finds what the server's exact scan finds; file_ids then answers
+    the matrix's hits from what the load read, the same ids a statement reads."""
+    with open_index(small, None, create=False, embedder=FakeEmbedder()) as idx:
+        store: Any = idx._store
+        vector = idx._searcher._query_vector("git rebase token")  # type: ignore[attr-defined]
+        assert vector is not None
+        table = store.conn.rows("SELECT chunk_id, embedding::text FROM chunk_vectors")
+        stored = {int(cid): vector_table.int8_bytes(text) for cid, text in table}
+        with store.snapshot():
+            rows = store.vector_rows()
+            assert rows is not None
+            matrix = VectorMatrix(rows.ids, rows.rows, rows.dim)
+            in_memory = matrix.search(vector, 10)
+            on_server = store.knn(vector, 10)
+            hits = [m.chunk_id for m in in_memory]
+            from_load = store.file_ids(hits)
+        read = store.file_ids(hits)  # outside the transaction: a statement
+    assert len(rows.ids) == len(stored) > 60
+    assert {
+        cid: bytes(rows.rows[i * rows.dim : (i + 1) * rows.dim]) for i, cid in enumerate(rows.ids)
+    } == stored
+    assert hits == [cid for cid, _ in on_server]
+    assert [round(m.cosine, 4) for m in in_memory] == [round(c, 4) for _, c in on_server]
+    assert from_load == read and len(read) == 10
+
+
+def test_above_the_exact_limit_the_vectors_stay_on_the_server(
+    small: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_table, "EXACT_KNN_MAX_CHUNKS", 10)
+    with open_index(small, None, create=False, embedder=FakeEmbedder()) as idx:
+        store: Any = idx._store
+        assert store.vector_rows() is None
+        assert [h.path for h in idx.search("git rebase token", mode="vector")]
+        assert idx._searcher.vectors.prepare() is None  # type: ignore[attr-defined]
+
+
+def test_a_reader_sees_a_new_notes_vector_after_the_writer_commits(
+    small: str, tmp_path: Path
+) -> None:
+    """The reader's in-memory vectors are read again when the collection's version moves: by
+    a file written, and by vectors written without one (a backfill)."""
+    vault = tmp_path / "vault"
+    query = "quokka zebra pelican"
+    with (
+        open_index(small, None, create=False, embedder=FakeEmbedder()) as reader,
+        open_index(small, vault, create=False, embedder=FakeEmbedder(), write=True) as writer,
+    ):
+        before = [h.path for h in reader.search(query, mode="vector")]
+        searcher: Any = reader._searcher  # type: ignore[attr-defined]
+        assert searcher.vectors.prepare() is not None  # searched in memory, not by knn
+        assert "new.md" not in before
+        (vault / "new.md").write_text(note("New", ("Body", query)), "utf-8")
+        writer.update(vault)
+        assert reader.search(query, mode="vector")[0].path == "new.md"
+        assert searcher.vectors.prepare() is not None
+        store: Any = reader._store
+        version = store.data_version()
+        wstore: Any = writer._store
+        missing = wstore.chunks_missing_vectors(10)
+        assert missing == []
+        with wstore.write():  # vectors alone, as a backfill writes them
+            ids = [int(r[0]) for r in wstore.conn.rows("SELECT id FROM chunks LIMIT 3")]
+            wstore.set_vectors(ids, np.ones((3, 64), dtype=np.int8))
+        assert store.data_version() != version
