@@ -420,6 +420,17 @@ class PostgresConnection:
         what they hold (files, vectors)."""
         return tuple((r[0], r[1]) for r in self.collection_counts())
 
+    def move_version(self) -> None:
+        """Move the collection's version once before this write commits (inside `write()`):
+        readers' in-memory vectors (the engine's matrix, the deep lane's) are read again when
+        it moves, and a write of vectors alone (a backfill, a model reset) moves nothing else."""
+        cid = self.collections.only
+
+        def bump() -> None:
+            self.run("UPDATE collections SET version = version + 1 WHERE id = %s", (cid,))
+
+        self.before_commit.setdefault("version", bump)
+
     def _lock(self, key: int) -> None:
         # One round trip: the lock wait's limit, then the lock. synchronous_commit off: a commit
         # does not wait for its WAL flush (as the SQLite backend's synchronous=NORMAL, a crash of

@@ -1,13 +1,17 @@
-"""Vectors in pgvector: a `halfvec` per chunk, an HNSW index per collection, KNN on the server.
+"""Vectors in pgvector: a `halfvec` per chunk, an HNSW index per collection for large ones.
 
 The vectors have a table of their own (`chunk_vectors`, schema migration 8), not a column of
 `chunks`: an exact scan reads the vectors alone, not the text beside them (on the hub's 24k
 chunks the exact top 100 in about half the time: bench/results/pg_query_latency.txt).
 
 noteseek's int8 vectors are exact in float16, so `halfvec` holds them at half the space of
-`vector` with the same recall (bench/results/pg_vectors.md). Unlike the SQLite backend, the
-vectors are not handed out whole (`vector_rows` is None): a shared database may hold millions of
-chunks, so the engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
+`vector` with the same recall (bench/results/pg_vectors.md). A selection whose chunks sum to
+less than `EXACT_KNN_MAX_CHUNKS` is handed out whole, as on SQLite (`vector_rows`: one binary
+COPY, ~6 MB of int8 for the hub's 24k chunks): the engine searches it in memory, exactly, and
+reads it again when a commit moves a collection's version (`data_version`). The server's exact
+scan of the same rows cost ~13 ms of a ~17 ms search (bench/results/pg_query_latency.txt).
+Above the limit `vector_rows` is None: a shared database may hold millions of chunks, so the
+engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
 
 The index is built at the end of the first run that finds a collection embedded and holding at
 least `EXACT_KNN_MAX_CHUNKS` chunks (`checkpoint`, with `CREATE INDEX CONCURRENTLY`, so no other
@@ -132,7 +136,7 @@ class VectorTable:
         self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
         self.conn.per_transaction.pop("dim", None)
         self._next_dim = None
-        self._vectors_written()
+        self.conn.move_version()
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
         """Stored int8 vectors of the collection's chunks with these content hashes."""
@@ -183,7 +187,7 @@ class VectorTable:
                 "cid": self.conn.collections.only,
             },
         )
-        self._vectors_written()
+        self.conn.move_version()
 
     # -- search -----------------------------------------------------------------------------
 
@@ -216,7 +220,7 @@ class VectorTable:
 
     def data_version(self) -> Hashable:
         """Changes with every commit that writes files or vectors to the selected collections
-        (each moves its collection's version: files.py, `_vectors_written`)."""
+        (each moves its collection's version: files.py, `move_version`)."""
         rows = self.conn.collection_counts()
         # The chunk counts come along for the next `knn` outside a read transaction (inside one
         # it has the transaction's): they pick its exact collections without a statement of
@@ -224,17 +228,6 @@ class VectorTable:
         # collection between exact and HNSW, both right answers.
         self._counts = [(r[0], r[2]) for r in rows]
         return tuple((r[0], r[1]) for r in rows)
-
-    def _vectors_written(self) -> None:
-        """Move the collection's version once before this write commits: a reader's in-memory
-        vectors are read again when it moves (`data_version`), and vectors written without a
-        file (`set_vectors`, `reset_vectors`) move nothing else."""
-        cid = self.conn.collections.only
-
-        def bump() -> None:
-            self.conn.run("UPDATE collections SET version = version + 1 WHERE id = %s", (cid,))
-
-        self.conn.before_commit.setdefault("vectors_version", bump)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
