@@ -195,28 +195,43 @@ def test_above_the_exact_limit_the_vectors_stay_on_the_server(
 def test_a_reader_sees_a_new_notes_vector_after_the_writer_commits(
     small: str, tmp_path: Path
 ) -> None:
-    """The reader's in-memory vectors are read again when the collection's version moves: by
-    a file written, and by vectors written without one (a backfill)."""
+    """A search at a state no earlier search saw asks the server's knn; the next one at that
+    state reads the vectors into memory: after a file written, and after vectors written
+    without one (a backfill), both of which move the collection's version."""
     vault = tmp_path / "vault"
-    query = "quokka zebra pelican"
+    query = "flour oven bread"  # words the vault knows: the vector list runs
     with (
         open_index(small, None, create=False, embedder=FakeEmbedder()) as reader,
         open_index(small, vault, create=False, embedder=FakeEmbedder(), write=True) as writer,
     ):
-        before = [h.path for h in reader.search(query, mode="vector")]
         searcher: Any = reader._searcher  # type: ignore[attr-defined]
-        assert searcher.vectors.prepare() is not None  # searched in memory, not by knn
-        assert "new.md" not in before
+        store: Any = reader._store
+        vectors = searcher.vectors
+        assert "new.md" not in [h.path for h in reader.search(query, mode="vector")]
+        assert vectors._matrix is None  # the first search: knn
+        reader.search(query, mode="vector")
+        loaded = vectors._matrix
+        assert loaded is not None and vectors._version == store.data_version()
         (vault / "new.md").write_text(note("New", ("Body", query)), "utf-8")
         writer.update(vault)
-        assert reader.search(query, mode="vector")[0].path == "new.md"
-        assert searcher.vectors.prepare() is not None
-        store: Any = reader._store
+        assert reader.search(query, mode="vector")[0].path == "new.md"  # knn, the new state
+        assert vectors._matrix is loaded
+        assert reader.search(query, mode="vector")[0].path == "new.md"  # in memory
+        assert vectors._matrix is not loaded and vectors._version == store.data_version()
+        new_chunks = {
+            int(r[0])
+            for r in store.conn.rows(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'new.md'"
+            )
+        }
+        assert new_chunks and new_chunks <= set(vectors._matrix.ids)
         version = store.data_version()
         wstore: Any = writer._store
-        missing = wstore.chunks_missing_vectors(10)
-        assert missing == []
         with wstore.write():  # vectors alone, as a backfill writes them
-            ids = [int(r[0]) for r in wstore.conn.rows("SELECT id FROM chunks LIMIT 3")]
-            wstore.set_vectors(ids, np.ones((3, 64), dtype=np.int8))
+            wstore.set_vectors(sorted(new_chunks), np.ones((len(new_chunks), 64), dtype=np.int8))
         assert store.data_version() != version
+        reader.search(query, mode="vector")
+        reader.search(query, mode="vector")
+        rows = vectors._matrix
+        first = list(rows.ids).index(min(new_chunks))
+        assert bytes(rows.rows[first * rows.dim : (first + 1) * rows.dim]) == bytes([1] * 64)

@@ -82,6 +82,12 @@ def int8_bytes(text: str) -> bytes:
 class VectorTable:
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
+    # A read of the hub's 24k vectors costs ~90 ms (~50 ms of this process's CPU), several of
+    # knn's exact scans: a reader reads them again only for a state that two of its searches saw
+    # (bench/results/pg_concurrency_hub.json: 16 readers and a writer), and a one-shot search
+    # never reads them.
+    vectors_load_when_settled = True
+
     def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         self._adapted: object = None
