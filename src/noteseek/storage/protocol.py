@@ -311,11 +311,10 @@ class NoteTermsPart(Protocol):
 class VectorPart(Protocol):
     """The chunks' int8 vectors, one per chunk."""
 
-    # Whether the engine reads the vectors again for a new state only once it has settled: the
-    # first search that sees a state asks `knn`, a later one at the same state reads them. For a
-    # storage whose read costs several of its own `knn` searches (a server's), so readers of an
-    # index being written are not reading it again after every commit.
-    vectors_load_when_settled: bool
+    # How many searches at a new state ask `knn` before the engine reads the vectors for it
+    # (0: at once). For a storage whose read costs several of its own `knn` searches (a
+    # server's): readers of an index being written do not read it again after every commit.
+    vectors_load_after_searches: int
 
     def has_vector_table(self) -> bool:
         """Whether vectors have been set up (once a model's dimension is known)."""

@@ -8,8 +8,9 @@ noteseek's int8 vectors are exact in float16, so `halfvec` holds them at half th
 `vector` with the same recall (bench/results/pg_vectors.md). A selection whose chunks sum to
 less than `EXACT_KNN_MAX_CHUNKS` is handed out whole, as on SQLite (`vector_rows`: one binary
 COPY, ~6 MB of int8 for the hub's 24k chunks): the engine searches it in memory, exactly, and
-reads it again when a commit moves a collection's version (`data_version`). The server's exact
-scan of the same rows cost ~13 ms of a ~17 ms search (bench/results/pg_query_latency.txt).
+reads it again for a state several searches saw after a commit moved a collection's version
+(`data_version`, `vectors_load_after_searches`). The server's exact scan of the same rows cost
+~13 ms of a ~17 ms search (bench/results/pg_query_latency.txt).
 Above the limit `vector_rows` is None: a shared database may hold millions of chunks, so the
 engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
 
@@ -82,11 +83,13 @@ def int8_bytes(text: str) -> bytes:
 class VectorTable:
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
-    # A read of the hub's 24k vectors costs ~90 ms (~50 ms of this process's CPU), several of
-    # knn's exact scans: a reader reads them again only for a state that two of its searches saw
-    # (bench/results/pg_concurrency_hub.json: 16 readers and a writer), and a one-shot search
-    # never reads them.
-    vectors_load_when_settled = True
+    # A read of the hub's 24k vectors costs ~90 ms (~50 ms of this process's CPU); each search
+    # that asks knn instead costs ~12 ms more than one in memory. So, as in renting skis before
+    # buying them, a reader asks knn until that has cost about a read, then reads: at most about
+    # twice the cheaper choice's cost, whether the next commit comes soon or not. A reader of a
+    # collection being written does not read it after every commit, and a one-shot search
+    # never reads it (bench/results/pg_concurrency_hub.json: 16 readers and a writer).
+    vectors_load_after_searches = 6
 
     def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
