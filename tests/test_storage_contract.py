@@ -350,9 +350,10 @@ def test_vectors(backend: Backend) -> None:
         nearest = store.knn(query, 3)
         assert nearest[0][0] == min(git) and nearest[0][1] == pytest.approx(1.0, abs=1e-6)
         assert [c for c, _ in nearest] == [c for c, _ in sorted(nearest, key=lambda x: -x[1])]
-        rows = store.vector_rows()
-        if rows is not None:  # SQLite hands its vectors out; PostgreSQL searches on the server
-            assert len(rows.ids) == 5
+        rows = store.vector_rows()  # both hand a collection this small out whole
+        assert rows is not None and len(rows.ids) == 5 and rows.dim == DIM
+        first = list(rows.ids).index(min(git))
+        assert bytes(rows.rows[first * DIM : (first + 1) * DIM]) == query
         hashes = [c.content_hash for c in chunks("undo a rebase with the reflog")]
         assert store.vectors_by_hash(hashes) == {hashes[0]: query}
         with store.write():
@@ -363,8 +364,13 @@ def test_vectors(backend: Backend) -> None:
         ids = [m[0] for m in missing]
         with store.write():
             store.delete_file("notes/cooking.md")  # one chunk goes while "embedding"
-            store.set_vectors(ids, vectors(5, 9))  # its vector is skipped, not stored
+        version = store.data_version()
+        with store.write():
+            store.set_vectors(ids, vectors(5, 9))  # the gone chunk's vector is not stored
+        assert store.data_version() != version  # in-memory vectors must be read again
         assert store.counts()["vectors"] == 4 and store.integrity_problems() == []
+        rows = store.vector_rows()
+        assert rows is not None and len(rows.ids) == 4
         assert store.chunks_missing_vectors(10) == []
     finally:
         store.close()

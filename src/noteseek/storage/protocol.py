@@ -311,6 +311,11 @@ class NoteTermsPart(Protocol):
 class VectorPart(Protocol):
     """The chunks' int8 vectors, one per chunk."""
 
+    # How many searches at a new state ask `knn` before the engine reads the vectors for it
+    # (0: at once). For a storage whose read costs several of its own `knn` searches (a
+    # server's): readers of an index being written do not read it again after every commit.
+    vectors_load_after_searches: int
+
     def has_vector_table(self) -> bool:
         """Whether vectors have been set up (once a model's dimension is known)."""
         ...

@@ -165,6 +165,7 @@ class Store(Generic[ConnT, VectorsT]):
         self.chunks_missing_vectors = vectors.chunks_missing_vectors
         self.set_vectors = vectors.set_vectors
         self.vector_rows = vectors.vector_rows
+        self.vectors_load_after_searches = vectors.vectors_load_after_searches
         self.data_version = vectors.data_version
         self.knn = vectors.knn
         # The multilingual lane.

@@ -5,7 +5,10 @@ per query at 60,000 × 256 int8 on this class of machine, more than our whole la
 the vectors stay in the index (the single source of truth), and a searcher reads them once into
 memory (`Storage.vector_rows`; for SQLite straight from vec0's chunk storage, validated against
 the table itself) and again only when the index changed (`Storage.data_version`). When the
-storage cannot hand them out whole, its own KNN answers (`Storage.knn`).
+storage cannot hand them out whole, its own KNN answers (`Storage.knn`); for a storage whose read
+costs several of its KNN searches (PostgreSQL's), KNN also answers the first searches at each new
+state (`Storage.vectors_load_after_searches`), and the next one at that same state reads the
+vectors: readers of an index being written do not read it again after every commit.
 
 Scoring is one call of simsimd's int8 cosine kernel (SIMD, ~1 ms for 60,000 rows) with an int8
 query, and neither it nor the load needs numpy: a one-shot hook process never pays numpy's ~65 ms
@@ -52,6 +55,10 @@ class VectorIndex:
         self._store = store
         self._matrix: VectorMatrix | None = None
         self._version: Hashable = None
+        # The state the last search saw, and how many searches in a row asked knn at it
+        # (Storage.vectors_load_after_searches).
+        self._seen: Hashable = None
+        self._asked = 0
         self.uses_matrix = simsimd is not None
         self._searches = 0
 
@@ -72,7 +79,7 @@ class VectorIndex:
         files in `allowed` when given."""
         if limit <= 0:
             return []
-        matrix = self.prepare()
+        matrix = self.prepare(settled_only=True)
         self._searches += 1
         if matrix is not None:
             keep = None if allowed is None else self._store.chunks_of_files(allowed)
@@ -95,8 +102,10 @@ class VectorIndex:
         ]
         return kept[:limit]
 
-    def prepare(self) -> VectorMatrix | None:
-        """The in-memory vectors, re-read if the index changed; None when only vec0 KNN works."""
+    def prepare(self, *, settled_only: bool = False) -> VectorMatrix | None:
+        """The in-memory vectors, re-read if the index changed; None when only the storage's
+        KNN works. `settled_only` (a search): None too while fewer searches than the storage asks
+        for (`Storage.vectors_load_after_searches`) asked its KNN at this state."""
         if not self.uses_matrix:
             return None
         if not self._store.vectors_available or not self._store.has_vector_table():
@@ -106,6 +115,11 @@ class VectorIndex:
         with self._store.snapshot():
             state = self._store.data_version()
             if self._matrix is None or state != self._version:
+                self._asked = self._asked if state == self._seen else 0
+                self._seen = state
+                if settled_only and self._asked < self._store.vectors_load_after_searches:
+                    self._asked += 1
+                    return None  # knn answers this one, exactly and from the current state
                 self._matrix = self._load_matrix()
                 self.uses_matrix = self._matrix is not None
                 self._version = state

@@ -76,6 +76,10 @@ class PostgresConnection:
         self.failures = Failures(self)
         self.db = self._connect()
         self.chunks_deleted = 0
+        # chunk id -> file id of the chunks whose vectors the engine holds in memory, read with
+        # them (vector_table.py) in the state `collections_state` had then: `file_ids` answers
+        # the in-memory matrix's hits from here, without a statement, while the state is that.
+        self.chunk_files: tuple[Hashable, dict[int, int]] = ((), {})
         self.vector_error: str | None = None
         # Values read once per transaction (it sees one state of them): cleared at each BEGIN.
         self.per_transaction: dict[str, Any] = {}
@@ -193,6 +197,18 @@ class PostgresConnection:
             copy.set_types(list(types))
             for row in rows:
                 copy.write_row(row)
+
+    def copy_out(self, sql: str) -> bytes:
+        """The whole output of a `COPY ... TO STDOUT (FORMAT binary)` (`sql`), as one buffer:
+        the caller parses fixed-size rows in one pass instead of building a Python object per
+        value (vector_table.py's `vector_rows`)."""
+        if not self.in_transaction():
+            self._reconnect_if_broken()
+        out = bytearray()
+        with self.failures.translated(), self.db.cursor() as cursor, cursor.copy(sql) as copy:
+            for block in copy:
+                out += block
+        return bytes(out)
 
     @contextmanager
     def pipelined(self) -> Iterator[None]:
@@ -398,6 +414,22 @@ class PostgresConnection:
             (self.collections.ids,),
         )
         return [(int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+    def collections_state(self) -> tuple[tuple[int, int], ...]:
+        """(id, version) of each selected collection: moves with every commit that changes
+        what they hold (files, vectors)."""
+        return tuple((r[0], r[1]) for r in self.collection_counts())
+
+    def move_version(self) -> None:
+        """Move the collection's version once before this write commits (inside `write()`):
+        readers' in-memory vectors (the engine's matrix, the deep lane's) are read again when
+        it moves, and a write of vectors alone (a backfill, a model reset) moves nothing else."""
+        cid = self.collections.only
+
+        def bump() -> None:
+            self.run("UPDATE collections SET version = version + 1 WHERE id = %s", (cid,))
+
+        self.before_commit.setdefault("version", bump)
 
     def _lock(self, key: int) -> None:
         # One round trip: the lock wait's limit, then the lock. synchronous_commit off: a commit

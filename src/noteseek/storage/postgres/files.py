@@ -580,6 +580,17 @@ class FileRows:
         known = self.conn.per_transaction.get("file_of", {})  # read by this transaction's knn
         if chunk_ids and all(int(i) in known for i in chunk_ids):
             return {int(i): known[int(i)] for i in chunk_ids}
+        # Read with the in-memory vectors (vector_table.py), valid while nothing was written
+        # since: checked in a read transaction, whose BEGIN read the state (elsewhere the check
+        # would cost a statement of its own).
+        state, loaded = self.conn.chunk_files
+        if (
+            chunk_ids
+            and "collections" in self.conn.per_transaction
+            and state == self.conn.collections_state()
+            and all(int(i) in loaded for i in chunk_ids)
+        ):
+            return {int(i): loaded[int(i)] for i in chunk_ids}
         rows = self.conn.rows(
             "SELECT id, file_id FROM chunks WHERE id = ANY(%s) AND collection_id = ANY(%s)",
             (sorted({int(i) for i in chunk_ids}), self.conn.collections.ids),

@@ -39,6 +39,7 @@ class MultilingualTable:
         self.conn.run(
             "DELETE FROM meta WHERE collection_id = %s AND key = %s", (cid, meta.MULTILINGUAL_BUILT)
         )
+        self.conn.move_version()
 
     def mark_multilingual_built(self) -> None:
         self.conn.set_meta(meta.MULTILINGUAL_BUILT, "1")
@@ -51,6 +52,8 @@ class MultilingualTable:
             "RETURNING 1",
             (self.conn.collections.only,),
         )
+        if gone:
+            self.conn.move_version()
         return len(gone)
 
     def multilingual_missing(self, limit: int) -> list[tuple[int, str, str, str]]:
@@ -82,6 +85,7 @@ class MultilingualTable:
             "ON CONFLICT (collection_id, content_hash) DO UPDATE SET vector = excluded.vector",
             (self.conn.collections.only, [int(h) for h in hashes], [bytes(r) for r in rows]),
         )
+        self.conn.move_version()  # the deep lane's readers read them again (data_version)
 
     def multilingual_progress(self) -> tuple[int, int]:
         row = self.conn.rows(

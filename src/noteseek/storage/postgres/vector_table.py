@@ -1,13 +1,18 @@
-"""Vectors in pgvector: a `halfvec` per chunk, an HNSW index per collection, KNN on the server.
+"""Vectors in pgvector: a `halfvec` per chunk, an HNSW index per collection for large ones.
 
 The vectors have a table of their own (`chunk_vectors`, schema migration 8), not a column of
 `chunks`: an exact scan reads the vectors alone, not the text beside them (on the hub's 24k
 chunks the exact top 100 in about half the time: bench/results/pg_query_latency.txt).
 
 noteseek's int8 vectors are exact in float16, so `halfvec` holds them at half the space of
-`vector` with the same recall (bench/results/pg_vectors.md). Unlike the SQLite backend, the
-vectors are not handed out whole (`vector_rows` is None): a shared database may hold millions of
-chunks, so the engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
+`vector` with the same recall (bench/results/pg_vectors.md). A selection whose chunks sum to
+less than `EXACT_KNN_MAX_CHUNKS` is handed out whole, as on SQLite (`vector_rows`: one binary
+COPY, ~6 MB of int8 for the hub's 24k chunks): the engine searches it in memory, exactly, and
+reads it again for a state several searches saw after a commit moved a collection's version
+(`data_version`, `vectors_load_after_searches`). The server's exact scan of the same rows cost
+~13 ms of a ~17 ms search (bench/results/pg_query_latency.txt).
+Above the limit `vector_rows` is None: a shared database may hold millions of chunks, so the
+engine asks `knn`, which pgvector answers from the collection's partial HNSW index.
 
 The index is built at the end of the first run that finds a collection embedded and holding at
 least `EXACT_KNN_MAX_CHUNKS` chunks (`checkpoint`, with `CREATE INDEX CONCURRENTLY`, so no other
@@ -78,6 +83,14 @@ def int8_bytes(text: str) -> bytes:
 class VectorTable:
     """Writes and reads of the chunks' vectors, and the collections' HNSW indexes."""
 
+    # A read of the hub's 24k vectors costs ~90 ms (~50 ms of this process's CPU); each search
+    # that asks knn instead costs ~12 ms more than one in memory. So, as in renting skis before
+    # buying them, a reader asks knn until that has cost about a read, then reads: at most about
+    # twice the cheaper choice's cost, whether the next commit comes soon or not. A reader of a
+    # collection being written does not read it after every commit, and a one-shot search
+    # never reads it (bench/results/pg_concurrency_hub.json: 16 readers and a writer).
+    vectors_load_after_searches = 6
+
     def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
         self._adapted: object = None
@@ -132,6 +145,7 @@ class VectorTable:
         self.conn.set_meta(meta.VECTOR_DIM, str(int(dim)))
         self.conn.per_transaction.pop("dim", None)
         self._next_dim = None
+        self.conn.move_version()
 
     def vectors_by_hash(self, hashes: Iterable[int]) -> dict[int, bytes]:
         """Stored int8 vectors of the collection's chunks with these content hashes."""
@@ -182,22 +196,47 @@ class VectorTable:
                 "cid": self.conn.collections.only,
             },
         )
+        self.conn.move_version()
 
     # -- search -----------------------------------------------------------------------------
 
     def vector_rows(self) -> VectorRows | None:
-        """None: the vectors stay on the server, `knn` searches them (module docstring)."""
-        return None
+        """The selected collections' vectors, for the engine's in-memory exact search, when
+        their chunks sum to less than EXACT_KNN_MAX_CHUNKS (the collections `knn` would scan
+        exactly); None above that, or if the reply is not laid out as expected: `knn` then
+        searches on the server (module docstring)."""
+        counts = [(r[0], r[2]) for r in self.conn.collection_counts()]
+        ids = self.conn.collections.ids
+        dim = self._dim()
+        if dim <= 0 or self.exact_collections(counts) != set(ids):
+            return None
+        state = self.conn.collections_state()
+        # One binary COPY of fixed-size rows, parsed in one pass: a row per chunk as Python
+        # objects (pgvector's HalfVector) costs far more than the scan it replaces. The ids are
+        # integers from the database (COPY takes no parameters).
+        collections = ",".join(str(int(cid)) for cid in ids)
+        data = self.conn.copy_out(
+            "COPY (SELECT v.chunk_id, c.file_id, v.embedding FROM chunk_vectors v "
+            f"JOIN chunks c ON c.id = v.chunk_id WHERE v.collection_id IN ({collections}) "
+            "ORDER BY v.chunk_id) TO STDOUT (FORMAT binary)"
+        )
+        parsed = _parse_vector_copy(data, dim)
+        if parsed is None:
+            return None
+        rows, files = parsed
+        self.conn.chunk_files = (state, dict(zip(rows.ids.tolist(), files, strict=True)))
+        return rows
 
     def data_version(self) -> Hashable:
-        """Changes with every file written to the selected collections."""
+        """Changes with every commit that writes files or vectors to the selected collections
+        (each moves its collection's version: files.py, `move_version`)."""
         rows = self.conn.collection_counts()
         # The chunk counts come along for the next `knn` outside a read transaction (inside one
         # it has the transaction's): they pick its exact collections without a statement of
         # their own. Used once, so at most one search old; a stale count only moves a
         # collection between exact and HNSW, both right answers.
         self._counts = [(r[0], r[2]) for r in rows]
-        return tuple(r[1] for r in rows)
+        return tuple((r[0], r[1]) for r in rows)
 
     def knn(self, query: bytes, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the `limit` nearest chunks to an int8 query, best first: exact
@@ -313,3 +352,47 @@ class VectorTable:
             if valid is not None:  # left invalid by a build that was killed
                 self.conn.db.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
             self.conn.db.execute(hnsw_index_sql(cid, dim, concurrently=True))
+
+
+# A binary COPY: its signature, flags and header extension length, then per row a field count
+# and each field's length before its bytes, then -1 (PostgreSQL's COPY documentation).
+_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+_COPY_HEADER = len(_COPY_SIGNATURE) + 8
+_COPY_TRAILER = b"\xff\xff"
+
+
+def _parse_vector_copy(data: bytes, dim: int) -> tuple[VectorRows, list[int]] | None:
+    """(chunk ids with their int8 rows, their file ids) from a binary COPY of (chunk id, file
+    id, halfvec) rows; None when any row is not that with `dim` values (a NULL, another
+    dimension), so the caller falls back to the server's KNN."""
+    # deferred: numpy costs ~65 ms to import; only a process that searches in memory needs it.
+    import numpy as np
+
+    layout = np.dtype(
+        [("fields", ">i2"), ("id_len", ">i4"), ("id", ">i8"), ("file_len", ">i4"),
+         ("file", ">i8"), ("vec_len", ">i4"), ("dim", ">i2"), ("unused", ">i2"),
+         ("vec", ">f2", (dim,))]
+    )  # fmt: skip
+    body = len(data) - _COPY_HEADER - len(_COPY_TRAILER)
+    if (
+        not data.startswith(_COPY_SIGNATURE)
+        or int.from_bytes(data[len(_COPY_SIGNATURE) + 4 : _COPY_HEADER], "big") != 0
+        or not data.endswith(_COPY_TRAILER)
+        or body < 0
+        or body % layout.itemsize
+    ):
+        return None
+    table = np.frombuffer(data, dtype=layout, count=body // layout.itemsize, offset=_COPY_HEADER)
+    if not (
+        np.all(table["fields"] == 3)
+        and np.all(table["id_len"] == 8)
+        and np.all(table["file_len"] == 8)
+        and np.all(table["vec_len"] == 4 + 2 * dim)
+        and np.all(table["dim"] == dim)
+    ):
+        return None
+    # noteseek's int8 values are exact in float16 (module docstring): the cast loses nothing.
+    ids: array[int] = array("q")
+    ids.frombytes(table["id"].astype(np.int64).tobytes())
+    rows = bytearray(table["vec"].astype(np.int8).tobytes())
+    return VectorRows(ids, rows, dim), table["file"].astype(np.int64).tolist()

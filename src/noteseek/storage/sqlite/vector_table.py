@@ -32,6 +32,9 @@ VEC_BLOCK = 1984  # vectors per vec0 block (`chunk_size`, a multiple of 8)
 class VectorTable:
     """Writes and reads of the vec0 table."""
 
+    # Reading vec0's storage costs a few ms and vec0's own KNN ~35 ms: read again at once.
+    vectors_load_after_searches = 0
+
     def __init__(self, conn: SqliteConnection) -> None:
         self.conn = conn
         self.db = conn.db
