@@ -169,7 +169,7 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
         watch.wait_for_run(runs, ": 0 added, 1 changed,")
         with Index(db, create=False) as idx:
             before = idx._store.conn.db.execute(  # type: ignore[attr-defined]
-                "SELECT id, embedded_at FROM chunks ORDER BY id"
+                "SELECT id, embedded, content_hash FROM chunks ORDER BY id"
             ).fetchall()
         runs = len(watch.runs())
         # A sync tool touching the mtime only: an update run that changes and embeds nothing.
@@ -179,9 +179,9 @@ def test_editor_and_sync_patterns_end_to_end(vault: Path, tmp_path: Path) -> Non
         assert "0 added, 0 changed, 0 removed" in watch.runs()[runs], watch.text()
         with Index(db, create=False) as idx:
             after = idx._store.conn.db.execute(  # type: ignore[attr-defined]
-                "SELECT id, embedded_at FROM chunks ORDER BY id"
+                "SELECT id, embedded, content_hash FROM chunks ORDER BY id"
             ).fetchall()
-            assert after == before  # nothing re-read into the index, nothing re-embedded
+            assert after == before  # nothing re-read into the index (same chunk rows), nothing re-embedded
             assert (
                 idx._store.file_states()["notes/n3.md"].mtime_ns == st.st_mtime_ns + 9_000_000_000
             )

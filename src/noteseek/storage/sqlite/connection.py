@@ -100,9 +100,11 @@ class SqliteConnection:
         # Chunk rows are 0.5-2.5 KB, and a page keeps empty what the next row does not fit in:
         # 4 KB pages left ~15% of the chunks table empty, 8 KB ~8%, 16 KB ~4% (MDN; search CPU
         # the same). Free pages are given back at the end of each run (`release_free_pages`).
-        # Both only take effect on a new, empty file.
-        self.db.execute("PRAGMA page_size=16384")
-        self.db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        # Both only take effect on a new, empty file, and are set only there: on an existing one
+        # `auto_vacuum` asks for a lock, and another process's write would make opening it fail.
+        if empty:
+            self.db.execute("PRAGMA page_size=16384")
+            self.db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._switch_to_wal()
         # NORMAL is durable across application crashes in WAL mode; only power loss can drop the
         # last commits, and never corrupts the file.
