@@ -137,7 +137,10 @@ def load_collection(
         tokens = 0
         for row in db.execute(
             "SELECT c.id, c.file_id, c.seq, c.section, c.chunk_text, f.title_field, "
-            "f.tags_field, c.lang, c.mtime_ns, c.content_hash, c.embedded_at FROM chunks c "
+            # Language and mtime are per file since SQLite's m011, and `embedded` a flag: the
+            # loaded rows keep their columns (the file's indexing time stands for embedded_at).
+            "f.tags_field, f.lang, f.mtime_ns, c.content_hash, "
+            "CASE WHEN c.embedded THEN f.indexed_at END FROM chunks c "
             "JOIN files f ON f.id = c.file_id ORDER BY c.id"
         ):
             (chunk_id, file_id, seq, section, text, title, tags, lang, mtime, h, emb) = row
