@@ -61,6 +61,14 @@ os.environ["NOTESEEK_MIN_ANSWER"] = "0"
 os.environ["NOTESEEK_DEEP_AUTO"] = "0"
 
 
+def user_env(strip: tuple[str, ...] = ("NOTESEEK_",)) -> dict[str, str]:
+    """The environment of a user who set no noteseek variable (those starting with `strip` left
+    out), for a test's own processes; a watcher there begins no deep lane unasked (above)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
+    env["NOTESEEK_DEEP_AUTO"] = "0"
+    return env
+
+
 @pytest.fixture(autouse=True)
 def _show_every_hit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Searches show every hit unless a test asks for the threshold: the fake embedder's vectors

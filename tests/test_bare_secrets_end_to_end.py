@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,8 @@ import noteseek.secrets.scrubber
 from tests.conftest import FakeEmbedder
 from tests.planted_secrets import Planted, near_misses, planted
 from tests.test_secrets_in_db import _leaks
+
+from .conftest import user_env
 
 SEEDS = (11, 34)
 # Near misses whose kept value is one search term (a base64 blob is kept too, but it is not a word).
@@ -128,8 +129,7 @@ def test_cli_status_scan_search_and_logs_show_no_planted_secret(
 ) -> None:
     root, secrets, _keep = vault
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1")
     out = [_cli("index", str(root), env=env)]
     out.append(_cli("status", "--vault", str(root), env=env))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLE_VAULT
+from .conftest import SAMPLE_VAULT, user_env
 
 
 def run(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -34,8 +33,7 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     home = tmp_path_factory.mktemp("home")
     vault = tmp_path_factory.mktemp("vault") / "sample-vault"
     shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     # The network is never needed: make any attempt to reach the hub fail loudly.
     # Every hit: these tests are about indexing and output, tests/test_relevance.py about the threshold.
     env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", VAULT=str(vault), NOTESEEK_MIN_SCORE="0",

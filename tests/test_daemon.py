@@ -21,7 +21,7 @@ from noteseek.agents.prompt_context import prompt_context
 from noteseek.daemon import client as daemon_client
 from noteseek.daemon.server import Daemon
 
-from .conftest import WriteNotes, note
+from .conftest import WriteNotes, note, user_env
 
 pytestmark = pytest.mark.skipif(not daemon_client.supported(), reason="needs Unix sockets")
 
@@ -227,8 +227,7 @@ def test_a_one_shot_hook_never_imports_numpy(db: Path, runtime: Path) -> None:
         "sys.stderr.write(repr(sorted(m for m in ('numpy', 'tokenizers', 'sqlite_vec', 'model2vec')"
         " if m in sys.modules)))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_NO_DAEMON="1")
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -245,8 +244,7 @@ def test_a_one_shot_hook_never_imports_numpy(db: Path, runtime: Path) -> None:
 def _hook_process(
     db: Path, runtime: Path, event: str, body: dict[str, object], **env_extra: str
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_HOME=str(runtime.parent / "home"))
     env.update(env_extra)
     return subprocess.run(
@@ -288,8 +286,7 @@ def test_hook_fast_path_falls_back_when_the_daemon_cannot_answer(
 ) -> None:
     # Not JSON: the daemon refuses, the one-shot path runs, stays silent and logs the error.
     served = daemon.served
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_RUNTIME_DIR=str(runtime), NOTESEEK_HOME=str(runtime.parent / "home"))
     broken = subprocess.run(
         [sys.executable, "-m", "noteseek", "hook", "prompt", "--db", str(db)],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 import noteseek
 from noteseek.hooks.settings_json import hook_entries, noteseek_executable
 
-from .conftest import REPO, WriteNotes, note
+from .conftest import REPO, WriteNotes, note, user_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,8 +28,7 @@ BASH_OUTPUT = "\n".join(
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_HOME=str(tmp_path / "home"), NOTESEEK_NO_DAEMON="1", HF_HUB_OFFLINE="1")
     return env
 

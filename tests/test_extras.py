@@ -8,7 +8,6 @@ an extra that does not exist (`noteseek[serve]` once did).
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import re
 import subprocess
 import sys
@@ -22,6 +21,8 @@ else:  # the core's own dependency before 3.11
     import tomli as tomllib
 
 from noteseek import extras
+
+from .conftest import user_env
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src" / "noteseek"
@@ -99,8 +100,7 @@ def blocked(tmp_path: Path) -> dict[str, str]:
         (tmp_path / "block" / module / "__init__.py").write_text(
             f"raise ImportError('blocked by the test', name={module!r})\n"
         )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(
         PYTHONPATH=str(tmp_path / "block"), NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1"
     )

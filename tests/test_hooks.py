@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 from noteseek.core.context_block import CONTEXT_HEADING
 from noteseek.hooks.command import main as hook_main
 
-from .conftest import SAMPLE_VAULT
+from .conftest import SAMPLE_VAULT, user_env
 
 
 def payload(prompt: str, cwd: str = "/tmp") -> str:
@@ -37,8 +36,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     home = tmp_path_factory.mktemp("home")
     vault = tmp_path_factory.mktemp("vault") / "sample-vault"
     shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_HOME=str(home), HF_HUB_OFFLINE="1", NOTESEEK_NO_DAEMON="1")
     db = home / "sample.db"
     subprocess.run(

@@ -4,7 +4,6 @@ file and capped (core/field_caps.py), and the file's status says what was cut. T
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,8 @@ import apsw
 import pytest
 
 from noteseek.core.field_caps import FIELD_CHARS, LIST_ITEMS, NAME_CHARS, FieldCaps, cap_text
+
+from .conftest import user_env
 
 WORDS = [
     "alpha",
@@ -45,8 +46,7 @@ def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    clean["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    clean = user_env()
     # Every hit: these tests are about index size, not the relevance thresholds.
     clean.update(
         NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1",

@@ -22,7 +22,7 @@ import pytest
 
 from noteseek.engine.update.workers import POOL_MIN_NOTES
 
-from .conftest import SAMPLE_VAULT
+from .conftest import SAMPLE_VAULT, user_env
 
 
 def run(
@@ -40,8 +40,7 @@ def run(
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NOTESEEK_", "PG"))}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env(("NOTESEEK_", "PG"))
     env.update(
         NOTESEEK_HOME=str(home / "data"),
         NOTESEEK_RUNTIME_DIR=str(home / "run"),

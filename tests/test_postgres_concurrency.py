@@ -32,7 +32,7 @@ from noteseek.storage.open import open_storage
 from noteseek.storage.postgres.store import PostgresStore
 from noteseek.storage.records import ChunkRecord, FileRecord, FileWrite
 
-from .conftest import SAMPLE_VAULT, FakeEmbedder, note
+from .conftest import SAMPLE_VAULT, FakeEmbedder, note, user_env
 from .postgres_fixtures import fresh_schema, wait_for_replay, with_search_path
 
 
@@ -48,8 +48,7 @@ def run(*args: str, env: dict[str, str], check: bool = True) -> subprocess.Compl
 
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
     return env
 

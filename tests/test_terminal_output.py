@@ -6,7 +6,6 @@ in a subprocess, the bundled model). JSON output keeps the exact text."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -18,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from noteseek.core.display import bounded, bounded_repr, one_line, printable
+
+from .conftest import user_env
 
 # What must never reach a terminal raw: C0 but tab and newline, DEL, C1, bidi controls, U+2028/9.
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -63,8 +64,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     outside = root / "outside.md"
     outside.write_text("# Outside\n")
     (vault / f"link\n{FORGED}\x1b[2J.md").symlink_to(outside)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     env.update(
         NOTESEEK_HOME=str(root / "home"),
         NOTESEEK_DB=str(root / "index.db"),

@@ -21,6 +21,8 @@ import pytest
 
 from noteseek import Index
 
+from .conftest import user_env
+
 TODAY = date.today()
 MONTHS = "January February March April May June July August September October November December"
 
@@ -109,8 +111,7 @@ def indexed(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[dict[str, s
         from .backends import pg_locator
 
         db = pg_locator(request.getfixturevalue("pg_schema")).url
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-    env["NOTESEEK_DEEP_AUTO"] = "0"  # no lane begun unasked (tests/conftest.py)
+    env = user_env()
     # Every hit: these tests are about dates, not about the relevance thresholds.
     env.update(
         NOTESEEK_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1",
