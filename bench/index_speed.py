@@ -4,6 +4,7 @@
     nice -n 10 python bench/index_speed.py --smoke          # the sample vault, seconds
     nice -n 10 python bench/index_speed.py --no-seed        # one noteseek build: size, updates
     nice -n 10 python bench/index_speed.py --no-seed --tables   # and what each table costs
+    nice -n 10 python bench/index_speed.py --no-seed --updates-also HEAD~1   # updates, before/after
 
 The seed-1 design is the seed's first complete checkout (commit ae0a9d0 by default, `--seed`):
 the literal reference design (FTS5 + sqlite-vec, potion-base-8M) with its scrubber, taken out of
@@ -16,8 +17,10 @@ wall-time ratios on a loaded machine understate what the second core gives.
 
 Then, on the last noteseek index: a no-op run and a one-note change (whole pass, and a targeted
 update naming the path, as the watcher does), each in a fresh process with the index already
-open, timed around `update` only; the database size per 50,000 chunks; and, with `--crossover`,
-fresh builds of the first N notes in-process (`workers=0`) against the pool (`workers=2`), which
+open, timed around `update` only, and the targeted one again in a warm process (the watcher's:
+one targeted update first, then the timed one), with `--updates-also REV` the same runs of other
+revisions side by side in each repeat; the database size per 50,000 chunks; and, with
+`--crossover`, fresh builds of the first N notes in-process (`workers=0`) against the pool (`workers=2`), which
 is how `POOL_MIN_NOTES` in engine/update/workers.py was chosen. `--json FILE` keeps every figure.
 """
 
@@ -59,6 +62,13 @@ sys.path.insert(0, sys.argv[1])
 import noteseek
 db, vault, mode, path = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 with noteseek.Index(db) as idx:
+    if mode.startswith("warm:"):
+        # The watcher's case: a long-lived process whose first targeted update has loaded the
+        # update path (imports, the model, the tokenizer); the second one is timed.
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("\\nA line the warm-up run takes in.\\n")
+        idx.update(vault, paths=[mode.split(":", 1)[1]])
+        mode = "paths:" + mode.split(":", 1)[1]
     if mode != "noop":
         with open(path, "a", encoding="utf-8") as fh:
             fh.write("\\nOne more line, appended by the benchmark.\\n")
@@ -200,33 +210,47 @@ def _tables(db: Path) -> dict[str, int]:
     return out
 
 
-def _updates(new: Path, vault: Path, work: Path, repeats: int) -> dict[str, Any]:
+def _updates(
+    sources: list[tuple[str, Path]], vault: Path, work: Path, repeats: int
+) -> dict[str, Any]:
+    """No-op and one-note runs on the last noteseek index, for each (label, src) in turn within
+    each repeat (side by side: the first is this checkout, others are `--updates-also` revisions)."""
     db = work / "noteseek.db"
     note = sorted(p for p in vault.rglob("*.md") if p.is_file())[
         len(list(vault.rglob("*.md"))) // 2
     ]
     rel = note.relative_to(vault).as_posix()
-    out: dict[str, list[float]] = {"noop": [], "one_note": [], "one_note_targeted": []}
+    modes = (
+        ("noop", "noop"),
+        ("one_note", "one"),
+        ("one_note_targeted", f"paths:{rel}"),
+        ("one_note_watcher", f"warm:{rel}"),
+    )
+    out: dict[str, dict[str, list[float]]] = {
+        label: {name: [] for name, _ in modes} for label, _ in sources
+    }
     original = note.read_bytes()
     try:
         for _ in range(repeats):
-            for name, mode in (
-                ("noop", "noop"),
-                ("one_note", "one"),
-                ("one_note_targeted", f"paths:{rel}"),
-            ):
-                row = _child([UPDATE, str(new), str(db), str(vault), mode, str(note)])
-                out[name].append(row["wall"])
+            for label, src in sources:
+                for name, mode in modes:
+                    row = _child([UPDATE, str(src), str(db), str(vault), mode, str(note)])
+                    out[label][name].append(row["wall"])
     finally:
         note.write_bytes(original)
-    med = {k: statistics.median(v) for k, v in out.items()}
-    print(
-        f"no-op run {med['noop']:.3f} s (target <= 0.3), one-note change: whole pass "
-        f"{med['one_note']:.3f} s, targeted {med['one_note_targeted']:.3f} s (target <= 0.2); "
-        f"load {_load():.1f}",
-        flush=True,
-    )
-    return {"runs": out, "median": med}
+    med = {
+        label: {k: statistics.median(v) for k, v in runs.items()} for label, runs in out.items()
+    }
+    for label, m in med.items():
+        print(
+            f"{label}: no-op run {m['noop']:.3f} s (target <= 0.3), one-note change: whole pass "
+            f"{m['one_note']:.3f} s, targeted {m['one_note_targeted']:.3f} s in a fresh process, "
+            f"{m['one_note_watcher']:.3f} s in a warm one, as the watcher's (target <= 0.2); "
+            f"load {_load():.1f}",
+            flush=True,
+        )
+    first = sources[0][0]
+    return {"runs": out[first], "median": med[first], "also": {k: med[k] for k in med if k != first}}
 
 
 def _crossover(new: Path, vault: Path, work: Path, sizes: list[int]) -> list[dict[str, Any]]:
@@ -282,6 +306,11 @@ def main() -> None:
         action="store_true",
         help="print what each table and index of the database costs",
     )
+    parser.add_argument(
+        "--updates-also",
+        default="",
+        help="git revisions whose update runs are measured beside this checkout's, e.g. HEAD~1",
+    )
     parser.add_argument("--smoke", action="store_true", help="the sample vault, one round")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
@@ -328,7 +357,11 @@ def main() -> None:
             report["builds"] = _builds(seed, new, copy, work, rounds, args.workers)
         if args.tables:
             report["tables"] = _tables(work / "noteseek.db")
-        report["updates"] = _updates(new, copy, work, repeats)
+        sources = [("noteseek", new)]
+        for rev in (r for r in args.updates_also.split(",") if r):
+            (work / f"rev-{len(sources)}").mkdir()
+            sources.append((rev, _seed_src(rev, work / f"rev-{len(sources)}")))
+        report["updates"] = _updates(sources, copy, work, repeats)
         if crossover:
             report["crossover"] = _crossover(new, copy, work, crossover)
     report["load_at_end"] = _load()

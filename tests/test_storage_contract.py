@@ -724,3 +724,45 @@ def test_dates_round_trip_filter_and_order(backend: Backend) -> None:
         assert got == {"loose.md": mtime_date(moved), "meeting.md": "2026-11-12T09:30:00"}
     finally:
         store.close()
+
+
+def test_file_states_near_targets_hold_what_a_targeted_plan_reads(backend: Backend) -> None:
+    """`file_states(near=...)`: the files at or below the targets, their possible aliases (same
+    stat or content) and every file that is not a plain note; SQLite leaves the rest out."""
+
+    def rec(path: str, mtime: int, size: int, digest: str, **kw: Any) -> FileRecord:
+        return FileRecord(path, mtime, size, digest, path, "ok", None, **kw)
+
+    rows = [
+        rec("a/x.md", 7, 70, "h-x"),
+        rec("a/sub/y.md", 8, 80, "h-y"),
+        rec("a.md", 9, 90, "h-a"),  # sorts before "a/": not below the target "a"
+        rec("ab/z.md", 10, 100, "h-z"),  # a prefix of the name only
+        rec("a0/w.md", 11, 110, "h-w"),  # "a0" is where the range ends
+        rec("link.md", 7, 70, "h-other"),  # the stat of a/x.md: a symlink to it, maybe
+        rec("copy.md", 12, 120, "h-y"),  # the content of a/sub/y.md
+        rec("report.PDF", 13, 130, "h-p", kind="pdf", engine="pypdfium2"),
+        rec("sketch.Excalidraw.md", 14, 140, "h-s"),  # a document's suffix, stored as a note
+        rec("shot.png", 15, 150, "h-i", kind="image", engine="rapidocr"),
+        rec("plain.md", 16, 160, "h-n"),
+    ]
+    store = backend.open()
+    try:
+        with store.write():
+            for row in rows:
+                store.replace_file(FileWrite(row, [], None))
+        everything = store.file_states()
+        near = store.file_states(near=["a"])
+        needed = {
+            "a/x.md", "a/sub/y.md", "link.md", "copy.md", "report.PDF", "sketch.Excalidraw.md",
+            "shot.png",
+        }  # fmt: skip
+        assert needed <= set(near)
+        assert {path: everything[path] for path in near} == near
+        if backend.name == "sqlite":
+            assert set(near) == needed
+            # a/sub/y.md not named, so neither is its copy; ab/z.md is
+            other = needed - {"a/sub/y.md", "copy.md"} | {"ab/z.md"}
+            assert set(store.file_states(near=["a/x.md", "ab"])) == other
+    finally:
+        store.close()

@@ -134,8 +134,14 @@ class ConnectionPart(Protocol):
 class FilePart(Protocol):
     """A file's rows: written whole (replace, delete, touch) and read back (states, filters, chunks)."""
 
-    def file_states(self) -> dict[str, FileState]:
-        """Every known file (skipped ones included) with what change detection needs."""
+    def file_states(self, near: Sequence[str] | None = None) -> dict[str, FileState]:
+        """Every known file (skipped ones included) with what change detection needs.
+
+        With `near` (normalised vault-relative targets of a targeted update), at least the files
+        such an update looks at: those at or below a target, every file that shares a stored
+        (mtime, size) or content hash with one of them (a possible symlink alias), and every
+        file that is not a plain note (a kind other than "note", an extraction engine, or a
+        document's suffix). A backend may return more (every file, as PostgreSQL does)."""
         ...
 
     def file_paths(self) -> dict[int, str]:

@@ -48,13 +48,15 @@ class UpdatePlan:
     pipeline: str  # the options' fingerprint, stored when the run finishes
     notes: list[NoteFile]  # every note to keep in the index
     passed_over: list[tuple[str, str]]  # (path, reason) of entries the walk could not use
-    known: dict[str, FileState]  # what the index held before the run
+    # What the index held before the run; of a targeted run, the files it can touch.
+    known: dict[str, FileState]
     gone: list[str]  # known paths no longer in the vault, in order
     candidates: list[NoteFile]  # notes whose stat changed (or all, when forced)
     problems: list[tuple[str, str]] = field(default_factory=list)
     unchanged: int = 0
     targeted: bool = False  # only the named paths were looked at
     identity: tuple[int, int] = (0, 0)  # the vault folder's (device, inode) when the run began
+    first_build: bool = False  # the index held no file when the run began
     # Documents to extract even if their content is unchanged: stored as `unsupported` for a
     # library that is installed now, or indexed as a note before (an `.excalidraw.md`).
     retry: set[str] = field(default_factory=set)
@@ -125,8 +127,11 @@ def plan_update(
         store.set_meta(meta.VAULT_ROOT, str(root))
         store.set_meta(meta.UPDATE_INCOMPLETE, "1")
 
-    known = store.file_states()
-    if not known and stored_pipeline is None:
+    # A targeted run reads only the files it can touch (see FilePart.file_states): each test
+    # below that reads `known` asks about those, so the plan is the one all of them would give.
+    known = store.file_states(near=named if targeted else None)
+    first_build = not targeted and not known
+    if first_build and stored_pipeline is None:
         # A first build: every file it writes goes through this pipeline, so an interrupted one
         # resumes where it stopped instead of re-processing what it wrote (the fingerprint is
         # otherwise stored only by a finished run, which proves every note went through it).
@@ -214,6 +219,7 @@ def plan_update(
         targeted=targeted,
         identity=identity,
         retry=retry,
+        first_build=first_build,
     )
     # A walk of a vault that vanished half-way would make every note it missed look deleted.
     check_vault(plan)

@@ -333,7 +333,9 @@ class FileRows:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def file_states(self) -> dict[str, records.FileState]:
+    def file_states(self, near: Sequence[str] | None = None) -> dict[str, records.FileState]:
+        # Every file, `near` or not: a superset is what the contract allows, and a targeted
+        # update here costs a round trip more than this query's rows do.
         from ..records import file_state_of
 
         rows = self.conn.rows(

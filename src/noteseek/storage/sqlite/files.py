@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...core.file_kinds import DOCUMENT_SUFFIXES
 from .. import meta
 from ..rows import ChunkRow, strings_by_file
 from .connection import SqliteConnection
@@ -46,6 +47,27 @@ def _hash_text(value: bytes | str | None) -> str | None:
     return value.hex() if isinstance(value, bytes) else value
 
 
+_STATE_COLUMNS = "path, mtime_ns, size, content_hash, status, kind, engine"
+# Document suffixes, matched as the plan does (`str.lower().endswith`): LIKE folds ASCII case
+# only, and the one other character Python lowers to ASCII (the Kelvin sign, to "k") is in none.
+_SUFFIX_PATTERNS = tuple(f"%{suffix}" for suffix in DOCUMENT_SUFFIXES)
+# The files a targeted update looks at (`FilePart.file_states(near=...)`): at or below a target
+# (a path sorts between `target/` and `target0`, '0' following '/'), sharing a stat or a content
+# hash with one of those, or not a plain note.
+_NEAR_SQL = (
+    "WITH target(p) AS (SELECT value FROM json_each(?)), "
+    "named AS (SELECT f.path, f.mtime_ns, f.size, f.content_hash FROM target "
+    "JOIN files f ON f.path = target.p OR (f.path >= (target.p || '/') "
+    "AND f.path < (target.p || '0'))) "
+    f"SELECT {_STATE_COLUMNS} FROM files WHERE path IN (SELECT path FROM named) "
+    "OR (kind IS NOT NULL AND kind != 'note') OR engine IS NOT NULL "
+    "OR (mtime_ns != 0 AND (mtime_ns, size) IN "
+    "(SELECT mtime_ns, size FROM named WHERE mtime_ns != 0)) "
+    "OR content_hash IN (SELECT content_hash FROM named WHERE content_hash IS NOT NULL)"
+    + "".join(" OR path LIKE ?" for _ in _SUFFIX_PATTERNS)
+)
+
+
 class FileRows:
     """Writes of a file's rows (inside `write()`: the indexer writes a batch of whole files per
     transaction), file-level reads and chunk lookups. A file's write reaches the parts whose rows
@@ -67,12 +89,15 @@ class FileRows:
         self.terms = terms
         self.links = links
 
-    def file_states(self) -> dict[str, records.FileState]:
+    def file_states(self, near: Sequence[str] | None = None) -> dict[str, records.FileState]:
         from ..records import file_state_of
 
-        rows = self.db.execute(
-            "SELECT path, mtime_ns, size, content_hash, status, kind, engine FROM files"
-        )
+        if near is None:
+            rows = self.db.execute(f"SELECT {_STATE_COLUMNS} FROM files")
+        else:
+            # One statement instead of every row to Python: on MDN's 13,000 files the whole
+            # table and the plan's tests over it were 0.1 s of a watcher's one-note update.
+            rows = self.db.execute(_NEAR_SQL, (json.dumps(list(near)), *_SUFFIX_PATTERNS))
         return {r[0]: file_state_of((*r[1:3], _hash_text(r[3]), *r[4:])) for r in rows}
 
     def file_paths(self) -> dict[int, str]:
@@ -102,6 +127,7 @@ class FileRows:
         if not ids:
             return
         self.text.chunks_changed()
+        self.text.deleting(ids)
         if self.conn.vectors_available and self.vectors.has_vector_table():
             # One rowid at a time: vec0 answers `rowid IN (subquery)` with a full scan.
             for chunk_id in ids:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,12 @@ class TextIndex:
         self._shares: Mapping[str, float] = MappingProxyType({})
         self._porter: Any = None
         self._tokenizer: Any = None
-        # Chunks written since this connection moved a fresh term list aside; None: not known.
-        self._written_chunks: list[int] | None = None
+        # Since this connection moved a fresh term list aside: the chunks written (and still
+        # there), and the stems of the chunks deleted that the list had counted, per stem the
+        # number of such chunks holding it. None: not known (the full recount).
+        self._written_chunks: set[int] | None = None
+        self._deleted_terms: Counter[str] = Counter()
+        self._deleted_chunks = 0
 
     def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
         """FTS5's `bm25()`, negated (FTS5 ranks lower as better), over the terms OR-ed."""
@@ -136,51 +141,78 @@ class TextIndex:
         )
         self.db.execute("DELETE FROM meta WHERE key = ?", (meta.COMMON_TERMS_STALE,))
         self._written_chunks = None
+        self._deleted_terms = Counter()
+        self._deleted_chunks = 0
 
     def _common_terms_after_few_writes(self, floor: int) -> dict[str, int] | None:
-        """The counts of the full recount, found from the stale list and the chunks written since
-        it was moved aside; None when that cannot be known exactly (or costs more than a recount).
+        """The counts of the full recount, found from the stale list and the chunks written and
+        deleted since it was moved aside; None when that cannot be known exactly (or costs more
+        than a recount).
 
         The full recount reads every term's document list (fts5vocab), ~1 s on MDN for a
-        one-note change. A stem not in the old list held at most the old floor's count of chunks;
-        its count grows only if a chunk written since holds it, so with a floor that did not fall,
-        the stems of the old list and those of the written chunks are the only ones that can be
-        above it now, and each is counted exactly by a lookup of that one term.
+        one-note change, and a lookup of one frequent stem reads its whole list too (~0.1 ms:
+        a one-note change looked up the 900 stems of MDN's list, 0.1 s). So the counts are
+        carried forward instead: a chunk row holds a stem or not, so a stem's new count is its
+        old one plus the written chunks that hold it minus the deleted ones that did. That is
+        exact for the stems of the old list. A stem not in it held at most the old floor's count
+        of chunks, so with a floor that did not fall, only a stem whose written chunks outnumber
+        its deleted ones by enough to pass the floor can be above it now; each such stem is
+        counted exactly by a lookup of that one term.
         """
         written = self._written_chunks
         raw = self.conn.get_meta(meta.COMMON_TERMS_STALE)
-        if written is None or raw is None or len(written) > _INCREMENTAL_MAX_CHUNKS:
+        if (
+            written is None
+            or raw is None
+            or len(written) + self._deleted_chunks > _INCREMENTAL_MAX_CHUNKS
+        ):
             return None
         try:
             old = json.loads(raw)
             old_floor = int(int(old["chunks"]) * COMMON_TERM_FLOOR)
-            candidates = set(old["terms"])
-        except (ValueError, TypeError, KeyError):
+            old_counts = {str(t): int(d) for t, d in old["terms"].items()}
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
         if floor < old_floor:
             return None
-        if self._tokenizer is None:
-            self._tokenizer = self.db.fts5_tokenizer(TOKENIZER_NAME, [])
-        rows = self.db.execute(
-            "SELECT f.lang, c.chunk_text, c.section, f.title_field, f.tags_field FROM chunks c "
-            "JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
-            (json.dumps(written),),
-        )
-        for lang, *fields in rows:
-            for text in fields:
-                if text:
-                    tokens = self._tokenizer(
-                        str(text).encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, lang
-                    )
-                    candidates.update(str(t[2]) for t in tokens)
+        added = self._chunk_stems(sorted(written))
+        deleted = self._deleted_terms
         found: dict[str, int] = {}
-        for term in sorted(candidates):
+        for term, count in old_counts.items():
+            now = count + added[term] - deleted[term]
+            if now > floor:
+                found[term] = now
+        for term in sorted(t for t in added if t not in old_counts):
+            if old_floor + added[term] - deleted[term] <= floor:
+                continue  # at most the old floor before, and no more than this gained since
             for _, doc in self.db.execute(
                 "SELECT term, doc FROM temp.chunks_vocab WHERE term = ?", (term,)
             ):
                 if int(doc) > floor:
                     found[term] = int(doc)
         return found
+
+    def _chunk_stems(self, chunk_ids: Iterable[int]) -> Counter[str]:
+        """Per stem, how many of these chunk rows hold it, as FTS5 indexes them: the chunk's text
+        and section and its file's title and tags fields, in the file's language."""
+        if self._tokenizer is None:
+            self._tokenizer = self.db.fts5_tokenizer(TOKENIZER_NAME, [])
+        rows = self.db.execute(
+            "SELECT f.lang, c.chunk_text, c.section, f.title_field, f.tags_field FROM chunks c "
+            "JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(chunk_ids)),),
+        )
+        counts: Counter[str] = Counter()
+        for lang, *fields in rows:
+            stems: set[str] = set()
+            for text in fields:
+                if text:
+                    tokens = self._tokenizer(
+                        str(text).encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, lang
+                    )
+                    stems.update(str(t[2]) for t in tokens)
+            counts.update(stems)
+        return counts
 
     def chunks_changed(self) -> None:
         """Note that chunks are about to be written or deleted (inside `write()`)."""
@@ -194,14 +226,32 @@ class TextIndex:
             (meta.COMMON_TERMS_STALE, meta.COMMON_TERMS),
         )
         if self.db.changes():
-            # A fresh list was moved aside just now: every chunk written from here on is seen
-            # (`written`), which lets a small run count only what it touched.
-            self._written_chunks = []
+            # A fresh list was moved aside just now: every chunk written or deleted from here on
+            # is seen (`written`, `deleting`), which lets a small run count only what it touched.
+            self._written_chunks = set()
+            self._deleted_terms = Counter()
+            self._deleted_chunks = 0
 
     def written(self, chunk_id: int) -> None:
         """Note a chunk row written since the term counts were moved aside."""
         if self._written_chunks is not None:
-            self._written_chunks.append(chunk_id)
+            self._written_chunks.add(chunk_id)
+
+    def deleting(self, chunk_ids: list[int]) -> None:
+        """Note chunk rows about to be deleted, while their file row is still the one they
+        were indexed with (after `chunks_changed`, inside `write()`)."""
+        written = self._written_chunks
+        if written is None:
+            return
+        counted = [i for i in chunk_ids if i not in written]  # the moved list counted these
+        written.difference_update(chunk_ids)
+        self._deleted_chunks += len(counted)
+        if len(written) + self._deleted_chunks > _INCREMENTAL_MAX_CHUNKS:
+            self._written_chunks = None  # the full recount will be cheaper
+            self._deleted_terms = Counter()
+            return
+        if counted:
+            self._deleted_terms.update(self._chunk_stems(counted))
 
     # -- maintenance ------------------------------------------------------------------------
 
