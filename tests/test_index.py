@@ -455,3 +455,37 @@ def test_the_first_hits_do_not_depend_on_limit(
                         mode,
                         limit,
                     )
+
+
+def test_a_no_op_update_loads_no_preparing_stage(tmp_path: Path) -> None:
+    """A run that finds nothing changed compiles no scrubber rule and imports neither YAML nor
+    the preparing and extraction pools (their imports were most of a fresh no-op run's time)."""
+    import subprocess
+    import sys
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("---\ntags: [x]\n---\n# A\n\nSome text about rebases.\n")
+    (vault / "b.pdf").write_bytes(b"%PDF-1.4 not really")
+    build = (
+        "import sys, noteseek\n"
+        "with noteseek.Index(sys.argv[1]) as idx:\n"
+        "    idx.update(sys.argv[2])\n"
+    )
+    again = (
+        "import sys, noteseek\n"
+        "heavy = ['yaml', 'noteseek.secrets.scrubber', 'noteseek.documents.pool',\n"
+        "         'noteseek.engine.update.workers', 'noteseek.engine.update.prepare']\n"
+        "with noteseek.Index(sys.argv[1]) as idx:\n"
+        "    before = {m for m in heavy if m in sys.modules}\n"
+        "    s = idx.update(sys.argv[2])\n"
+        "    assert s.unchanged == 2 and not (s.added or s.changed), s\n"
+        "    print(sorted(m for m in heavy if m in sys.modules and m not in before))\n"
+    )
+    args = [str(tmp_path / "i.db"), str(vault)]
+    for code in (build, again):  # each in a process of its own: the second starts with none
+        out = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -600,6 +600,17 @@ def test_public_names_and_fingerprint() -> None:
     assert re.fullmatch(r"[0-9a-f]{16}", RULES_FINGERPRINT)
 
 
+def test_the_pinned_rules_fingerprint_is_the_rules_own() -> None:
+    """The pipeline reads the pinned constant (no rule compiled on a no-op run); it must be what
+    the compiled rules give, or an index would keep notes scrubbed by older rules."""
+    from noteseek.secrets import rules_fingerprint
+
+    assert rules_fingerprint.RULES_FINGERPRINT == RULES_FINGERPRINT, (
+        "the scrubber's rules changed: set RULES_FINGERPRINT in "
+        f"src/noteseek/secrets/rules_fingerprint.py to {RULES_FINGERPRINT!r}"
+    )
+
+
 def test_every_rule_has_a_fake_in_this_file() -> None:
     covered = {t.rule for t in TOKENS} | {rule for _, _, rule in CONTEXTUAL}
     covered.add("aws-secret-key-pair")  # needs its key id too: test_key_id_and_secret_pairs_both_go

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
-
-import yaml
 
 __all__ = ["FrontmatterError", "NoteMeta", "parse_frontmatter", "split_frontmatter"]
 
-# The C loader is ~10x faster; fall back where PyYAML was built without libyaml.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@cache
+def _yaml() -> tuple[Any, Any]:
+    """PyYAML and its loader, imported with the first block to parse (~15 ms): a run that reads no
+    note (a no-op update, a deletion) imports this module through the chunker's options."""
+    import yaml
+
+    # The C loader is ~10x faster; fall back where PyYAML was built without libyaml.
+    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 # Frontmatter must start on the very first line; the closing fence may be `---` or `...`.
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
@@ -83,8 +91,9 @@ def parse_frontmatter(text: str) -> tuple[NoteMeta, str]:
     if split is None:
         return NoteMeta(), text
     block, body = split
+    yaml, loader = _yaml()
     try:
-        data = yaml.load(block, Loader=_Loader)
+        data = yaml.load(block, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

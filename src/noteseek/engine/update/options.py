@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from ...core.chunker import ChunkOptions
 from ...documents import ExtractionLimits
-from ...secrets.scrubber import RULES_FINGERPRINT, Allowlist
+from ...secrets.allowlist import Allowlist
+from ...secrets.rules_fingerprint import RULES_FINGERPRINT
 from ..vault_walk import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_BYTES
 
 __all__ = ["EMBED_BATCH_CHUNKS", "PIPELINE_VERSION", "IndexOptions", "IndexStats", "Progress"]

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from ...core.file_kinds import DOCUMENT_SUFFIXES, document_kind
 from ...embedding.embedder import Embedder
 from ...errors import VaultGoneError, VectorSupportError
-from ...secrets.scrubber import scrub
 from ...storage import meta
 from ...storage.records import FileState
 from ..vault_targets import covered, normalise_targets, walk_targets
@@ -167,6 +166,8 @@ def plan_update(
     secret_paths: list[NoteFile] = []
     secret_entries: list[tuple[str, str]] = []
     if fresh or passed_over:
+        from ...secrets.scrubber import scrub  # deferred: a run with no new path compiles no rule
+
         secret_paths = [n for n in fresh if scrub(n.rel_path, allow=options.allow).counts]
         for note in secret_paths:
             shown = scrub(note.rel_path, allow=options.allow).text
