@@ -19,7 +19,8 @@ Then, on the last noteseek index: a no-op run and a one-note change (whole pass,
 update naming the path, as the watcher does), each in a fresh process with the index already
 open, timed around `update` only, and the targeted one again in a warm process (the watcher's:
 one targeted update first, then the timed one), with `--updates-also REV` the same runs of other
-revisions side by side in each repeat; the database size per 50,000 chunks; and, with
+revisions side by side in each repeat, and beside them the floor of any whole pass (a plain
+os.scandir listing of every folder with a stat per note); the database size per 50,000 chunks; and, with
 `--crossover`, fresh builds of the first N notes in-process (`workers=0`) against the pool (`workers=2`), which
 is how `POOL_MIN_NOTES` in engine/update/workers.py was chosen. `--json FILE` keeps every figure.
 """
@@ -76,6 +77,22 @@ with noteseek.Index(db) as idx:
     s = idx.update(vault, paths=[mode.split(":", 1)[1]]) if mode.startswith("paths:") else idx.update(vault)
     wall = time.perf_counter() - t
 print(json.dumps({"wall": wall, "changed": s.changed, "unchanged": s.unchanged}))
+"""
+
+# The least a whole pass must do: list every folder and stat every note (no rules, no index).
+FLOOR = """
+import json, os, sys, time
+t = time.perf_counter()
+stack, found = [sys.argv[1]], 0
+while stack:
+    with os.scandir(stack.pop()) as listing:
+        for entry in listing:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.name.endswith(".md"):
+                entry.stat(follow_symlinks=False)
+                found += 1
+print(json.dumps({"wall": time.perf_counter() - t, "notes": found}))
 """
 
 
@@ -229,9 +246,11 @@ def _updates(
     out: dict[str, dict[str, list[float]]] = {
         label: {name: [] for name, _ in modes} for label, _ in sources
     }
+    floor: list[float] = []
     original = note.read_bytes()
     try:
         for _ in range(repeats):
+            floor.append(_child([FLOOR, str(vault)])["wall"])
             for label, src in sources:
                 for name, mode in modes:
                     row = _child([UPDATE, str(src), str(db), str(vault), mode, str(note)])
@@ -249,8 +268,18 @@ def _updates(
             f"load {_load():.1f}",
             flush=True,
         )
+    print(
+        f"a plain listing of every folder with a stat per note, the floor of any whole pass: "
+        f"{statistics.median(floor):.3f} s",
+        flush=True,
+    )
     first = sources[0][0]
-    return {"runs": out[first], "median": med[first], "also": {k: med[k] for k in med if k != first}}
+    return {
+        "runs": out[first],
+        "median": med[first],
+        "also": {k: med[k] for k in med if k != first},
+        "walk_floor": statistics.median(floor),
+    }
 
 
 def _crossover(new: Path, vault: Path, work: Path, sizes: list[int]) -> list[dict[str, Any]]:
