@@ -171,6 +171,8 @@ def _builds(
             before = _load()
             row = _child([BUILD, str(src), str(db), str(vault), w])
             row.update(bytes=_size(db), load=(before + _load()) / 2)
+            # Which code ran, checked here and kept relative: no machine path in the figures.
+            row["file"] = Path(row["file"]).resolve().relative_to(src.resolve().parent).as_posix()
             results[side].append(row)
             print(
                 f"round {r} {side:8}: {row['wall']:6.1f} s wall, {row['cpu']:6.1f} s CPU, "
