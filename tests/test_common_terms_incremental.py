@@ -89,3 +89,60 @@ def test_small_runs_count_common_stems_exactly(
             crossed += any(t.startswith("fresh") for t in stored["terms"])
     assert sum(quick) >= 8, f"only {sum(quick)} of 11 runs took the incremental path"
     assert crossed, "no fresh word crossed the floor"
+
+
+def test_a_rolled_back_batch_leaves_no_wrong_count(tmp_path: Path, fake_embedder: Any) -> None:
+    """A run whose deletion committed and whose next batch rolled back (a second Ctrl-C, a full
+    disk): the rows it had noted are not all there, and the next run still counts exactly."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(120):
+        (vault / f"n{n}.md").write_text(f"# Note {n}\n\ncommon alpha beta gamma {n}\n")
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        store = idx._store  # type: ignore[attr-defined]
+        (vault / "n2.md").unlink()  # the deletion commits first
+        (vault / "n1.md").write_text("# Note 1\n\ncommon beta gamma changed\n")
+        real = store.links.write_links
+
+        def fail(*args: Any, **kwargs: Any) -> None:
+            raise OSError("disk full")  # after the note's old chunks were deleted in the batch
+
+        store.links.write_links = fail
+        with pytest.raises(OSError):
+            idx.update(vault)
+        store.links.write_links = real
+        idx.update(vault)
+        stored = _stored(idx)
+        assert stored["terms"]["alpha"] == 118  # n1 lost it, n2 is gone
+        assert stored == _recount(idx)
+
+
+def test_chunks_another_connection_wrote_meanwhile_are_counted(
+    tmp_path: Path, fake_embedder: Any
+) -> None:
+    """This connection moved the list aside and wrote; another one wrote chunks too and was gone
+    before its recount: the recount here must see them."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(120):
+        (vault / f"n{n}.md").write_text(f"# Note {n}\n\ncommon alpha {n}\n")
+    db = tmp_path / "i.db"
+    with Index(db, embedder=fake_embedder) as idx:
+        idx.update(vault)
+        store = idx._store  # type: ignore[attr-defined]
+        (vault / "n1.md").write_text("# Note 1\n\ncommon beta\n")
+        idx.update(vault, paths=["n1.md"])
+        with store.write():
+            store.text.chunks_changed()  # as a run that wrote and died before its recount
+        with Index(db, embedder=fake_embedder) as other:
+            for n in range(3, 60):
+                (vault / f"n{n}.md").write_text(f"# Note {n}\n\ncommon beta {n}\n")
+            other_store = other._store  # type: ignore[attr-defined]
+            real = other_store.refresh_common_terms
+            other_store.refresh_common_terms = lambda: None  # killed before its recount
+            other.update(vault)
+            other_store.refresh_common_terms = real
+        with store.write():
+            store.refresh_common_terms()
+        assert _stored(idx) == _recount(idx)

@@ -15,7 +15,6 @@ import noteseek
 from noteseek import Allowlist, IndexOptions
 from noteseek.core.vault_rules import FolderPatterns
 from noteseek.engine import vault_walk
-from noteseek.engine.update import plan as plan_module
 from noteseek.engine.vault_walk import walk_vault
 from tests.conftest import FakeEmbedder, WriteNotes
 from tests.test_secrets_in_db import NAME_SECRET
@@ -227,13 +226,20 @@ def test_a_no_op_run_checks_only_new_paths_and_another_allow_list_checks_every_p
     db = tmp_path / "i.db"
     allow = IndexOptions(allow=Allowlist(regexes=(NAME_SECRET,)))
     checked: list[str] = []
-    real_scrub = plan_module.scrub
+    # The plan imports `scrub` when it has paths to check; the preparing stage binds its own at
+    # import, so it is imported first and keeps the real one (only path checks are counted).
+    import noteseek.engine.update.document_chunks
+    import noteseek.engine.update.documents
+    import noteseek.engine.update.prepare
+    import noteseek.secrets.scrubber as scrubber_module
+
+    real_scrub = scrubber_module.scrub
 
     def counting_scrub(text: str, **kwargs: object) -> object:
         checked.append(text)
         return real_scrub(text, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(plan_module, "scrub", counting_scrub)
+    monkeypatch.setattr(scrubber_module, "scrub", counting_scrub)
     with noteseek.Index(db, embedder=FakeEmbedder(), options=allow) as idx:
         idx.update(vault)
         assert _paths(idx) == {"a.md", "b/c.md", allowed}  # the allow-list keeps the name

@@ -18,7 +18,7 @@ import importlib.util
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -97,6 +97,9 @@ class SqliteConnection:
         register_tokenizer(self.db, self.stem_options)
         # Chunks this connection deleted (or replaced), for the indexer's decision to merge FTS5.
         self.chunks_deleted = 0
+        # Called when a write transaction rolls back: what a part keeps in memory about the rows
+        # it wrote (text_index.py's counts of written chunks) is then no longer true.
+        self.on_rollback: list[Callable[[], None]] = []
         # Chunk rows are 0.5-2.5 KB, and a page keeps empty what the next row does not fit in:
         # 4 KB pages left ~15% of the chunks table empty, 8 KB ~8%, 16 KB ~4% (MDN; search CPU
         # the same). Free pages are given back at the end of each run (`release_free_pages`).
@@ -257,6 +260,8 @@ class SqliteConnection:
             # would then raise and hide the original error.
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
+            for forget in self.on_rollback:
+                forget()
             raise
         else:
             self.db.execute("COMMIT")

@@ -53,6 +53,8 @@ class TextIndex:
         self._written_chunks: set[int] | None = None
         self._deleted_terms: Counter[str] = Counter()
         self._deleted_chunks = 0
+        self._version = 0  # PRAGMA data_version when the list was moved aside
+        conn.on_rollback.append(self._forget_writes)
 
     def keyword_search(self, query: KeywordQuery) -> list[KeywordMatch]:
         """FTS5's `bm25()`, negated (FTS5 ranks lower as better), over the terms OR-ed."""
@@ -165,6 +167,7 @@ class TextIndex:
             written is None
             or raw is None
             or len(written) + self._deleted_chunks > _INCREMENTAL_MAX_CHUNKS
+            or self._data_version() != self._version  # another connection wrote meanwhile
         ):
             return None
         try:
@@ -231,6 +234,19 @@ class TextIndex:
             self._written_chunks = set()
             self._deleted_terms = Counter()
             self._deleted_chunks = 0
+            self._version = self._data_version()
+
+    def _data_version(self) -> int:
+        # Moves only when another connection commits (a process killed before its recount
+        # leaves the list aside with chunks this connection never saw).
+        return int(self.conn.scalar("PRAGMA data_version"))
+
+    def _forget_writes(self) -> None:
+        """A write transaction rolled back: the rows noted since the list was moved aside may not
+        be there, nor the deleted ones gone, so the next recount is the full one."""
+        self._written_chunks = None
+        self._deleted_terms = Counter()
+        self._deleted_chunks = 0
 
     def written(self, chunk_id: int) -> None:
         """Note a chunk row written since the term counts were moved aside."""
