@@ -55,7 +55,9 @@ class UpdatePlan:
     unchanged: int = 0
     targeted: bool = False  # only the named paths were looked at
     identity: tuple[int, int] = (0, 0)  # the vault folder's (device, inode) when the run began
-    first_build: bool = False  # the index held no file when the run began
+    # The index held no chunk when the run began: no stored vector to reuse, so a pool's
+    # workers embed what they prepare (run.py).
+    no_chunks: bool = False
     # Documents to extract even if their content is unchanged: stored as `unsupported` for a
     # library that is installed now, or indexed as a note before (an `.excalidraw.md`).
     retry: set[str] = field(default_factory=set)
@@ -129,8 +131,7 @@ def plan_update(
     # A targeted run reads only the files it can touch (see FilePart.file_states): each test
     # below that reads `known` asks about those, so the plan is the one all of them would give.
     known = store.file_states(near=named if targeted else None)
-    first_build = not targeted and not known
-    if first_build and stored_pipeline is None:
+    if not targeted and not known and stored_pipeline is None:
         # A first build: every file it writes goes through this pipeline, so an interrupted one
         # resumes where it stopped instead of re-processing what it wrote (the fingerprint is
         # otherwise stored only by a finished run, which proves every note went through it).
@@ -220,7 +221,7 @@ def plan_update(
         targeted=targeted,
         identity=identity,
         retry=retry,
-        first_build=first_build,
+        no_chunks=store.chunk_count() == 0,
     )
     # A walk of a vault that vanished half-way would make every note it missed look deleted.
     check_vault(plan)

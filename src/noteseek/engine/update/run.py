@@ -338,7 +338,7 @@ def _prepared_notes(
                 ),
             )
         return
-    embed_there = plan.use_vectors and (writer.full or plan.first_build)
+    embed_there = plan.use_vectors and (writer.full or plan.no_chunks)
     with closing(
         prepare_in_pool(
             notes,
