@@ -475,6 +475,17 @@ def m011_smaller_rows(db: Connection) -> None:
     )
 
 
+def m012_chunks_without_vectors(db: Connection) -> None:
+    """An index of the chunks that lack a vector, for the vector backfill every update ends with.
+
+    Without it the backfill's `WHERE NOT embedded` read the whole chunks table on every run, a
+    no-op or a watcher's one-note update included (~13 ms on MDN's 59,000 chunks, a quarter of a
+    warm one-note update). Partial: it holds only chunks waiting for a vector, which is none after
+    a run with the model, so it takes a page or two.
+    """
+    db.execute("CREATE INDEX chunks_without_vectors ON chunks(id) WHERE NOT embedded")
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial,
     m002_title_fields_and_names,
@@ -487,5 +498,6 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m009_links,
     m010_note_fields_once,
     m011_smaller_rows,
+    m012_chunks_without_vectors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
