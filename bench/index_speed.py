@@ -233,8 +233,13 @@ def _updates(
     sources: list[tuple[str, Path]], vault: Path, work: Path, repeats: int
 ) -> dict[str, Any]:
     """No-op and one-note runs on the last noteseek index, for each (label, src) in turn within
-    each repeat (side by side: the first is this checkout, others are `--updates-also` revisions)."""
-    db = work / "noteseek.db"
+    each repeat (side by side: the first is this checkout, others are `--updates-also` revisions,
+    each on an index it builds itself, since an older revision may not open a newer schema)."""
+    dbs = {label: work / "noteseek.db" for label, _ in sources[:1]}
+    for i, (label, src) in enumerate(sources[1:], 1):
+        dbs[label] = work / f"rev-{i}.db"
+        _clear(dbs[label])
+        _child([BUILD, str(src), str(dbs[label]), str(vault), "-"])
     note = sorted(p for p in vault.rglob("*.md") if p.is_file())[
         len(list(vault.rglob("*.md"))) // 2
     ]
@@ -254,6 +259,10 @@ def _updates(
         for _ in range(repeats):
             floor.append(_child([FLOOR, str(vault)])["wall"])
             for label, src in sources:
+                db = dbs[label]
+                # Untimed: this index takes in what the other sources' runs appended to the note,
+                # so its no-op run finds nothing to do.
+                _child([UPDATE, str(src), str(db), str(vault), "noop", str(note)])
                 for name, mode in modes:
                     row = _child([UPDATE, str(src), str(db), str(vault), mode, str(note)])
                     out[label][name].append(row["wall"])
