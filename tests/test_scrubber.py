@@ -400,6 +400,28 @@ CONTEXTUAL: list[tuple[str, str, str]] = [
     ),
     ("encryption_key: " + fake(HEX, 64, 401), fake(HEX, 64, 401), "high-entropy-assignment"),
     ('{"auth": "' + fake(B64, 32, 402) + '"}', fake(B64, 32, 402), "high-entropy-assignment"),
+    # A screenshot's key read by OCR with a space inside and a letter as a symbol.
+    (
+        "Staging credentials\nAWS_SECRET_ACCESS_KEY="
+        + fake(ALNUM, 10, 403)
+        + " "
+        + fake(ALNUM, 15, 404)
+        + "®"
+        + fake(ALNUM, 14, 405)
+        + "\nRotate monthly.",
+        fake(ALNUM, 10, 403) + " " + fake(ALNUM, 15, 404) + "®" + fake(ALNUM, 14, 405),
+        "spaced-secret-assignment",
+    ),
+    (
+        "GITHUB_TOKEN=" + fake(ALNUM, 37, 408) + " " + fake(ALNUM, 2, 409) + "\n",
+        fake(ALNUM, 37, 408) + " " + fake(ALNUM, 2, 409),
+        "spaced-secret-assignment",
+    ),
+    (
+        "client_secret: " + fake(ALNUM, 12, 406) + " " + fake(ALNUM, 12, 407) + "==",
+        fake(ALNUM, 12, 406) + " " + fake(ALNUM, 12, 407) + "==",
+        "spaced-secret-assignment",
+    ),
 ]
 
 
@@ -413,6 +435,10 @@ def test_contextual_secret_redacted_and_context_kept(text: str, secret: str, rul
 
 
 NOT_SECRETS = [
+    "token: see the settings page for details",
+    "api_key = your api key here",
+    "Set-Cookie: sessionToken=abc; Path=/; Secure; SameSite=Strict",
+    "secret: correct horse battery staple",
     "password: ********",
     'password: "<your-password>"',
     "DB_PASSWORD=${PASSWORD}",
@@ -575,7 +601,8 @@ VENDOR_RULES = (
 GENERIC_RULES = (
     "private-key", "ssh2-private-key", "putty-private-key", "jwt", "url-password",
     "basic-auth-credentials", "bearer-token", "connection-string-password",
-    "password-assignment", "secret-assignment", "high-entropy-assignment",
+    "password-assignment", "spaced-secret-assignment", "secret-assignment",
+    "high-entropy-assignment",
     "command-line-password", "password-prose", "pin-code", "table-password",
 )  # fmt: skip
 # Keyword-free detectors (noteseek.secrets.entropy) that have no rule of their own.

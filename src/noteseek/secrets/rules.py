@@ -31,7 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Bump when validator logic changes; regex and keyword edits are fingerprinted anyway.
-RULES_REVISION = 4  # 4: a letters-only random password is not an identifier (_wordlike)
+RULES_REVISION = 5  # 4: a letters-only random password is not an identifier (_wordlike)
+# 5: a secret value split by spaces to the end of its line (spaced-secret-assignment)
 
 #: (original text, match on the haystack, secret start, secret end) -> keep?
 Validator = Callable[[str, re.Match[str], int, int], bool]
@@ -303,6 +304,17 @@ def _secret_value_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     return _looks_random(v, 3.0)
 
 
+def _spaced_value_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
+    """A secret's value in pieces: OCR reads a long random string of a screenshot with a space
+    or two inside it (and a letter as a symbol: R as ®), which ends the plain rules' value at
+    the first piece, too short to look random alone. Joined, the pieces must look machine-made
+    and long, as a secret-assignment value does."""
+    joined = "".join(text[s:e].split())
+    if len(joined) < 20 or "://" in joined or not any(c.isdigit() for c in joined):
+        return False
+    return _looks_random(joined, 3.5)
+
+
 def _high_entropy_ok(text: str, m: re.Match[str], s: int, e: int) -> bool:
     """Generic detector: only long, dense base64/hex under a key-like name."""
     v = text[s:e]
@@ -430,6 +442,9 @@ _FLAG_GROUPS: tuple[int | str, ...] = (
 _B64 = r"[a-z0-9+/=_-]{20,512}"
 # Passwords may be short and contain spaces when quoted; tokens and keys may not.
 _PASSWORD_VALUE = _quoted_or_bare(r"[^{q}\n]{1,256}", _BARE)
+# One piece of a value split by spaces (spaced-secret-assignment): base64 padding at its end only.
+_PIECE = r"""[^\s"'`;,=]{4,}={0,2}"""
+_TAIL_PIECE = r"""[^\s"'`;,=]+={0,2}"""  # after the first: OCR splits anywhere, "...Gw Pq"
 _SECRET_VALUE = _quoted_or_bare(r"[^{q}\s]{8,512}", _BARE)
 _B64_VALUE = _quoted_or_bare(_B64, _B64 + r"(?![a-z0-9+/=_.-])")
 
@@ -760,6 +775,20 @@ PATTERNS: tuple[SecretPattern, ...] = (
         groups=_VALUE_GROUPS,
         ignore_case=True,
         validator=_password_ok,
+    ),
+    # A secret, token or key value split by single spaces up to the end of its line (OCR of a
+    # screenshot: "AWS_SECRET_ACCESS_KEY=DoGoG9wnAI tWiaEPEYLCX..."); the first piece at least
+    # four characters, none with what separates fields ("; Path=/; Secure" after a cookie's
+    # value); prose after a key ("token: see the settings page") fails the validator.
+    _rule(
+        "spaced-secret-assignment",
+        rf"""(?P<key>(?:secret|token|(?<=api)key|(?<=api[_-])key|(?<=access)key|(?<=access[_-])key)
+                     [a-z0-9_.-]{{0,24}}){_SEP}
+            (?P<spaced>{_PIECE}(?:[ ]{_TAIL_PIECE}){{1,3}})[ \t]*(?=\r?\n|$)""",
+        ("secret", "token", "key"),
+        groups=("spaced",),
+        ignore_case=True,
+        validator=_spaced_value_ok,
     ),
     # A password named in a sentence: "The root password is X", "Password - X", "Das Passwort
     # für das WLAN lautet X", "Kennwort ist X". Up to four words between the key and the verb.

@@ -10,4 +10,4 @@ from __future__ import annotations
 
 __all__ = ["RULES_FINGERPRINT"]
 
-RULES_FINGERPRINT = "857060c347be6cf4"
+RULES_FINGERPRINT = "e121d83545b6a15b"
