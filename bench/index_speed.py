@@ -19,8 +19,9 @@ Then, on the last noteseek index: a no-op run and a one-note change (whole pass,
 update naming the path, as the watcher does), each in a fresh process with the index already
 open, timed around `update` only, and the targeted one again in a warm process (the watcher's:
 one targeted update first, then the timed one), with `--updates-also REV` the same runs of other
-revisions side by side in each repeat, and beside them the floor of any whole pass (a plain
-os.scandir listing of every folder with a stat per note); the database size per 50,000 chunks; and, with
+revisions side by side in each repeat, and beside them two floors: a plain os.scandir listing of
+every folder with a stat per note (any pass that lists folders), and a stat of every folder and
+note (a pass that remembers listings); the database size per 50,000 chunks; and, with
 `--crossover`, fresh builds of the first N notes in-process (`workers=0`) against the pool (`workers=2`), which
 is how `POOL_MIN_NOTES` in engine/update/workers.py was chosen. `--json FILE` keeps every figure.
 """
@@ -79,20 +80,31 @@ with noteseek.Index(db) as idx:
 print(json.dumps({"wall": wall, "changed": s.changed, "unchanged": s.unchanged}))
 """
 
-# The least a whole pass must do: list every folder and stat every note (no rules, no index).
+# The least a whole pass must do: list every folder and stat every note (no rules, no index);
+# then, with the names known from that listing, a stat of every folder and every note: the
+# least a pass that remembers folder listings must do (engine/folder_listings.py).
 FLOOR = """
 import json, os, sys, time
 t = time.perf_counter()
-stack, found = [sys.argv[1]], 0
+stack, found, folders, notes = [sys.argv[1]], 0, [], []
 while stack:
-    with os.scandir(stack.pop()) as listing:
+    folder = stack.pop()
+    folders.append(folder)
+    with os.scandir(folder) as listing:
         for entry in listing:
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
             elif entry.name.endswith(".md"):
                 entry.stat(follow_symlinks=False)
+                notes.append(entry.path)
                 found += 1
-print(json.dumps({"wall": time.perf_counter() - t, "notes": found}))
+listed = time.perf_counter() - t
+t = time.perf_counter()
+for path in folders:
+    os.lstat(path)
+for path in notes:
+    os.lstat(path)
+print(json.dumps({"wall": listed, "stat_only": time.perf_counter() - t, "notes": found}))
 """
 
 
@@ -254,10 +266,13 @@ def _updates(
         label: {name: [] for name, _ in modes} for label, _ in sources
     }
     floor: list[float] = []
+    stat_floor: list[float] = []
     original = note.read_bytes()
     try:
         for _ in range(repeats):
-            floor.append(_child([FLOOR, str(vault)])["wall"])
+            row = _child([FLOOR, str(vault)])
+            floor.append(row["wall"])
+            stat_floor.append(row["stat_only"])
             for label, src in sources:
                 db = dbs[label]
                 # Untimed: this index takes in what the other sources' runs appended to the note,
@@ -280,8 +295,9 @@ def _updates(
             flush=True,
         )
     print(
-        f"a plain listing of every folder with a stat per note, the floor of any whole pass: "
-        f"{statistics.median(floor):.3f} s",
+        f"a plain listing of every folder with a stat per note: {statistics.median(floor):.3f} s; "
+        f"a stat of every folder and note (the floor with remembered listings): "
+        f"{statistics.median(stat_floor):.3f} s",
         flush=True,
     )
     first = sources[0][0]
@@ -290,6 +306,7 @@ def _updates(
         "median": med[first],
         "also": {k: med[k] for k in med if k != first},
         "walk_floor": statistics.median(floor),
+        "stat_floor": statistics.median(stat_floor),
     }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 # The include/exclude and note-name rules live apart so the file watcher applies the same ones.
 from ..core.vault_rules import IGNORE_MARKER, VaultRules
 from ..settings import DEFAULT_EXCLUDE
+from .folder_listings import FolderListings, folder_key, recordable, settled
 from .regular_file import (
     CHANGING,
     LOOP,
@@ -148,6 +149,7 @@ def walk_vault(
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
     documents: bool = True,
     under: str = "",
+    remembered: FolderListings | None = None,
 ) -> tuple[list[NoteFile], list[tuple[str, str]]]:
     """All notes (and documents, unless `documents` is False) under `root`, sorted by path, plus
     (path, reason) for entries that were passed over.
@@ -156,7 +158,9 @@ def walk_vault(
     relative to the vault) limits the walk when given. Symlinks are followed only when their
     target lies inside the vault. Documents follow exactly the same rules as notes. `under` (a
     vault-relative folder) walks only that folder, as the whole walk would see it; the caller has
-    checked that the walk reaches it (`vault_targets.py`).
+    checked that the walk reaches it (`vault_targets.py`). `remembered`: folder listings of an
+    earlier walk of the same vault under the same rules, used where a folder is unchanged, and
+    filled with what this walk saw (`folder_listings.py`); the result is the same either way.
     """
     root = root.resolve()
     rules = VaultRules(include=include, exclude=exclude, documents=documents)
@@ -182,6 +186,25 @@ def walk_vault(
     stack: list[tuple[str, str]] = [(start, under)]
     while stack:
         folder, rel_dir = stack.pop()
+        folder_stat = None
+        if remembered is not None:
+            try:
+                folder_stat = os.lstat(folder)  # before the listing: a change during it shows
+            except OSError:
+                folder_stat = None
+            record = remembered.old.get(rel_dir)
+            if (
+                record is not None
+                and folder_stat is not None
+                and record[0] == folder_key(folder_stat)
+            ):
+                remembered.hits += 1
+                if _from_memory(root, folder, rel_dir, record[2], rules, notes, passed_over):
+                    remembered.found[rel_dir] = record
+                prefix, at = (f"{rel_dir}/" if rel_dir else ""), f"{folder}{os.sep}"
+                stack.extend((at + name, prefix + name) for name in reversed(record[1]))
+                continue
+            remembered.misses += 1
         entries = listing(folder, rel_dir)
         if entries is None:
             continue
@@ -192,6 +215,8 @@ def walk_vault(
             passed_over.append((printable_path(rel_dir), reason))
             continue
         subfolders: list[tuple[str, str]] = []
+        taken: list[str] = []
+        skipped_before = len(passed_over)
         take_files = rules.includes_folder(rel_dir)
         for entry in entries:
             name = entry.name
@@ -214,12 +239,64 @@ def walk_vault(
             found = file_entry(root, rel, entry.path, kind, entry)
             if isinstance(found, NoteFile):
                 notes.append(found)
+                taken.append(name)
             elif found is not None:
                 passed_over.append(found)
+            else:
+                skipped_before = -1  # a folder named like a note: not recorded
+        if (
+            remembered is not None
+            and folder_stat is not None
+            and len(passed_over) == skipped_before
+            and settled(folder_stat, remembered.started_ns)
+        ):
+            names = tuple(os.path.basename(path) for path, _ in subfolders)
+            if recordable([rel_dir, *names, *taken]):
+                remembered.found[rel_dir] = (folder_key(folder_stat), names, tuple(taken))
         stack.extend(reversed(subfolders))
     notes.sort(key=lambda n: n.rel_path)
     passed_over.sort()
     return notes, passed_over
+
+
+def _from_memory(
+    root: Path,
+    folder: str,
+    rel_dir: str,
+    files: tuple[str, ...],
+    rules: VaultRules,
+    notes: list[NoteFile],
+    passed_over: list[tuple[str, str]],
+) -> bool:
+    """Take a remembered folder's files as its listing would (each stat-ed now: an edit in place
+    changes only the file); whether every one was taken as it is, so the record still holds."""
+    clean = True
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    at = f"{folder}{os.sep}"
+    is_regular = stat_module.S_ISREG
+    for name in files:
+        kind = rules.file_kind(name)
+        if kind is None:  # cannot happen under the same rules; the record is only a shortcut
+            clean = False
+            continue
+        full = at + name
+        try:
+            st = os.lstat(full)
+        except OSError:
+            st = None
+        if st is not None and is_regular(st.st_mode):
+            # The common case inline (file_entry's, for a name that passed its checks when it
+            # was recorded): a function call per note was a tenth of a no-op run over MDN.
+            notes.append(NoteFile(prefix + name, full, st.st_mtime_ns, st.st_size, kind))
+            continue
+        found = file_entry(root, prefix + name, full, kind, None)
+        if isinstance(found, NoteFile):
+            notes.append(found)
+        else:
+            clean = False
+            if found is not None:
+                passed_over.append(found)
+    return clean
 
 
 def file_entry(

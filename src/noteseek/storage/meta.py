@@ -10,6 +10,7 @@ __all__ = [
     "COMMON_TERMS",
     "COMMON_TERMS_STALE",
     "DEEP_RATE",
+    "FOLDER_LISTINGS",
     "GENERATION",
     "GERMAN_NOTES",
     "LAST_RUN",
@@ -31,6 +32,9 @@ VAULT_ROOT = "vault_root"  # the vault folder the last update indexed
 PIPELINE = "pipeline"  # IndexOptions.fingerprint() of the last finished run
 SCOPE = "scope"  # the folders of the last finished run (JSON: include, exclude)
 LAST_RUN = "last_run"  # what the last update did (JSON: IndexStats without the problem list)
+# The folder listings of the last whole pass that saw a change (engine/folder_listings.py: zlib
+# and base64 of a tab-separated text), so that the next one stats unchanged folders instead.
+FOLDER_LISTINGS = "folder_listings"
 # A random token, new whenever an update added, changed or removed a file: a reply cursor from
 # before it no longer continues (core/pages.py).
 GENERATION = "generation"

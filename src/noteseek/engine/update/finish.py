@@ -68,6 +68,8 @@ def finish_update(
             store.set_meta(meta.PIPELINE, plan.pipeline)
             store.set_meta(meta.SCOPE, plan.options.scope())
             store.set_meta(meta.UPDATE_INCOMPLETE, "0")
+        if plan.listings is not None:
+            store.set_meta(meta.FOLDER_LISTINGS, plan.listings)
         store.set_meta(meta.LAST_RUN, json.dumps({**_public(stats), "finished_at": time.time()}))
     store.checkpoint()
     return stats

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from ...embedding.embedder import Embedder
 from ...errors import VaultGoneError, VectorSupportError
 from ...storage import meta
 from ...storage.records import FileState
+from .. import folder_listings
 from ..vault_targets import covered, normalise_targets, walk_targets
 from ..vault_walk import NoteFile, walk_vault
 from .options import IndexOptions
@@ -61,6 +63,8 @@ class UpdatePlan:
     # Documents to extract even if their content is unchanged: stored as `unsupported` for a
     # library that is installed now, or indexed as a note before (an `.excalidraw.md`).
     retry: set[str] = field(default_factory=set)
+    # The folder listings to remember (meta.FOLDER_LISTINGS), when the walk saw them change.
+    listings: str | None = None
 
 
 def vault_identity(root: Path) -> tuple[int, int]:
@@ -153,9 +157,24 @@ def plan_update(
             documents=options.documents,
         )
         notes, passed_over, covers = listing.notes, listing.passed_over, listing.covers
+        remembered = None
     else:
+        context = folder_listings.context_of(
+            str(root), options.include, options.exclude, options.documents
+        )
+        remembered = folder_listings.FolderListings(
+            # --full (and a new pipeline) lists every folder: the way to rule the shortcut out.
+            old={}
+            if force
+            else folder_listings.decode(store.get_meta(meta.FOLDER_LISTINGS), context),
+            started_ns=time.time_ns(),
+        )
         notes, passed_over = walk_vault(
-            root, include=options.include, exclude=options.exclude, documents=options.documents
+            root,
+            include=options.include,
+            exclude=options.exclude,
+            documents=options.documents,
+            remembered=remembered,
         )
         covers = None
     problems: list[tuple[str, str]] = []
@@ -204,6 +223,10 @@ def plan_update(
         or known[n.rel_path].size != n.size
         or n.rel_path in retry
     ]
+    listings = None
+    if remembered is not None and remembered.changed():
+        kept = folder_listings.indexed_only(remembered.found, (n.rel_path for n in notes))
+        listings = folder_listings.encode(kept, context)
     looked_at = known if covers is None else [p for p in known if covers(p)]
     plan = UpdatePlan(
         root=root,
@@ -222,6 +245,7 @@ def plan_update(
         identity=identity,
         retry=retry,
         no_chunks=store.chunk_count() == 0,
+        listings=listings,
     )
     # A walk of a vault that vanished half-way would make every note it missed look deleted.
     check_vault(plan)
