@@ -194,3 +194,18 @@ def test_no_name_the_index_refuses_is_remembered(tmp_path: Path, settled_now: No
     everything = repr(listings)
     assert NAME_SECRET not in everything
     assert NAME_SECRET[4:20] not in everything
+
+
+def test_where_folder_stamps_cannot_be_trusted_every_folder_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled_now: None
+) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault, random.Random(4))
+    monkeypatch.setattr(folder_listings, "TRUSTED", False)  # as on Windows
+    with noteseek.Index(tmp_path / "w.db", embedder=FakeEmbedder()) as idx:
+        idx.update(vault)
+        idx.update(vault)
+        assert idx._store.get_meta(meta.FOLDER_LISTINGS) is None
+        calls = _scandirs(monkeypatch)
+        idx.update(vault)
+        assert Path(calls[0]) == vault.resolve() and len(calls) > 1

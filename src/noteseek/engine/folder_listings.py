@@ -17,7 +17,8 @@ This is what git's untracked cache does for `git status`.
   kept when it, each subfolder and each file it yields are (on) the path of an indexed note, so
   a name holding a secret (a note the index refuses) or an empty folder's name is never stored.
 - **When it is used**: by whole passes of the same vault under the same folder rules (`context`);
-  never by `--full`, which lists every folder.
+  never by `--full`, which lists every folder, and never on Windows (`TRUSTED`), where `st_ctime`
+  is the creation time and a folder's last-write time can be set back by any program.
 
 Measured on MDN (13,065 folders, 13,062 notes, unloaded): a plain os.scandir listing of every
 folder with a stat per note took 0.19 s, a stat of each folder and each note 0.10 s; the record
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "SETTLED_NS",
+    "TRUSTED",
     "FolderListings",
     "Listing",
     "context_of",
@@ -47,6 +49,7 @@ __all__ = [
 ]
 
 SETTLED_NS = 2_000_000_000
+TRUSTED = os.name != "nt"
 _FORMAT = "1"
 # Fields are joined by tab and names within a field by "/", which no file name holds; a name
 # holding a tab or a line break is never recorded (its folder is listed every time).

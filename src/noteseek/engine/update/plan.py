@@ -162,12 +162,16 @@ def plan_update(
         context = folder_listings.context_of(
             str(root), options.include, options.exclude, options.documents
         )
-        remembered = folder_listings.FolderListings(
-            # --full (and a new pipeline) lists every folder: the way to rule the shortcut out.
-            old={}
-            if force
-            else folder_listings.decode(store.get_meta(meta.FOLDER_LISTINGS), context),
-            started_ns=time.time_ns(),
+        remembered = (
+            folder_listings.FolderListings(
+                # --full (and a new pipeline) lists every folder: the way to rule the shortcut out.
+                old={}
+                if force
+                else folder_listings.decode(store.get_meta(meta.FOLDER_LISTINGS), context),
+                started_ns=time.time_ns(),
+            )
+            if folder_listings.TRUSTED
+            else None
         )
         notes, passed_over = walk_vault(
             root,
