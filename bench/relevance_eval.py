@@ -70,13 +70,17 @@ EXTRA_OFF_TOPIC = (
 HOOK_ON_TOPIC = ("obsidian-help-en", "obsidian-hub", "mdn", "beir-scifact", "tldr")
 HOOK_SWEEP = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 
+# The ranking of another revision: its whole list, as min_score=0, min_answer=0 gives here; a
+# revision from before the thresholds has no such arguments and always returns the whole list.
 OLD_CHILD = """
-import json, sys
+import inspect, json, sys
 sys.path.insert(0, sys.argv[1])
 import noteseek
 queries = json.loads(sys.stdin.read())
 with noteseek.Index(sys.argv[2], create=False) as idx:
-    print(json.dumps([[h.path for h in idx.search(q, limit=10)] for q in queries]))
+    every = "min_answer" in inspect.signature(idx.search).parameters
+    kwargs = {"min_score": 0, "min_answer": 0} if every else {}
+    print(json.dumps([[h.path for h in idx.search(q, limit=10, **kwargs)] for q in queries]))
 """
 
 

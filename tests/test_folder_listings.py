@@ -209,3 +209,63 @@ def test_where_folder_stamps_cannot_be_trusted_every_folder_is_listed(
         calls = _scandirs(monkeypatch)
         idx.update(vault)
         assert Path(calls[0]) == vault.resolve() and len(calls) > 1
+
+
+def test_a_folder_holding_a_symlink_is_listed_every_time(tmp_path: Path, settled_now: None) -> None:
+    # What a link is taken as follows its target, which changes without the link's folder: a
+    # link named like a note to a folder (skipped) whose target becomes a note (indexed), a link
+    # to a note whose target becomes a link to a folder outside the vault.
+    root = tmp_path / "vault"
+    (root / "notes").mkdir(parents=True)
+    (root / "target").mkdir()
+    (root / "target" / "inner.md").write_text("# inner\n")
+    (root / "notes" / "n.md").write_text("# n\n")
+    (root / "t.md").write_text("# t\n")
+    (root / "notes" / "to-folder.md").symlink_to("../target")
+    (root / "notes" / "to-note.md").symlink_to("../t.md")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    notes, _, memory = _remembered_walk(root, {})
+    old = folder_listings.indexed_only(memory.found, (n.rel_path for n in notes))
+    assert "notes" not in old and "target" in old
+    time.sleep(0.02)
+    (root / "target" / "inner.md").unlink()
+    (root / "target").rmdir()
+    (root / "target").write_text("# a note now\n")
+    (root / "t.md").unlink()
+    (root / "t.md").symlink_to(outside)
+    found, passed_over, _ = _remembered_walk(root, old)
+    assert (found, passed_over) == walk_vault(root)
+    assert "notes/to-folder.md" in [n.rel_path for n in found]
+
+
+def test_the_record_is_for_one_vault_rules_and_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    context = folder_listings.context_of("/v", (), (".obsidian",), True)
+    assert folder_listings.context_of("/v", (), (".obsidian",), False) != context
+    assert folder_listings.context_of("/w", (), (".obsidian",), True) != context
+    assert folder_listings.context_of("/v", ("a",), (".obsidian",), True) != context
+    monkeypatch.setattr(folder_listings, "NOTE_SUFFIXES", (".md", ".markdown"))
+    assert folder_listings.context_of("/v", (), (".obsidian",), True) != context  # a new kind
+    monkeypatch.undo()
+    monkeypatch.setattr(folder_listings.os, "getuid", lambda: 4242)
+    assert folder_listings.context_of("/v", (), (".obsidian",), True) != context
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        ("1:2:3:4", ("..",), ()),
+        ("1:2:3:4", (".",), ()),
+        ("1:2:3:4", (), ("..", "x.md")),
+        ("1:2:3:4", ("a", ""), ()),
+        ("1:2:3:4", (), ("bad\x00.md",)),
+    ],
+)
+def test_a_record_with_a_name_that_leads_out_of_its_folder_is_not_used(
+    listing: folder_listings.Listing,
+) -> None:
+    context = folder_listings.context_of("/v", (), (), True)
+    good = ("1:2:3:4", ("a",), ("x.md",))
+    assert folder_listings.decode(folder_listings.encode({"": good}, context), context)
+    forged = folder_listings.encode({"": good, "a": listing}, context)
+    assert folder_listings.decode(forged, context) == {}

@@ -13,10 +13,13 @@ This is what git's untracked cache does for `git status`.
   timestamp step) older than the time the walk began; a folder changed since is listed again.
 - **What is recorded**: a listing only of a folder whose every entry the walk took as it is (a
   note or document, a subfolder it walks, a file of no indexed kind, a folder it skips by rule),
-  never one with an entry it passed over, and only names the index holds anyway: a folder is
+  never one with an entry it passed over or with a symlink (what a link is taken as follows its
+  target, which changes without its folder), and only names the index holds anyway: a folder is
   kept when it, each subfolder and each file it yields are (on) the path of an indexed note, so
   a name holding a secret (a note the index refuses) or an empty folder's name is never stored.
-- **When it is used**: by whole passes of the same vault under the same folder rules (`context`);
+- **When it is used**: by whole passes of the same vault under the same folder and file-kind
+  rules, by the same user and groups (`context`: a user who cannot list a folder must not walk
+  it from another's record);
   never by `--full`, which lists every folder, and never on Windows (`TRUSTED`), where `st_ctime`
   is the creation time and a folder's last-write time can be set back by any program.
 
@@ -35,6 +38,9 @@ import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+
+from ..core.file_kinds import DOCUMENT_SUFFIXES, EXCALIDRAW_SUFFIX, NOTE_SUFFIXES
 
 __all__ = [
     "SETTLED_NS",
@@ -50,11 +56,14 @@ __all__ = [
 
 SETTLED_NS = 2_000_000_000
 TRUSTED = os.name != "nt"
-_FORMAT = "1"
+# Part of every record's context: raise it when the walk takes an entry otherwise than before
+# (the kinds of file names are in the context already), so that no older record is used.
+_FORMAT = "2"
 # Fields are joined by tab and names within a field by "/", which no file name holds; a name
 # holding a tab or a line break is never recorded (its folder is listed every time).
 _SEP = "\t"
 _UNSAFE = ("\t", "\n", "\r")
+_ESCAPES = frozenset(("", ".", ".."))
 
 # (key, subfolder names, file names): plain tuples, since a no-op pass over MDN reads 13,000.
 Listing = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -91,8 +100,11 @@ def recordable(names: Iterable[str]) -> bool:
 
 
 def context_of(root: str, include: Sequence[str], exclude: Sequence[str], documents: bool) -> str:
-    """What the recorded listings depend on besides the folders: the vault and its rules."""
-    return json.dumps([_FORMAT, root, list(include), list(exclude), documents])
+    """What the recorded listings depend on besides the folders: the vault, its folder rules, the
+    file-kind rules (a release that reads a new kind must list every folder once), the user."""
+    who = [os.getuid(), sorted(os.getgroups())] if hasattr(os, "getuid") else []
+    kinds = [sorted(NOTE_SUFFIXES), sorted(DOCUMENT_SUFFIXES), EXCALIDRAW_SUFFIX]
+    return json.dumps([_FORMAT, root, list(include), list(exclude), documents, kinds, who])
 
 
 def indexed_only(found: Mapping[str, Listing], notes: Iterable[str]) -> dict[str, Listing]:
@@ -136,18 +148,15 @@ def decode(text: str | None, context: str) -> dict[str, Listing]:
         raw = zlib.decompress(base64.b64decode(text, validate=True)).decode("utf-8")
     except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
         return {}
-    if not raw.startswith(context + _SEP):
+    if not raw.startswith(context + _SEP) or "\x00" in raw:
         return {}
     parts = raw[len(context) + 1 :].split(_SEP)
     if len(parts) % 4:
         return {}
-    return dict(
-        zip(
-            parts[0::4],
-            zip(
-                parts[1::4],
-                (tuple(s.split("/")) if s else () for s in parts[2::4]),
-                (tuple(f.split("/")) if f else () for f in parts[3::4]),
-            ),
-        )
-    )
+    subfolders = [tuple(s.split("/")) if s else () for s in parts[2::4]]
+    files = [tuple(f.split("/")) if f else () for f in parts[3::4]]
+    # The walk joins these names to folder paths: none may lead out of its folder (a record is
+    # only written by the index, but the index file is not the vault).
+    if not _ESCAPES.isdisjoint(chain.from_iterable(chain(subfolders, files))):
+        return {}
+    return dict(zip(parts[0::4], zip(parts[1::4], subfolders, files)))

@@ -225,6 +225,10 @@ def walk_vault(
                 is_dir = entry.is_dir()  # follows a symlink, as os.walk does
             except OSError:
                 is_dir = False
+            if remembered is not None and entry.is_symlink():
+                # What a symlink is taken as follows its target, which can change without its
+                # folder changing (a link to a folder becomes one to a note): never remembered.
+                skipped_before = -1
             if is_dir:
                 # Symlinked folders are not followed.
                 if not entry.is_symlink() and not rules.skips_folder(rel, parents_checked=True):
