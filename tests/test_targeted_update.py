@@ -90,11 +90,14 @@ def rows(index: Index) -> dict[str, Any]:
         "k.target_len FROM links k JOIN files f ON f.id = k.id / 16384 ORDER BY 1, 2"
     ).fetchall()
     # last_run holds times, generation a random token (what reply cursors check), and the OCR
-    # pass's record the time it finished.
+    # pass's record the time it finished; folder_listings is what the last whole pass saw of
+    # folders that had settled by then (a targeted run keeps it as it was; tests/
+    # test_folder_listings.py holds it to the walk).
     meta = [
         (key, _without_time(value) if key == "ocr_progress" else value)
         for key, value in db.execute(
-            "SELECT key, value FROM meta WHERE key NOT IN ('last_run', 'generation') ORDER BY key"
+            "SELECT key, value FROM meta "
+            "WHERE key NOT IN ('last_run', 'generation', 'folder_listings') ORDER BY key"
         ).fetchall()
     ]
     fts = db.execute("SELECT count(*) FROM chunks_fts_docsize").fetchall()
