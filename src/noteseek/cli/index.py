@@ -105,7 +105,9 @@ def _print_stats(stats: IndexStats, db: object) -> None:
 @db_option(f"${ENV_WRITE_DB}, else ${ENV_DB}, else a file per vault in the data dir")
 @collection_option()
 @click.option(
-    "--full", is_flag=True, help="Re-read and re-embed every note instead of only changes."
+    "--full",
+    is_flag=True,
+    help="Re-read and re-embed every note and list every folder, instead of only changes.",
 )
 @click.option(
     "--model", help="Model2Vec model: a local folder or a hub id (default: bundled potion-base-8M)."
