@@ -216,7 +216,8 @@ def walk_vault(
             continue
         subfolders: list[tuple[str, str]] = []
         taken: list[str] = []
-        skipped_before = len(passed_over)
+        passed_before = len(passed_over)
+        keep = remembered is not None  # whether this folder's listing may be remembered
         take_files = rules.includes_folder(rel_dir)
         for entry in entries:
             name = entry.name
@@ -225,10 +226,10 @@ def walk_vault(
                 is_dir = entry.is_dir()  # follows a symlink, as os.walk does
             except OSError:
                 is_dir = False
-            if remembered is not None and entry.is_symlink():
+            if keep and entry.is_symlink():
                 # What a symlink is taken as follows its target, which can change without its
                 # folder changing (a link to a folder becomes one to a note): never remembered.
-                skipped_before = -1
+                keep = False
             if is_dir:
                 # Symlinked folders are not followed.
                 if not entry.is_symlink() and not rules.skips_folder(rel, parents_checked=True):
@@ -247,11 +248,12 @@ def walk_vault(
             elif found is not None:
                 passed_over.append(found)
             else:
-                skipped_before = -1  # a folder named like a note: not recorded
+                keep = False  # a folder named like a note, seen as a file
         if (
-            remembered is not None
+            keep
+            and remembered is not None
             and folder_stat is not None
-            and len(passed_over) == skipped_before
+            and len(passed_over) == passed_before  # nothing passed over in this folder
             and settled(folder_stat, remembered.started_ns)
         ):
             names = tuple(os.path.basename(path) for path, _ in subfolders)
