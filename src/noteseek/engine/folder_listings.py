@@ -52,6 +52,8 @@ __all__ = [
     "encode",
     "folder_key",
     "indexed_only",
+    "recordable",
+    "settled",
 ]
 
 SETTLED_NS = 2_000_000_000
