@@ -45,7 +45,7 @@ from noteseek.agents.prompt_context import (
 from noteseek.core.context_block import select_sections
 from noteseek.core.relevance import HOOK_MIN_ANSWER, HOOK_MIN_SCORE, content_terms
 from quality import evaluate
-from relevance_train import OFF_TOPIC, ON_TOPIC, index_of, queries_of
+from relevance_train import IDS, OFF_TOPIC, ON_TOPIC, identifier_queries, index_of, queries_of
 
 LIMIT = 10
 # Chit-chat and one-line agent instructions no notes vault should answer.
@@ -144,6 +144,24 @@ def on_topic(name: str, per: int, old_src: Path | None) -> dict[str, Any]:
     return row
 
 
+def identifier_lookups(name: str, per: int) -> dict[str, Any]:
+    """A set's identifier lookups (relevance_train.identifier_queries, another sample than
+    training's): the note that holds the identifier, still shown by default."""
+    db, _ = index_of(name)
+    queries = identifier_queries(f"{name}{IDS}", per, seed=101)
+    held = kept = shown = 0
+    with noteseek.Index(db, create=False) as idx:
+        for path, text in queries:
+            full = [h.path for h in idx.search(text, limit=LIMIT, min_score=0, min_answer=0)]
+            default = [h.path for h in idx.search(text, limit=LIMIT)]
+            shown += len(default)
+            if path in full:
+                held += 1
+                kept += path in default
+    return {"set": name, "queries": len(queries), "top10_held": held, "still_shown": kept,
+            "kept_share": kept / max(1, held), "mean_shown": shown / max(1, len(queries))}
+
+
 def off_topic(source: str, vault: str, per: int) -> dict[str, Any]:
     db, _ = index_of(vault)
     queries = sources(source, per)
@@ -192,7 +210,8 @@ def hook(per: int) -> dict[str, Any]:
             real = named
         out["on_topic"][name] = {"prompts": len(queries), "names_relevant": real / len(queries),
                                  "sweep": {t: v / len(queries) for t, v in sweep.items()}}
-    pairs = [p for p in OFF_TOPIC if p[1] == "obsidian-help-en"] + [p for p in EXTRA_OFF_TOPIC]
+    # The chat prompts are training's only (the generic ones below are the evaluation's).
+    pairs = [p for p in OFF_TOPIC if p[1] == "obsidian-help-en" and p[0] != "chat"] + list(EXTRA_OFF_TOPIC)
     pairs += [("beir-scifact", "obsidian-hub"), ("mdn", "beir-scifact")]
     for source, vault in dict.fromkeys(pairs):
         db, _ = index_of(vault)
@@ -247,7 +266,7 @@ def main() -> int:
     ap.add_argument("--hook-per", type=int, default=120, help="prompts per hook row")
     ap.add_argument("--old-src", type=Path, help="a checkout's src/ to compare the ranking with")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: on,off,hook")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: on,ids,off,golden,hook")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     report: dict[str, Any] = {"default_min_score": noteseek.DEFAULT_MIN_SCORE, "default_min_answer": noteseek.DEFAULT_MIN_ANSWER, "hook_min_score": HOOK_MIN_SCORE, "hook_min_answer": HOOK_MIN_ANSWER}
@@ -263,8 +282,19 @@ def main() -> int:
         held = sum(r["top10_held"] for r in rows)
         print(f"\nAll sets: relevant note still shown for {sum(r['still_shown'] for r in rows)}/{held} "
               f"= {sum(r['still_shown'] for r in rows) / max(1, held):.3f}")
+    if "ids" not in skip:
+        rows = [identifier_lookups(name, args.per_set) for name in ON_TOPIC]
+        report["identifiers"] = rows
+        print("\nIdentifier lookups (one identifier written in exactly one note, asked alone), default thresholds:\n")
+        print("| set | queries | top 10 held the note | still shown | hits shown |")
+        print("|---|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['set']} | {r['queries']} | {r['top10_held']} | {r['kept_share']:.3f} | {r['mean_shown']:.2f} |")
+        held = sum(r["top10_held"] for r in rows)
+        print(f"\nAll sets: the note still shown for {sum(r['still_shown'] for r in rows)}/{held} "
+              f"= {sum(r['still_shown'] for r in rows) / max(1, held):.3f}")
     if "off" not in skip:
-        rows = [off_topic(s, v, args.per_pair) for s, v in list(OFF_TOPIC) + list(EXTRA_OFF_TOPIC) if s != "agent"]
+        rows = [off_topic(s, v, args.per_pair) for s, v in list(OFF_TOPIC) + list(EXTRA_OFF_TOPIC) if s not in ("agent", "chat")]
         report["off_topic"] = rows
         print(f"\nOff-topic, default threshold {noteseek.DEFAULT_MIN_SCORE} (limit 10):\n")
         print("| queries → vault | queries | no hit shown | hits shown (mean) |")

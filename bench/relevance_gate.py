@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE
 from noteseek.core.calibration import Calibrator, answer_features, non_increasing
-from relevance_train import CORPUS_OF, collect, corpora, fit, reliability
+from relevance_train import CORPUS_OF, IDS, collect, corpora, fit, reliability
 
 
 def per_hit_loco(blocks: list[dict[str, Any]]) -> list[np.ndarray]:
@@ -90,9 +91,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-set", type=int, default=300)
     ap.add_argument("--per-pair", type=int, default=100)
+    ap.add_argument("--per-ids", type=int, default=100, help="identifier lookups per set and pair (0: none)")
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--answer", type=float, default=0.15, help="the Q threshold reported per corpus")
-    ap.add_argument("--floor", type=float, default=0.0, help="the per-hit floor reported per corpus")
+    ap.add_argument("--answer", type=float, default=DEFAULT_MIN_ANSWER, help="the Q threshold reported per corpus (default: the engine's)")
+    ap.add_argument("--floor", type=float, default=DEFAULT_MIN_SCORE, help="the per-hit floor reported per corpus (default: the engine's)")
     ap.add_argument("--hook-answer", type=float, default=0.5)
     ap.add_argument("--hook-score", type=float, default=0.2)
     ap.add_argument("--export", type=Path)
@@ -100,19 +102,22 @@ def main() -> int:
     if importlib.util.find_spec("sklearn") is None:  # the ranking-lab extra
         print("relevance_gate skipped: scikit-learn is not installed (pip install -e '.[ranking-lab]')")
         return 0
-    blocks = [b for b in collect("hybrid", args.per_set, args.per_pair, args.seed, False) if len(b["y"])]
+    blocks = [b for b in collect("hybrid", args.per_set, args.per_pair, args.seed, False, args.per_ids) if len(b["y"])]
     p = per_hit_loco(blocks)
     rows = np.array([answer_features(b["X"], list(s)) for b, s in zip(blocks, p)])
     answered = np.array([b["on_topic"] and bool(b["y"].any()) for b in blocks])
     usable = np.array([(not b["on_topic"]) or bool(b["y"].any()) for b in blocks])
     q = q_loco(blocks, rows, answered, usable)
-    everything = list(range(len(blocks)))
+    # The sweeps and per-corpus tables read the judged sets and the written prompts; the
+    # identifier lookups have their own row (per query family, below).
+    everything = [i for i, b in enumerate(blocks) if not b["source"].endswith(IDS)]
     _, _, _, _, n_off, n_on = figures(blocks, p, q, 0, 0, everything)
-    print(f"{len(blocks)} queries: {n_on} on-topic whose top 10 holds a relevant note, "
-          f"{n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n")
+    print(f"{len(everything)} queries of the judged sets and prompts (and {len(blocks) - len(everything)} "
+          f"identifier lookups, trained on and reported apart): {n_on} on-topic whose top 10 holds a "
+          f"relevant note, {n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n")
     print("| Q ≥ | p ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for a in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5):
+    for a in (0.0, 0.05, 0.1, 0.15, 0.18, 0.2, 0.25, 0.3, 0.5):
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
             print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
@@ -141,9 +146,21 @@ def main() -> int:
     print("| vault | off-topic queries | no hit | hits shown | on-topic queries | relevant kept | hits shown |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for corpus in sorted({CORPUS_OF[b["vault"]] for b in blocks}):
-        idx = [i for i, b in enumerate(blocks) if CORPUS_OF[b["vault"]] == corpus]
+        idx = [i for i in everything if CORPUS_OF[blocks[i]["vault"]] == corpus]
         no_hit, hits_off, kept, hits_on, n_off, n_on = figures(blocks, p, q, args.answer, args.floor, idx)
         print(f"| {corpus} | {n_off} | {no_hit:.3f} | {hits_off:.2f} | {n_on} | {kept:.3f} | {hits_on:.2f} |")
+    print(f"\nPer query family at Q ≥ {args.answer}, p ≥ {args.floor} (the judged sets' own queries; the "
+          "identifier lookups of relevance_train.identifier_queries):\n")
+    print("| family | off-topic queries | no hit | hits shown | on-topic queries | relevant kept | hits shown |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for family, chosen in (
+        ("judged sets", lambda b: b["source"] not in ("agent", "chat") and not b["source"].endswith(IDS)),
+        ("written prompts (agent, chat)", lambda b: b["source"] in ("agent", "chat")),
+        ("identifier lookups", lambda b: b["source"].endswith(IDS)),
+    ):
+        idx = [i for i, b in enumerate(blocks) if chosen(b)]
+        no_hit, hits_off, kept, hits_on, n_off, n_on = figures(blocks, p, q, args.answer, args.floor, idx)
+        print(f"| {family} | {n_off} | {no_hit:.3f} | {hits_off:.2f} | {n_on} | {kept:.3f} | {hits_on:.2f} |")
     print("\nPer query source (off-topic rows by the corpus their queries come from):\n")
     print("| queries of → vault | queries | no hit | hits shown |")
     print("|---|---:|---:|---:|")
@@ -162,8 +179,8 @@ def main() -> int:
                 if q[i] < a:
                     return []
                 return [j for j in range(min(6, len(p[i]))) if p[i][j] >= b][:3]
-            off = [i for i, x in enumerate(blocks) if not x["on_topic"]]
-            on = [i for i, x in enumerate(blocks) if x["on_topic"]]
+            off = [i for i in everything if not blocks[i]["on_topic"]]
+            on = [i for i in everything if blocks[i]["on_topic"]]
             helpq = [i for i in on if blocks[i]["vault"] == "obsidian-help-en"]
             silent = np.mean([not block(i) for i in off])
             names = np.mean([any(blocks[i]["y"][j] for j in block(i)) for i in on])

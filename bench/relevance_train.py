@@ -29,6 +29,7 @@ import importlib.util
 import json
 import pickle
 import random
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -50,12 +51,14 @@ from datasets import (
     read_queries,
 )
 from noteseek.core.calibration import CALIBRATION_FEATURES, Calibrator, non_increasing
+from noteseek.core.query import looks_like_identifier
 from quality import open_index
 
 LIMIT = 10
 MODES = ("hybrid", "bm25", "vector")
 ROWS = CACHE_DIR / "relevance-train"
 AGENT_PROMPTS = Path(__file__).resolve().parent / "data" / "agent_prompts.txt"
+CHAT_PROMPTS = Path(__file__).resolve().parent / "data" / "chat_prompts.txt"
 # Data set -> the corpus its queries come from (LOCO groups; the Help vault is one corpus).
 CORPUS_OF = {
     "beir-scifact": "scifact",
@@ -64,8 +67,12 @@ CORPUS_OF = {
     "obsidian-help-en": "help",
     "tldr": "tldr",
     "agent": "agent",
+    "chat": "agent",
 }
 ON_TOPIC = ("beir-scifact", "mdn", "obsidian-hub", "obsidian-help-en", "tldr")
+# A set's identifier lookups (`identifier_queries`): "<set>#ids", its corpus's.
+IDS = "#ids"
+CORPUS_OF |= {f"{name}{IDS}": CORPUS_OF[name] for name in ON_TOPIC}
 # (queries of, asked of the vault of): pairs that share no subject.
 OFF_TOPIC = (
     ("beir-scifact", "obsidian-hub"),
@@ -80,7 +87,59 @@ OFF_TOPIC = (
     ("agent", "obsidian-help-en"),
     ("agent", "obsidian-hub"),
     ("agent", "beir-scifact"),
+    ("chat", "obsidian-help-en"),
+    ("chat", "obsidian-hub"),
+    ("chat", "beir-scifact"),
 )
+
+
+# (queries of, asked of the vault of): the identifier lookups, on-topic and off-topic as the
+# sets' own queries are. Asked of another vault, most identifiers are unknown there (no list:
+# the known-words gate); those that come back matched words the vault also has, by chance
+# ("SAA-1", a protein, is the words "saa" and "1" to the tokenizer) or as a fair lookup
+# ("DigitalOcean" in tldr). Both count as off-topic, as every query of another corpus does.
+ID_PAIRS = tuple((f"{name}{IDS}", name) for name in ON_TOPIC) + tuple(
+    (f"{source}{IDS}", vault) for source, vault in OFF_TOPIC if source in ON_TOPIC
+)
+
+
+def base(name: str) -> str:
+    """The set a query source comes from ("mdn#ids" -> "mdn")."""
+    return name.removesuffix(IDS)
+
+
+# A word as a person copies it out of a note: not inside a URL, a path or a longer word.
+_TOKEN = re.compile(r"(?<![\w./=?#&%:-])[A-Za-z][A-Za-z0-9_]*(?:-[0-9]+)?(?![\w/-])")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _identifier(token: str) -> bool:
+    """An identifier as the engine reads one (`looks_like_identifier`: a digit, an inner
+    underscore or a camelCase hump with letters), 5-40 characters with two letters or more, and
+    not a hex string (colours, hashes): what a person would copy out of a note to find it again."""
+    if not 5 <= len(token) <= 40 or sum(c.isalpha() for c in token) < 2 or _HEX.fullmatch(token):
+        return False
+    return looks_like_identifier(token)
+
+
+def identifier_queries(name: str, n: int, seed: int) -> list[tuple[str, str]]:
+    """Up to `n` (note path, identifier) of a set's vault: identifiers written in exactly one
+    note (case-folded), each asked alone; the note that holds it is the one relevant. The
+    known-item lookup the judged sets lack (an error code, a ticket id, a setting's name), from
+    the development corpora's own text; a fixed random sample."""
+    db, _ = index_of(base(name))
+    notes: dict[str, set[str]] = {}
+    spelled: dict[str, str] = {}
+    with noteseek.Index(db, create=False) as idx:
+        for path in idx.note_paths():
+            for token in set(_TOKEN.findall(idx.note_text(path))):
+                if _identifier(token):
+                    key = token.casefold()
+                    notes.setdefault(key, set()).add(path)
+                    spelled.setdefault(key, token)
+    unique = sorted((next(iter(paths)), spelled[key]) for key, paths in notes.items() if len(paths) == 1)
+    random.Random(f"{seed}-{name}").shuffle(unique)
+    return unique[:n]
 
 
 def agent_prompts(part: str) -> list[tuple[str, str]]:
@@ -94,6 +153,18 @@ def agent_prompts(part: str) -> list[tuple[str, str]]:
     return [(f"agent-{i}", t) for i, t in enumerate(lines) if keep is None or i % 2 == keep]
 
 
+def chat_prompts() -> list[tuple[str, str]]:
+    """The written short chat prompts ("thx", "keep going"), every line: a family of off-topic
+    input the hook and an agent's searches meet all day, and the identifier lookups' opposite
+    (one or two words, a strong match by chance)."""
+    lines = [
+        line.strip()
+        for line in CHAT_PROMPTS.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    return [(f"chat-{i}", t) for i, t in enumerate(lines)]
+
+
 def _split(qid: str) -> int:
     return int(hashlib.sha256(qid.encode()).hexdigest()[:8], 16)
 
@@ -102,6 +173,10 @@ def queries_of(name: str, *, judged: bool, n: int, seed: int, part: str = "train
     """Up to `n` (id, text) of a set (only judged ones when `judged`), a fixed random sample."""
     if name == "agent":
         return agent_prompts(part)
+    if name == "chat":
+        return chat_prompts()
+    if name.endswith(IDS):
+        return identifier_queries(name, n, seed)
     ds = DATASETS[name]
     texts = read_queries(DATA_DIR / ds.queries)
     if judged:
@@ -125,8 +200,11 @@ def run_pair(source: str, vault: str, mode: str, queries: list[tuple[str, str]])
     """One row block per query: feature rows of its hits and their labels."""
     db, matcher = index_of(vault)
     qrels: dict[str, dict[str, int]] = {}
+    on_topic = base(source) == vault
     if source == vault:
         qrels, _ = matcher.map_qrels(load_qrels(DATASETS[vault]))
+    elif on_topic:  # identifier lookups: the query's id is the note that holds it
+        qrels = {path: {matcher.note_id(path): 1} for path, _ in queries}
     out = []
     with noteseek.Index(db, create=False) as idx:
         calibration = _internals.searcher(idx).calibration
@@ -144,7 +222,7 @@ def run_pair(source: str, vault: str, mode: str, queries: list[tuple[str, str]])
                     "text": text,
                     "source": source,
                     "vault": vault,
-                    "on_topic": source == vault,
+                    "on_topic": on_topic,
                     "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(CALIBRATION_FEATURES)),
                     "y": np.array([judged.get(matcher.note_id(p), 0) > 0 for p in paths], dtype=np.bool_),
                     "judged": len(judged),
@@ -153,16 +231,22 @@ def run_pair(source: str, vault: str, mode: str, queries: list[tuple[str, str]])
     return out
 
 
-def collect(mode: str, per_set: int, per_pair: int, seed: int, fresh: bool) -> list[dict[str, Any]]:
+def collect(
+    mode: str, per_set: int, per_pair: int, seed: int, fresh: bool, per_ids: int = 0
+) -> list[dict[str, Any]]:
+    """The row blocks of every pair (cached per pair and sample size), with `per_ids`
+    identifier lookups per set and off-topic pair when it is not 0."""
     ROWS.mkdir(parents=True, exist_ok=True)
     blocks: list[dict[str, Any]] = []
-    pairs = [(s, s) for s in ON_TOPIC] + list(OFF_TOPIC)
+    pairs = [(s, s) for s in ON_TOPIC] + list(OFF_TOPIC) + (list(ID_PAIRS) if per_ids else [])
     for source, vault in pairs:
-        cache = ROWS / f"{mode}-{source}-{vault}-{per_set}-{per_pair}-{seed}.pkl"
+        ids = source.endswith(IDS)
+        sizes = f"{per_ids}-{seed}" if ids else f"{per_set}-{per_pair}-{seed}"
+        cache = ROWS / f"{mode}-{source}-{vault}-{sizes}.pkl"
         if cache.exists() and not fresh:
             blocks.extend(pickle.loads(cache.read_bytes()))
             continue
-        n = per_set if source == vault else per_pair
+        n = per_ids if ids else per_set if source == vault else per_pair
         queries = queries_of(source, judged=source == vault, n=n, seed=seed)
         started = time.perf_counter()
         rows = run_pair(source, vault, mode, queries)
@@ -268,6 +352,7 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--per-set", type=int, default=400, help="on-topic queries per set")
     ap.add_argument("--per-pair", type=int, default=150, help="off-topic queries per pair")
+    ap.add_argument("--per-ids", type=int, default=100, help="identifier lookups per set and pair (0: none)")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--isotonic", action="store_true", help="also fit an isotonic table (measured)")
     ap.add_argument("--export", type=Path)
@@ -281,7 +366,7 @@ def main() -> int:
     tables: dict[str, tuple[list[float], list[float]]] = {}
     report: dict[str, Any] = {}
     for mode in args.modes.split(","):
-        blocks = collect(mode, args.per_set, args.per_pair, args.seed, args.fresh)
+        blocks = collect(mode, args.per_set, args.per_pair, args.seed, args.fresh, args.per_ids)
         print(f"\n## {mode}: {len(blocks)} queries, {sum(len(b['y']) for b in blocks)} hits, "
               f"{sum(int(b['y'].sum()) for b in blocks)} relevant\n")
         variants = {"logistic": loco(blocks, mode, False)}

@@ -23,6 +23,7 @@ from noteseek.core.calibration import (
     query_facts,
 )
 from noteseek.core.markup import readable
+from noteseek.core.query import identifier_terms
 from noteseek.engine.search.calibration import bundled_calibrator
 
 from .conftest import FakeEmbedder, WriteNotes, note
@@ -68,11 +69,43 @@ def test_non_increasing_caps_each_score_at_the_one_above() -> None:
 
 
 def test_query_facts_weigh_unknown_words_and_count_the_known_share() -> None:
-    mass, known, words = query_facts([0, 10, 1000], 1000)
+    mass, known, words, _ = query_facts([0, 10, 1000], 1000)
     assert words == 3 and mass > 0
     assert 0 < known < 1
     assert query_facts([5, 5], 100)[1] == 1.0
     assert query_facts([0, 0], 100)[1] == 0.0
+
+
+def test_rarity_counts_identifiers_by_chunks_not_by_a_share_of_the_index() -> None:
+    # An identifier in one chunk is a pointer to one place, in a small vault as in a large one.
+    assert query_facts([1], 200, [True])[3] == 1.0
+    assert query_facts([1], 50_000, [True])[3] == 1.0
+    assert query_facts([2], 50_000, [True])[3] == 0.5
+    assert query_facts([0], 200, [True])[3] == 0.0  # an unknown word points nowhere
+    mixed = query_facts([1, 400], 50_000, [True, True])
+    assert 0.5 < mixed[3] < 1.0  # the rare identifier carries most of the mass
+    assert query_facts([400, 900], 50_000, [True, True])[3] < 0.01
+    # A plain word is never a pointer, however rare; missing flags mean plain words.
+    assert query_facts([1], 200, [False])[3] == 0.0
+    assert query_facts([1, 1], 200)[3] == 0.0
+    assert query_facts([1, 1], 200, [True])[3] == pytest.approx(0.5)
+
+
+def test_identifier_terms_are_the_words_written_as_identifiers() -> None:
+    assert identifier_terms("E0597") == {"e0597"}
+    assert identifier_terms("ProgressDeadlineExceeded") == {"progressdeadlineexceeded"}
+    assert identifier_terms("§35a EStG") == {"35a", "estg"}
+    assert identifier_terms("see INC-2291, please") == {"inc", "2291"}
+    assert identifier_terms("(idle_in_transaction)") == {"idle", "in", "transaction"}
+    for plain in ("ok", "hallo", "thanks!", "git push --force-with-lease", "line 42", "1:1", ""):
+        assert identifier_terms(plain) == frozenset(), plain
+
+
+def test_rarity_reaches_only_hits_bm25_found() -> None:
+    facts = query_facts([1], 200, [True])
+    rare = CALIBRATION_FEATURES.index("rare_match")
+    assert calibration_features(facts, 1, (1, 4.0), (2, 0.3), 0.0, False)[rare] == 1.0
+    assert calibration_features(facts, 2, (None, None), (1, 0.3), 0.0, False)[rare] == 0.0
 
 
 def test_features_and_probability_stay_in_range() -> None:
@@ -183,6 +216,45 @@ def test_threshold_hides_a_suffix_and_counts_it(
         none = idx.run_search(SearchRequest("tomato watering", min_score=0, min_answer=1.0))
         if everything.answered < 1.0:
             assert none.hits == () and none.hidden == len(scores)
+
+
+def test_a_one_word_query_that_is_a_tag_reads_as_an_exact_name(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    """The calibration's exact-name feature is 1 for a note tagged with the query's only word
+    (a nested tag's part too), 0 for a note that only mentions it, and 0 for any note once the
+    query has a second word."""
+    vault = make_vault({
+        "runbooks/rollout.md": note(
+            "Rollout runbook", ("Steps", "Roll back the deployment when the pods stay pending."),
+            tags="oncall",
+        ),
+        "runbooks/pager.md": note(
+            "Pager rota", ("Who", "The rota decides who carries the pager each week."),
+            tags="team/oncall",
+        ),
+        "notes/meeting.md": note(
+            "Team meeting", ("Notes", "We talked about oncall fatigue and the rollout rota."),
+        ),
+    })
+    exact = CALIBRATION_FEATURES.index("exact_name")
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        calibration = idx._searcher.calibration
+        calibration.capture = True
+
+        def rows(query: str) -> dict[str, float]:
+            calibration.last = None
+            idx.search(query, min_score=0, min_answer=0)
+            assert calibration.last is not None
+            _, paths, features = calibration.last
+            return {path: row[exact] for path, row in zip(paths, features)}
+
+        assert rows("oncall") == {
+            "runbooks/rollout.md": 1.0, "runbooks/pager.md": 1.0, "notes/meeting.md": 0.0,
+        }
+        assert rows("#OnCall")["runbooks/rollout.md"] == 1.0
+        assert set(rows("oncall rollout").values()) == {0.0}
 
 
 @pytest.fixture(scope="module")

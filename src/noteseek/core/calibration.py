@@ -45,6 +45,7 @@ CALIBRATION_FEATURES: tuple[str, ...] = (
     "rerank_present",
     "rank_rrank",
     "query_terms",
+    "rare_match",
 )
 
 
@@ -93,18 +94,33 @@ def answer_features(rows: Sequence[Sequence[float]], probabilities: Sequence[flo
 ANSWER_WIDTH = 12 + 3 * len(CALIBRATION_FEATURES) + 2
 
 
-def query_facts(counts: Sequence[int], total_chunks: int) -> tuple[float, float, int]:
-    """(IDF mass of the query, share of it in words the index holds, words): from each content
-    word's chunk count. An unknown word weighs what a word in one chunk would."""
+def query_facts(
+    counts: Sequence[int], total_chunks: int, identifiers: Sequence[bool] = ()
+) -> tuple[float, float, int, float]:
+    """(IDF mass of the query, share of it in words the index holds, words, rarity): from each
+    content word's chunk count, and whether it comes from a word written as an identifier
+    (`core.query.identifier_terms`; missing: not). An unknown word weighs what a word in one
+    chunk would.
+
+    Rarity is the share of the mass in identifiers that point at few places, each one's weight
+    divided by its chunk count: 1.0 for a query of an error code or a ticket id found in one
+    chunk, 0 without identifiers. It counts chunks, not a share of the index, because an
+    identifier in one chunk names one place in a vault of any size, which IDF cannot say (the
+    same word in one chunk weighs 4.9 in a vault of 200 chunks and 10.4 in one of 50,000). Plain
+    words do not count: "ok" or "hallo" in one chunk of a vault is chance, not a pointer."""
     n = max(total_chunks, 1)
     weights = [max(math.log((n - max(df, 1) + 0.5) / (max(df, 1) + 0.5)), 0.0) + 0.1 for df in counts]
     mass = sum(weights)
     known = sum(w for w, df in zip(weights, counts) if df > 0)
-    return mass, (known / mass if mass > 0 else 0.0), len(counts)
+    shaped = list(identifiers)[: len(counts)] + [False] * max(0, len(counts) - len(identifiers))
+    rare = sum(w / df for w, df, named in zip(weights, counts, shaped) if df > 0 and named)
+    if mass <= 0:
+        return mass, 0.0, len(counts), 0.0
+    return mass, known / mass, len(counts), rare / mass
 
 
 def calibration_features(
-    facts: tuple[float, float, int],
+    facts: tuple[float, float, int, float],
     rank: int,
     bm25: tuple[int | None, float | None],
     vector: tuple[int | None, float | None],
@@ -114,7 +130,7 @@ def calibration_features(
     """One hit's row in `CALIBRATION_FEATURES` order: `facts` from `query_facts`, the hit's
     1-based rank in the list shown, (rank, raw score) in the BM25 and vector lists (None: absent),
     the rerank's raw output (None: not reranked), exact title/alias/file-name match."""
-    mass, known, words = facts
+    mass, known, words, rare = facts
     bm25_rank, bm25_score = bm25
     vec_rank, cosine = vector
     return [
@@ -132,6 +148,9 @@ def calibration_features(
         float(rerank is not None),
         1.0 / rank,
         math.log1p(words),
+        # The query's rare words point at this note only when BM25 found it (for a one-word
+        # query exactly; for more words the head's BM25 match stands in for holding them).
+        rare if bm25_rank is not None else 0.0,
     ]
 
 

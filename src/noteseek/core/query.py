@@ -18,6 +18,8 @@ __all__ = [
     "folder_key",
     "folder_keys",
     "fts_query",
+    "identifier_terms",
+    "looks_like_identifier",
     "match_expression",
     "name_key",
     "query_terms",
@@ -61,6 +63,39 @@ def query_terms(text: str) -> list[str]:
             seen.add(term)
             terms.append(term)
     return terms
+
+
+_HUMP = re.compile(r"[a-z][A-Z]")
+
+
+def looks_like_identifier(word: str) -> bool:
+    """A word written as an error code, a key or an API name is: letters with a digit (`E0597`,
+    `§35a`, `INC-2291`), an inner underscore (`idle_in_transaction`) or a lower-to-upper hump
+    (`ProgressDeadlineExceeded`, `EStG`). Such a word names one thing wherever it is written;
+    a plain word ("ok", "hallo") that happens to be rare in a vault does not."""
+    if not any(ch.isalpha() for ch in word):
+        return False
+    return (
+        any(ch.isdigit() for ch in word)
+        or "_" in word.strip("_")
+        or _HUMP.search(word) is not None
+    )
+
+
+def identifier_terms(text: str) -> frozenset[str]:
+    """The query terms (`query_terms`) of the words of `text` that look like identifiers, each
+    word as written between spaces, without the punctuation around it."""
+    out: set[str] = set()
+    for piece in text.split():
+        start, end = 0, len(piece)
+        while start < end and not _is_word_char(piece[start]) and piece[start] != "_":
+            start += 1
+        while end > start and not _is_word_char(piece[end - 1]) and piece[end - 1] != "_":
+            end -= 1
+        word = piece[start:end]
+        if looks_like_identifier(word):
+            out.update(query_terms(word))
+    return frozenset(out)
 
 
 def search_terms(text: str, *, drop: Callable[[str], bool] | None = None) -> list[str]:

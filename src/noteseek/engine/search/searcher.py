@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Literal
 from ...core.calibration import ANSWER_DEPTH, calibration_features, non_increasing, query_facts
 from ...core.file_kinds import document_kind
 from ...core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
-from ...core.query import file_keys, folder_keys, name_key, search_terms, tag_key
+from ...core.query import (
+    file_keys,
+    folder_keys,
+    identifier_terms,
+    name_key,
+    search_terms,
+    tag_key,
+)
 from ...embedding.embedder import Embedder, knows_word, query_vector
 from ...errors import ModelLoadError
 from ...settings import ENV_DEEP, FALSE_VALUES
@@ -275,7 +282,8 @@ class Searcher:
         lane = self._lane() if deep and mode == "hybrid" and s.fusion == "convex" else None
         # The query words' chunk counts: the rerank's coverage features, the calibration's IDF
         # mass and the lane's language call (one fts5vocab statement for all of them).
-        counts = self.store.query_term_counts(content_words(query))
+        query_words = content_words(query)
+        counts = self.store.query_term_counts(query_words)
         cross = lane is not None and lane.across_languages(
             query, unknown=unknown, some_unknown=any(c == 0 for _, c in counts)
         )
@@ -325,7 +333,8 @@ class Searcher:
             else group(semantic[:head_depth], file_of, s.candidates)
         )
         heads = (len(list_heads[0].scores), len(fused_vector_head.scores))
-        exact = self._exact_names(query) if mode == "hybrid" and s.exact_names else []
+        exact_wanted = mode == "hybrid" and s.exact_names
+        exact = self._exact_names(query) if exact_wanted else []
         if allowed is not None:
             exact = [fid for fid in exact if fid in allowed]
         if weights is not None:
@@ -398,7 +407,8 @@ class Searcher:
             for (fid, _, explanation), chunk_id in zip(ranked, chunk_ids)
             if chunk_id is not None and (row := rows.get(chunk_id)) is not None
         ]
-        facts = query_facts([c for _, c in counts], total)
+        named = identifier_terms(query)
+        facts = query_facts([c for _, c in counts], total, [w in named for w in query_words])
         # The lists' heads only, as for the ranking: a deeper list (a larger `limit`) reaches
         # notes the head did not hold, and a note's features must not change with it.
         # A full head's last run of equal scores is left out, as the rerank leaves it out: which of
@@ -414,6 +424,7 @@ class Searcher:
         ranks: list[int] = []
         for i, (_, fused_score, _) in enumerate(scored):
             ranks.append(ranks[-1] if i and fused_score == scored[i - 1][1] else i + 1)
+        tagged = self._tagged(counts, [fid for fid, *_ in scored]) if exact_wanted else set()
         features = [
             calibration_features(
                 facts,
@@ -421,7 +432,7 @@ class Searcher:
                 (kw_tied.get(fid), kw_top.get(fid)),
                 (vec_tied.get(fid), vec_top.get(fid)),
                 explanation.rerank,
-                explanation.exact_name,
+                explanation.exact_name or fid in tagged,
             )
             for rank, (fid, _, explanation) in zip(ranks, scored)
         ]
@@ -452,6 +463,17 @@ class Searcher:
     def _exact_names(self, query: str) -> list[int]:
         key = name_key(query)
         return self.store.files_named(key)[:EXACT_NAME_LIMIT] if key else []
+
+    def _tagged(self, counts: Sequence[tuple[tuple[str, ...], int]], fids: list[int]) -> set[int]:
+        """The notes among `fids` one of whose tags is the query's only word: a tag is the
+        vault's own name for the notes that carry it, so the calibration reads it as an exact
+        name (the ranking does not promote it). Tags as the index tokenized them (a nested tag
+        `project/alpha` is the words `project` and `alpha`)."""
+        if len(counts) != 1 or not counts[0][0] or not fids:
+            return set()
+        forms = set(counts[0][0])
+        notes = self.store.note_terms(fids)
+        return {fid for fid, terms in notes.items() if forms & terms[1]}
 
     def _nothing_known(self, query: str) -> bool:
         embedder = self.embedder
