@@ -45,7 +45,16 @@ from noteseek.agents.prompt_context import (
 from noteseek.core.context_block import select_sections
 from noteseek.core.relevance import HOOK_MIN_ANSWER, HOOK_MIN_SCORE, content_terms
 from quality import evaluate
-from relevance_train import IDS, OFF_TOPIC, ON_TOPIC, identifier_queries, index_of, queries_of
+from relevance_train import (
+    IDS,
+    OFF_TOPIC,
+    ON_TOPIC,
+    PER_IDS,
+    SEED,
+    identifier_queries,
+    index_of,
+    queries_of,
+)
 
 LIMIT = 10
 # Chit-chat and one-line agent instructions no notes vault should answer.
@@ -145,10 +154,13 @@ def on_topic(name: str, per: int, old_src: Path | None) -> dict[str, Any]:
 
 
 def identifier_lookups(name: str, per: int) -> dict[str, Any]:
-    """A set's identifier lookups (relevance_train.identifier_queries, another sample than
-    training's): the note that holds the identifier, still shown by default."""
+    """A set's identifier lookups (relevance_train.identifier_queries with another seed than
+    training's, and none of training's sample): the note that holds the identifier, still shown
+    by default."""
     db, _ = index_of(name)
-    queries = identifier_queries(f"{name}{IDS}", per, seed=101)
+    trained = set(identifier_queries(f"{name}{IDS}", PER_IDS, seed=SEED))
+    pool = identifier_queries(f"{name}{IDS}", sys.maxsize, seed=101)
+    queries = [q for q in pool if q not in trained][:per]
     held = kept = shown = 0
     with noteseek.Index(db, create=False) as idx:
         for path, text in queries:

@@ -34,7 +34,7 @@ import numpy as np
 
 from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE
 from noteseek.core.calibration import Calibrator, answer_features, non_increasing
-from relevance_train import CORPUS_OF, IDS, collect, corpora, fit, reliability
+from relevance_train import CORPUS_OF, IDS, PER_IDS, SEED, collect, corpora, fit, reliability
 
 
 def per_hit_loco(blocks: list[dict[str, Any]]) -> list[np.ndarray]:
@@ -91,8 +91,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-set", type=int, default=300)
     ap.add_argument("--per-pair", type=int, default=100)
-    ap.add_argument("--per-ids", type=int, default=100, help="identifier lookups per set and pair (0: none)")
-    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--per-ids", type=int, default=PER_IDS, help="identifier lookups per set and pair (0: none)")
+    ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--answer", type=float, default=DEFAULT_MIN_ANSWER, help="the Q threshold reported per corpus (default: the engine's)")
     ap.add_argument("--floor", type=float, default=DEFAULT_MIN_SCORE, help="the per-hit floor reported per corpus (default: the engine's)")
     ap.add_argument("--hook-answer", type=float, default=0.5)
@@ -117,12 +117,12 @@ def main() -> int:
           f"relevant note, {n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n")
     print("| Q ≥ | p ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for a in (0.0, 0.05, 0.1, 0.15, 0.18, 0.2, 0.25, 0.3, 0.5):
+    for a in (0.0, 0.05, 0.1, 0.15, 0.16, 0.18, 0.2, 0.25, 0.3, 0.5):
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
             print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
-    # Two other ways to shorten the lists that pass Q: cut below a share of the first hit's p,
-    # or show at most ceil(K * Q) hits (fewer the less sure Q is).
+    # Other ways to shorten the lists that pass Q: cut below a share of the first hit's p, show
+    # at most ceil(K * Q) hits (fewer the less sure Q is), or a per-hit floor for unsure lists only.
     print(f"\nOther display rules at Q ≥ {args.answer}:\n")
     print("| rule | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---|---:|---:|---:|---:|")
@@ -130,6 +130,8 @@ def main() -> int:
         *[(f"p_i ≥ {r} × p_1", lambda i, r=r: p[i] >= r * p[i][:1].sum()) for r in (0.01, 0.02, 0.05, 0.1)],
         *[(f"at most ⌈{k} × Q⌉", lambda i, k=k: np.arange(len(p[i])) < np.ceil(k * q[i])) for k in (10, 15, 20)],
         *[(f"at most ⌈{k} × √Q⌉", lambda i, k=k: np.arange(len(p[i])) < np.ceil(k * np.sqrt(q[i]))) for k in (10, 12, 15)],
+        *[(f"p_i ≥ {f} where Q < {c}", lambda i, f=f, c=c: p[i] >= (f if q[i] < c else 0.0))
+          for f, c in ((0.002, 0.5), (0.005, 0.3), (0.005, 0.5), (0.01, 0.5))],
     ]:
         no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, args.answer, 0.0, everything, rule)
         print(f"| {label} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")

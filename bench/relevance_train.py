@@ -57,6 +57,10 @@ from quality import open_index
 LIMIT = 10
 MODES = ("hybrid", "bm25", "vector")
 ROWS = CACHE_DIR / "relevance-train"
+# The training sample's defaults (relevance_gate.py reads the same; relevance_eval.py leaves the
+# identifiers of this sample out of its own).
+SEED = 13
+PER_IDS = 100
 AGENT_PROMPTS = Path(__file__).resolve().parent / "data" / "agent_prompts.txt"
 CHAT_PROMPTS = Path(__file__).resolve().parent / "data" / "chat_prompts.txt"
 # Data set -> the corpus its queries come from (LOCO groups; the Help vault is one corpus).
@@ -352,8 +356,8 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--per-set", type=int, default=400, help="on-topic queries per set")
     ap.add_argument("--per-pair", type=int, default=150, help="off-topic queries per pair")
-    ap.add_argument("--per-ids", type=int, default=100, help="identifier lookups per set and pair (0: none)")
-    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--per-ids", type=int, default=PER_IDS, help="identifier lookups per set and pair (0: none)")
+    ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--isotonic", action="store_true", help="also fit an isotonic table (measured)")
     ap.add_argument("--export", type=Path)
     ap.add_argument("--fresh", action="store_true")

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,12 @@ from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE, Index, SearchRequest
 from noteseek.core.calibration import (
     ANSWER_WIDTH,
     CALIBRATION_FEATURES,
+    RARE_CHUNKS,
     Calibrator,
     calibration_features,
     non_increasing,
     query_facts,
+    rarity_shares,
 )
 from noteseek.core.markup import readable
 from noteseek.core.query import identifier_terms
@@ -69,42 +72,50 @@ def test_non_increasing_caps_each_score_at_the_one_above() -> None:
 
 
 def test_query_facts_weigh_unknown_words_and_count_the_known_share() -> None:
-    mass, known, words, _ = query_facts([0, 10, 1000], 1000)
+    mass, known, words = query_facts([0, 10, 1000], 1000)
     assert words == 3 and mass > 0
     assert 0 < known < 1
     assert query_facts([5, 5], 100)[1] == 1.0
     assert query_facts([0, 0], 100)[1] == 0.0
+    # A chunk count above the total never raises (a stale total).
+    assert query_facts([5], 2)[0] == pytest.approx(0.1)
+    assert rarity_shares([5], 2, [True]) == [pytest.approx(0.2)]
 
 
 def test_rarity_counts_identifiers_by_chunks_not_by_a_share_of_the_index() -> None:
     # An identifier in one chunk is a pointer to one place, in a small vault as in a large one.
-    assert query_facts([1], 200, [True])[3] == 1.0
-    assert query_facts([1], 50_000, [True])[3] == 1.0
-    assert query_facts([2], 50_000, [True])[3] == 0.5
-    assert query_facts([0], 200, [True])[3] == 0.0  # an unknown word points nowhere
-    mixed = query_facts([1, 400], 50_000, [True, True])
-    assert 0.5 < mixed[3] < 1.0  # the rare identifier carries most of the mass
-    assert query_facts([400, 900], 50_000, [True, True])[3] < 0.01
+    assert rarity_shares([1], 200, [True]) == [1.0]
+    assert rarity_shares([1], 50_000, [True]) == [1.0]
+    assert rarity_shares([2], 50_000, [True]) == [0.5]
+    assert rarity_shares([0], 200, [True]) == [0.0]  # an unknown word points nowhere
+    mixed = rarity_shares([1, 400], 50_000, [True, True])
+    assert 0.5 < mixed[0] < 1.0 and mixed[1] == 0.0  # past RARE_CHUNKS a word adds nothing
+    assert rarity_shares([RARE_CHUNKS], 50_000, [True])[0] > 0.0
+    assert rarity_shares([RARE_CHUNKS + 1], 50_000, [True]) == [0.0]
     # A plain word is never a pointer, however rare; missing flags mean plain words.
-    assert query_facts([1], 200, [False])[3] == 0.0
-    assert query_facts([1, 1], 200)[3] == 0.0
-    assert query_facts([1, 1], 200, [True])[3] == pytest.approx(0.5)
+    assert rarity_shares([1], 200, [False]) == [0.0]
+    assert rarity_shares([1, 1], 200, []) == [0.0, 0.0]
+    assert rarity_shares([1, 1], 200, [True]) == pytest.approx([0.5, 0.0])
 
 
 def test_identifier_terms_are_the_words_written_as_identifiers() -> None:
     assert identifier_terms("E0597") == {"e0597"}
     assert identifier_terms("ProgressDeadlineExceeded") == {"progressdeadlineexceeded"}
-    assert identifier_terms("§35a EStG") == {"35a", "estg"}
+    assert identifier_terms("§35a EStG") == {"estg"}  # `35a` reads as a count
     assert identifier_terms("see INC-2291, please") == {"inc", "2291"}
     assert identifier_terms("(idle_in_transaction)") == {"idle", "in", "transaction"}
-    for plain in ("ok", "hallo", "thanks!", "git push --force-with-lease", "line 42", "1:1", ""):
-        assert identifier_terms(plain) == frozenset(), plain
+    assert identifier_terms("p53 x86") == {"p53", "x86"}
+    plain = ("ok", "hallo", "thanks!", "git push --force-with-lease", "line 42", "1:1", "",
+             "see you on the 25th", "at 6pm", "make it 10x faster", "100ms", "64GB", "Q1", "H1")
+    for text in plain:
+        assert identifier_terms(text) == frozenset(), text
 
 
-def test_rarity_reaches_only_hits_bm25_found() -> None:
-    facts = query_facts([1], 200, [True])
+def test_rarity_is_clamped_into_the_feature_range() -> None:
+    facts = query_facts([1], 200)
     rare = CALIBRATION_FEATURES.index("rare_match")
-    assert calibration_features(facts, 1, (1, 4.0), (2, 0.3), 0.0, False)[rare] == 1.0
+    assert calibration_features(facts, 1, (1, 4.0), (2, 0.3), 0.0, False, 1.0)[rare] == 1.0
+    assert calibration_features(facts, 1, (1, 4.0), (2, 0.3), 0.0, False, 3.0)[rare] == 1.0
     assert calibration_features(facts, 2, (None, None), (1, 0.3), 0.0, False)[rare] == 0.0
 
 
@@ -218,12 +229,28 @@ def test_threshold_hides_a_suffix_and_counts_it(
             assert none.hits == () and none.hidden == len(scores)
 
 
-def test_a_one_word_query_that_is_a_tag_reads_as_an_exact_name(
+def _capture(idx: Index, feature: str) -> Callable[[str], dict[str, float]]:
+    """query -> {path: the hit's value of `feature`} as the engine computed it."""
+    calibration = idx._searcher.calibration
+    calibration.capture = True
+    column = CALIBRATION_FEATURES.index(feature)
+
+    def rows(query: str) -> dict[str, float]:
+        calibration.last = None
+        idx.search(query, min_score=0, min_answer=0)
+        assert calibration.last is not None
+        _, paths, features = calibration.last
+        return {path: row[column] for path, row in zip(paths, features)}
+
+    return rows
+
+
+def test_a_query_that_is_a_tag_reads_as_an_exact_name(
     tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
 ) -> None:
-    """The calibration's exact-name feature is 1 for a note tagged with the query's only word
-    (a nested tag's part too), 0 for a note that only mentions it, and 0 for any note once the
-    query has a second word."""
+    """The calibration's exact-name feature is 1 for a note tagged with the query (or with a tag
+    nested under it), 0 for a note that only mentions it, whose `type` is the word, or whose tag
+    merely ends in it; a query with a space is no tag."""
     vault = make_vault({
         "runbooks/rollout.md": note(
             "Rollout runbook", ("Steps", "Roll back the deployment when the pods stay pending."),
@@ -231,30 +258,50 @@ def test_a_one_word_query_that_is_a_tag_reads_as_an_exact_name(
         ),
         "runbooks/pager.md": note(
             "Pager rota", ("Who", "The rota decides who carries the pager each week."),
-            tags="team/oncall",
+            tags="oncall/pager",
+        ),
+        "runbooks/team.md": note(
+            "Team page", ("Who", "The team that is oncall this week, and its pager."),
+            tags="team/oncall", fm="type: oncall\n",
         ),
         "notes/meeting.md": note(
             "Team meeting", ("Notes", "We talked about oncall fatigue and the rollout rota."),
         ),
+        "notes/hosting.md": note(
+            "Hosting", ("Where", "Everything runs on the box under the desk."), tags="self-hosting",
+        ),
     })
-    exact = CALIBRATION_FEATURES.index("exact_name")
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
-        calibration = idx._searcher.calibration
-        calibration.capture = True
-
-        def rows(query: str) -> dict[str, float]:
-            calibration.last = None
-            idx.search(query, min_score=0, min_answer=0)
-            assert calibration.last is not None
-            _, paths, features = calibration.last
-            return {path: row[exact] for path, row in zip(paths, features)}
-
-        assert rows("oncall") == {
-            "runbooks/rollout.md": 1.0, "runbooks/pager.md": 1.0, "notes/meeting.md": 0.0,
+        rows = _capture(idx, "exact_name")
+        got = rows("oncall")
+        assert {path: got[path] for path in got if path.startswith(("runbooks/", "notes/m"))} == {
+            "runbooks/rollout.md": 1.0, "runbooks/pager.md": 1.0, "runbooks/team.md": 0.0,
+            "notes/meeting.md": 0.0,
         }
         assert rows("#OnCall")["runbooks/rollout.md"] == 1.0
         assert set(rows("oncall rollout").values()) == {0.0}
+        assert rows("self-hosting")["notes/hosting.md"] == 1.0
+        assert rows("self").get("notes/hosting.md", 0.0) == 0.0
+
+
+def test_rarity_reaches_only_the_notes_that_hold_the_identifier(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    vault = make_vault({
+        "rust.md": note("Rust errors", ("Borrow", "E0597 means a borrowed value dies too soon.")),
+        "docker.md": note("Docker", ("Bridge", "The docker bridge network and its docker DNS.")),
+        "home.md": note("Homelab", ("Box", "A docker host under the desk, and a NAS.")),
+    })
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        idx.update(vault)
+        rows = _capture(idx, "rare_match")
+        alone = rows("E0597")
+        assert alone["rust.md"] == pytest.approx(1.0)
+        mixed = rows("E0597 docker")
+        assert mixed["rust.md"] > 0.5
+        assert mixed["docker.md"] == 0.0 and mixed["home.md"] == 0.0
+        assert set(rows("docker bridge").values()) == {0.0}  # no identifier, no rarity
 
 
 @pytest.fixture(scope="module")

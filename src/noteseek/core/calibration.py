@@ -25,11 +25,13 @@ from typing import Any
 __all__ = [
     "ANSWER_DEPTH",
     "CALIBRATION_FEATURES",
+    "RARE_CHUNKS",
     "Calibrator",
     "answer_features",
     "calibration_features",
     "non_increasing",
     "query_facts",
+    "rarity_shares",
 ]
 
 CALIBRATION_FEATURES: tuple[str, ...] = (
@@ -94,43 +96,65 @@ def answer_features(rows: Sequence[Sequence[float]], probabilities: Sequence[flo
 ANSWER_WIDTH = 12 + 3 * len(CALIBRATION_FEATURES) + 2
 
 
-def query_facts(
-    counts: Sequence[int], total_chunks: int, identifiers: Sequence[bool] = ()
-) -> tuple[float, float, int, float]:
-    """(IDF mass of the query, share of it in words the index holds, words, rarity): from each
-    content word's chunk count, and whether it comes from a word written as an identifier
-    (`core.query.identifier_terms`; missing: not). An unknown word weighs what a word in one
-    chunk would.
-
-    Rarity is the share of the mass in identifiers that point at few places, each one's weight
-    divided by its chunk count: 1.0 for a query of an error code or a ticket id found in one
-    chunk, 0 without identifiers. It counts chunks, not a share of the index, because an
-    identifier in one chunk names one place in a vault of any size, which IDF cannot say (the
-    same word in one chunk weighs 4.9 in a vault of 200 chunks and 10.4 in one of 50,000). Plain
-    words do not count: "ok" or "hallo" in one chunk of a vault is chance, not a pointer."""
+def query_facts(counts: Sequence[int], total_chunks: int) -> tuple[float, float, int]:
+    """(IDF mass of the query, share of it in words the index holds, words): from each content
+    word's chunk count. An unknown word weighs what a word in one chunk would."""
     n = max(total_chunks, 1)
-    weights = [max(math.log((n - max(df, 1) + 0.5) / (max(df, 1) + 0.5)), 0.0) + 0.1 for df in counts]
+    weights = [_idf(df, n) for df in counts]
     mass = sum(weights)
     known = sum(w for w, df in zip(weights, counts) if df > 0)
-    shaped = list(identifiers)[: len(counts)] + [False] * max(0, len(counts) - len(identifiers))
-    rare = sum(w / df for w, df, named in zip(weights, counts, shaped) if df > 0 and named)
+    return mass, (known / mass if mass > 0 else 0.0), len(counts)
+
+
+# An identifier in more chunks than this adds at most 1/RARE_CHUNKS of its weight to a hit's
+# rarity, so the search does not look up which notes hold it.
+RARE_CHUNKS = 20
+
+
+def rarity_shares(
+    counts: Sequence[int], total_chunks: int, identifiers: Sequence[bool]
+) -> list[float]:
+    """Per content word (as `counts`): its share of the query's IDF mass divided by its chunk
+    count when it comes from a word written as an identifier (`core.query.identifier_terms`)
+    and is in 1 to `RARE_CHUNKS` chunks, else 0. A hit's rarity is the sum over the words its
+    note holds: 1.0 for a query of one error code found in one chunk.
+
+    It counts chunks, not a share of the index, because an identifier in one chunk names one
+    place in a vault of any size, which IDF cannot say (the same word in one chunk weighs 4.9
+    in a vault of 200 chunks and 10.4 in one of 50,000). Plain words do not count: "ok" or
+    "hallo" in one chunk of a vault is chance, not a pointer."""
+    n = max(total_chunks, 1)
+    weights = [_idf(df, n) for df in counts]
+    mass = sum(weights)
     if mass <= 0:
-        return mass, 0.0, len(counts), 0.0
-    return mass, known / mass, len(counts), rare / mass
+        return [0.0] * len(counts)
+    return [
+        w / df / mass if named and 0 < df <= RARE_CHUNKS else 0.0
+        for w, df, named in zip(weights, counts, [*identifiers, *[False] * len(counts)])
+    ]
+
+
+def _idf(df: int, n: int) -> float:
+    # A count above the total (a stale total on a busy PostgreSQL index) weighs as a word in
+    # every chunk, not as a math domain error.
+    df = min(max(df, 1), n)
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 0.0) + 0.1
 
 
 def calibration_features(
-    facts: tuple[float, float, int, float],
+    facts: tuple[float, float, int],
     rank: int,
     bm25: tuple[int | None, float | None],
     vector: tuple[int | None, float | None],
     rerank: float | None,
     exact: bool,
+    rare: float = 0.0,
 ) -> list[float]:
     """One hit's row in `CALIBRATION_FEATURES` order: `facts` from `query_facts`, the hit's
     1-based rank in the list shown, (rank, raw score) in the BM25 and vector lists (None: absent),
-    the rerank's raw output (None: not reranked), exact title/alias/file-name match."""
-    mass, known, words, rare = facts
+    the rerank's raw output (None: not reranked), exact title/alias/file-name (or tag) match,
+    and the hit's rarity: the `rarity_shares` of the query words its note holds, summed."""
+    mass, known, words = facts
     bm25_rank, bm25_score = bm25
     vec_rank, cosine = vector
     return [
@@ -148,9 +172,7 @@ def calibration_features(
         float(rerank is not None),
         1.0 / rank,
         math.log1p(words),
-        # The query's rare words point at this note only when BM25 found it (for a one-word
-        # query exactly; for more words the head's BM25 match stands in for holding them).
-        rare if bm25_rank is not None else 0.0,
+        min(max(rare, 0.0), 1.0),
     ]
 
 

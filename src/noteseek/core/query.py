@@ -66,14 +66,18 @@ def query_terms(text: str) -> list[str]:
 
 
 _HUMP = re.compile(r"[a-z][A-Z]")
+# A count, a time or a size: digits and at most three letters (`25th`, `6pm`, `10x`, `64GB`).
+_QUANTITY = re.compile(r"[0-9]+[^\W\d_]{0,3}")
 
 
 def looks_like_identifier(word: str) -> bool:
-    """A word written as an error code, a key or an API name is: letters with a digit (`E0597`,
-    `§35a`, `INC-2291`), an inner underscore (`idle_in_transaction`) or a lower-to-upper hump
-    (`ProgressDeadlineExceeded`, `EStG`). Such a word names one thing wherever it is written;
-    a plain word ("ok", "hallo") that happens to be rare in a vault does not."""
-    if not any(ch.isalpha() for ch in word):
+    """A word written as an error code, a key or an API name is: three characters or more, and
+    letters with a digit (`E0597`, `INC-2291`, `p53`), an inner underscore
+    (`idle_in_transaction`) or a lower-to-upper hump (`ProgressDeadlineExceeded`, `EStG`); not
+    a count, a time or a size (`25th`, `6pm`, `10x`, `100ms`). Such a word names one thing
+    wherever it is written; a plain word ("ok", "hallo") that happens to be rare in a vault does
+    not."""
+    if len(word) < 3 or not any(ch.isalpha() for ch in word) or _QUANTITY.fullmatch(word):
         return False
     return (
         any(ch.isdigit() for ch in word)

@@ -213,8 +213,9 @@ class FilePart(Protocol):
         in `allowed` when given; at most `limit` (browsing a period)."""
         ...
 
-    def note_tags(self) -> dict[int, tuple[str, ...]]:
-        """file id -> the tag_key()s of every indexed (not skipped) file that has tags."""
+    def note_tags(self, file_ids: Sequence[int] | None = None) -> dict[int, tuple[str, ...]]:
+        """file id -> the tag_key()s of every indexed (not skipped) file that has tags; only
+        the files in `file_ids` when given (one indexed read for a search's first hits)."""
         ...
 
     def chunk_count(self) -> int:

@@ -9,7 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from ...core.calibration import ANSWER_DEPTH, calibration_features, non_increasing, query_facts
+from ...core.calibration import (
+    ANSWER_DEPTH,
+    RARE_CHUNKS,
+    calibration_features,
+    non_increasing,
+    query_facts,
+    rarity_shares,
+)
 from ...core.file_kinds import document_kind
 from ...core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ...core.query import (
@@ -54,6 +61,9 @@ log = logging.getLogger("noteseek.search")
 EXACT_NAME_LIMIT = 5
 # Sections of a shown note compared for the one it is shown by (engine/note_lists.pick_section).
 SECTION_CANDIDATES = 3
+# The query's identifiers whose holders the calibration looks up (`Searcher._rarity`), weightiest
+# first: each is one BM25 lookup of at most RARE_CHUNKS chunks.
+_RARE_WORDS = 4
 
 
 Fusion = Literal["convex", "rrf"]
@@ -407,8 +417,7 @@ class Searcher:
             for (fid, _, explanation), chunk_id in zip(ranked, chunk_ids)
             if chunk_id is not None and (row := rows.get(chunk_id)) is not None
         ]
-        named = identifier_terms(query)
-        facts = query_facts([c for _, c in counts], total, [w in named for w in query_words])
+        facts = query_facts([c for _, c in counts], total)
         # The lists' heads only, as for the ranking: a deeper list (a larger `limit`) reaches
         # notes the head did not hold, and a note's features must not change with it.
         # A full head's last run of equal scores is left out, as the rerank leaves it out: which of
@@ -424,7 +433,8 @@ class Searcher:
         ranks: list[int] = []
         for i, (_, fused_score, _) in enumerate(scored):
             ranks.append(ranks[-1] if i and fused_score == scored[i - 1][1] else i + 1)
-        tagged = self._tagged(counts, [fid for fid, *_ in scored]) if exact_wanted else set()
+        tagged = self._tagged(query, [fid for fid, *_ in scored]) if exact_wanted else set()
+        rarity = self._rarity(query, query_words, counts, total)
         features = [
             calibration_features(
                 facts,
@@ -433,6 +443,7 @@ class Searcher:
                 (vec_tied.get(fid), vec_top.get(fid)),
                 explanation.rerank,
                 explanation.exact_name or fid in tagged,
+                rarity.get(fid, 0.0),
             )
             for rank, (fid, _, explanation) in zip(ranks, scored)
         ]
@@ -464,16 +475,45 @@ class Searcher:
         key = name_key(query)
         return self.store.files_named(key)[:EXACT_NAME_LIMIT] if key else []
 
-    def _tagged(self, counts: Sequence[tuple[tuple[str, ...], int]], fids: list[int]) -> set[int]:
-        """The notes among `fids` one of whose tags is the query's only word: a tag is the
-        vault's own name for the notes that carry it, so the calibration reads it as an exact
-        name (the ranking does not promote it). Tags as the index tokenized them (a nested tag
-        `project/alpha` is the words `project` and `alpha`)."""
-        if len(counts) != 1 or not counts[0][0] or not fids:
+    def _tagged(self, query: str, fids: list[int]) -> set[int]:
+        """The notes among the first `ANSWER_DEPTH` of `fids` that carry the query as a tag (or
+        a tag nested under it, as `--tag` matches): a tag is the vault's own name for the notes
+        that carry it, so the calibration reads it as an exact name (the ranking does not
+        promote it). Only a query without spaces can be a tag."""
+        text = query.strip()
+        key = tag_key(text)
+        if not key or key.strip("#/") != key or any(ch.isspace() for ch in text):
             return set()
-        forms = set(counts[0][0])
-        notes = self.store.note_terms(fids)
-        return {fid for fid, terms in notes.items() if forms & terms[1]}
+        tags = self.store.note_tags(fids[:ANSWER_DEPTH])
+        nested = key + "/"
+        return {fid for fid, own in tags.items() if any(t == key or t.startswith(nested) for t in own)}
+
+    def _rarity(
+        self,
+        query: str,
+        words: list[str],
+        counts: Sequence[tuple[tuple[str, ...], int]],
+        total: int,
+    ) -> dict[int, float]:
+        """file id -> its rarity (`core.calibration.rarity_shares`): the shares of the query's
+        rare identifiers that its note holds. Which notes hold an identifier is one BM25 lookup
+        of it alone, at most `RARE_CHUNKS` chunks, for the `_RARE_WORDS` weightiest; a query
+        without identifiers costs nothing."""
+        named = identifier_terms(query)
+        if not named:
+            return {}
+        shares = rarity_shares([c for _, c in counts], total, [w in named for w in words])
+        wanted = sorted(((x, w) for w, x in zip(words, shares) if x > 0), reverse=True)
+        out: dict[int, float] = {}
+        for share, word in wanted[:_RARE_WORDS]:
+            found = self.store.keyword_search(
+                KeywordQuery(
+                    [word], limit=RARE_CHUNKS, column_weights=self.settings.column_weights
+                )
+            )
+            for fid in {fid for _, _, fid in found}:
+                out[fid] = out.get(fid, 0.0) + share
+        return out
 
     def _nothing_known(self, query: str) -> bool:
         embedder = self.embedder
