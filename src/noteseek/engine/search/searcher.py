@@ -434,7 +434,8 @@ class Searcher:
         for i, (_, fused_score, _) in enumerate(scored):
             ranks.append(ranks[-1] if i and fused_score == scored[i - 1][1] else i + 1)
         tagged = self._tagged(query, [fid for fid, *_ in scored]) if exact_wanted else set()
-        rarity = self._rarity(query, query_words, counts, total)
+        # Only the hybrid model weighs rarity (the bm25 and vector ones are older fits without it).
+        rarity = self._rarity(query, query_words, counts, total) if mode == "hybrid" else {}
         features = [
             calibration_features(
                 facts,
