@@ -29,6 +29,7 @@ from noteseek.core.markup import readable
 from noteseek.core.query import identifier_terms
 from noteseek.engine.search.calibration import bundled_calibrator
 
+from .backends import Backend
 from .conftest import FakeEmbedder, WriteNotes, note
 
 # A small vault of real-sounding notes, indexed with the real bundled model.
@@ -246,7 +247,7 @@ def _capture(idx: Index, feature: str) -> Callable[[str], dict[str, float]]:
 
 
 def test_a_query_that_is_a_tag_reads_as_an_exact_name(
-    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+    backend: Backend, make_vault: WriteNotes, fake_embedder: FakeEmbedder
 ) -> None:
     """The calibration's exact-name feature is 1 for a note tagged with the query (or with a tag
     nested under it), 0 for a note that only mentions it, whose `type` is the word, or whose tag
@@ -271,7 +272,7 @@ def test_a_query_that_is_a_tag_reads_as_an_exact_name(
             "Hosting", ("Where", "Everything runs on the box under the desk."), tags="self-hosting",
         ),
     })
-    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+    with Index(backend.locator, embedder=fake_embedder) as idx:
         idx.update(vault)
         rows = _capture(idx, "exact_name")
         got = rows("oncall")

@@ -520,18 +520,14 @@ class FileRows:
         return [int(r[0]) for r in rows]
 
     def note_tags(self, file_ids: Sequence[int] | None = None) -> dict[int, tuple[str, ...]]:
+        where, params = "t.collection_id = ANY(%s) AND f.status != 'skipped'", [self.conn.collections.ids]
         if file_ids is not None:
-            rows = self.conn.rows(
-                "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
-                "WHERE t.collection_id = ANY(%s) AND t.file_id = ANY(%s) "
-                "AND f.status != 'skipped' ORDER BY t.file_id, t.tag",
-                (self.conn.collections.ids, list(file_ids)),
-            )
-            return strings_by_file(rows)
+            where += " AND t.file_id = ANY(%s)"
+            params.append(list(file_ids))
         rows = self.conn.rows(
             "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
-            "WHERE t.collection_id = ANY(%s) AND f.status != 'skipped' ORDER BY t.file_id, t.tag",
-            (self.conn.collections.ids,),
+            f"WHERE {where} ORDER BY t.file_id, t.tag",
+            tuple(params),
         )
         return strings_by_file(rows)
 

@@ -342,17 +342,14 @@ class FileRows:
         return [int(r[0]) for r in rows]
 
     def note_tags(self, file_ids: Sequence[int] | None = None) -> dict[int, tuple[str, ...]]:
+        where, params = "f.status != 'skipped'", []
         if file_ids is not None:
-            rows = self.db.execute(
-                "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
-                "WHERE t.file_id IN (SELECT value FROM json_each(?)) AND f.status != 'skipped' "
-                "ORDER BY t.file_id, t.tag",
-                (json.dumps(list(file_ids)),),
-            )
-            return strings_by_file(rows)
+            where += " AND t.file_id IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(file_ids)))
         rows = self.db.execute(
             "SELECT t.file_id, t.tag FROM note_tags t JOIN files f ON f.id = t.file_id "
-            "WHERE f.status != 'skipped' ORDER BY t.file_id, t.tag"
+            f"WHERE {where} ORDER BY t.file_id, t.tag",
+            params,
         )
         return strings_by_file(rows)
 
