@@ -34,6 +34,7 @@ import numpy as np
 
 from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE
 from noteseek.core.calibration import Calibrator, answer_features, non_increasing
+from noteseek.core.relevance import HOOK_MIN_ANSWER
 from relevance_train import CORPUS_OF, IDS, PER_IDS, SEED, collect, corpora, fit, reliability
 
 
@@ -95,7 +96,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--answer", type=float, default=DEFAULT_MIN_ANSWER, help="the Q threshold reported per corpus (default: the engine's)")
     ap.add_argument("--floor", type=float, default=DEFAULT_MIN_SCORE, help="the per-hit floor reported per corpus (default: the engine's)")
-    ap.add_argument("--hook-answer", type=float, default=0.5)
+    ap.add_argument("--hook-answer", type=float, default=HOOK_MIN_ANSWER)
     ap.add_argument("--hook-score", type=float, default=0.2)
     ap.add_argument("--export", type=Path)
     args = ap.parse_args()
@@ -117,7 +118,7 @@ def main() -> int:
           f"relevant note, {n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n")
     print("| Q ≥ | p ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for a in (0.0, 0.05, 0.1, 0.15, 0.16, 0.18, 0.2, 0.25, 0.3, 0.5):
+    for a in (0.0, 0.05, 0.1, 0.12, 0.13, 0.14, 0.15, 0.2, 0.25, 0.3, 0.5):
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
             print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")

@@ -23,10 +23,11 @@ from noteseek.core.calibration import (
     calibration_features,
     non_increasing,
     query_facts,
-    rarity_shares,
+    rarity,
+    word_shares,
 )
 from noteseek.core.markup import readable
-from noteseek.core.query import identifier_terms
+from noteseek.core.query import identifier_terms, identifiers
 from noteseek.engine.search.calibration import bundled_calibrator
 
 from .backends import Backend
@@ -80,23 +81,22 @@ def test_query_facts_weigh_unknown_words_and_count_the_known_share() -> None:
     assert query_facts([0, 0], 100)[1] == 0.0
     # A chunk count above the total never raises (a stale total).
     assert query_facts([5], 2)[0] == pytest.approx(0.1)
-    assert rarity_shares([5], 2, [True]) == [pytest.approx(0.2)]
+    assert word_shares([5], 2) == [pytest.approx(1.0)]
 
 
-def test_rarity_counts_identifiers_by_chunks_not_by_a_share_of_the_index() -> None:
-    # An identifier in one chunk is a pointer to one place, in a small vault as in a large one.
-    assert rarity_shares([1], 200, [True]) == [1.0]
-    assert rarity_shares([1], 50_000, [True]) == [1.0]
-    assert rarity_shares([2], 50_000, [True]) == [0.5]
-    assert rarity_shares([0], 200, [True]) == [0.0]  # an unknown word points nowhere
-    mixed = rarity_shares([1, 400], 50_000, [True, True])
-    assert 0.5 < mixed[0] < 1.0 and mixed[1] == 0.0  # past RARE_CHUNKS a word adds nothing
-    assert rarity_shares([RARE_CHUNKS], 50_000, [True])[0] > 0.0
-    assert rarity_shares([RARE_CHUNKS + 1], 50_000, [True]) == [0.0]
-    # A plain word is never a pointer, however rare; missing flags mean plain words.
-    assert rarity_shares([1], 200, [False]) == [0.0]
-    assert rarity_shares([1, 1], 200, []) == [0.0, 0.0]
-    assert rarity_shares([1, 1], 200, [True]) == pytest.approx([0.5, 0.0])
+def test_rarity_counts_the_notes_that_hold_an_identifier_not_a_share_of_the_index() -> None:
+    # An identifier in one note is a pointer to one place, in a small vault as in a large one.
+    one_word = word_shares([1], 200)
+    assert one_word == [1.0] and word_shares([1], 50_000) == [1.0]
+    assert rarity(1.0, notes=1, chunks=1) == 1.0
+    assert rarity(1.0, notes=1, chunks=8) == 1.0  # one note, several of its sections
+    assert rarity(1.0, notes=2, chunks=2) == 0.5
+    assert rarity(1.0, notes=0, chunks=0) == 0.0  # nothing holds it
+    assert rarity(1.0, notes=3, chunks=RARE_CHUNKS) > 0.0
+    assert rarity(1.0, notes=3, chunks=RARE_CHUNKS + 1) == 0.0  # past the lookup: no pointer
+    mixed = word_shares([1, 400], 50_000)
+    assert 0.5 < mixed[0] < 1.0 and mixed[0] + mixed[1] == pytest.approx(1.0)
+    assert word_shares([], 10) == []
 
 
 def test_identifier_terms_are_the_words_written_as_identifiers() -> None:
@@ -105,6 +105,7 @@ def test_identifier_terms_are_the_words_written_as_identifiers() -> None:
     assert identifier_terms("§35a EStG") == {"estg"}  # `35a` reads as a count
     assert identifier_terms("see INC-2291, please") == {"inc", "2291"}
     assert identifier_terms("(idle_in_transaction)") == {"idle", "in", "transaction"}
+    assert identifiers("INC-2291 and E0597, INC-2291") == [("inc", "2291"), ("e0597",)]
     assert identifier_terms("p53 x86") == {"p53", "x86"}
     plain = ("ok", "hallo", "thanks!", "git push --force-with-lease", "line 42", "1:1", "",
              "see you on the 25th", "at 6pm", "make it 10x faster", "100ms", "64GB", "Q1", "H1")
@@ -293,6 +294,10 @@ def test_rarity_reaches_only_the_notes_that_hold_the_identifier(
         "rust.md": note("Rust errors", ("Borrow", "E0597 means a borrowed value dies too soon.")),
         "docker.md": note("Docker", ("Bridge", "The docker bridge network and its docker DNS.")),
         "home.md": note("Homelab", ("Box", "A docker host under the desk, and a NAS.")),
+        "pg.md": note("Postgres", ("Idle", "Set idle_in_transaction_session_timeout to 60s.")),
+        "web.md": note("Web app", ("Login", "The session timeout of the web app is an hour.")),
+        "bill.md": note("Invoice", ("Total", "Invoice 2291 for the Acme Inc order.")),
+        "incident.md": note("Outage", ("Ticket", "The gateway outage is INC-2291.")),
     })
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
@@ -303,6 +308,11 @@ def test_rarity_reaches_only_the_notes_that_hold_the_identifier(
         assert mixed["rust.md"] > 0.5
         assert mixed["docker.md"] == 0.0 and mixed["home.md"] == 0.0
         assert set(rows("docker bridge").values()) == {0.0}  # no identifier, no rarity
+        # An identifier of several words counts whole: a note with some of its words gets none.
+        whole = rows("idle_in_transaction_session_timeout")
+        assert whole["pg.md"] > 0.5 and whole.get("web.md", 0.0) == 0.0
+        ticket = rows("INC-2291")
+        assert ticket["incident.md"] > 0.5 and ticket.get("bill.md", 0.0) == 0.0
 
 
 @pytest.fixture(scope="module")

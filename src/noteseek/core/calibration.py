@@ -31,7 +31,8 @@ __all__ = [
     "calibration_features",
     "non_increasing",
     "query_facts",
-    "rarity_shares",
+    "rarity",
+    "word_shares",
 ]
 
 CALIBRATION_FEATURES: tuple[str, ...] = (
@@ -106,32 +107,33 @@ def query_facts(counts: Sequence[int], total_chunks: int) -> tuple[float, float,
     return mass, (known / mass if mass > 0 else 0.0), len(counts)
 
 
-# An identifier in more chunks than this adds at most 1/RARE_CHUNKS of its weight to a hit's
-# rarity, so the search does not look up which notes hold it.
+# Which notes hold an identifier is read from the chunks that hold it, at most this many: one in
+# more chunks is no pointer (its rarity is 0), and the lookup stays a few rows.
 RARE_CHUNKS = 20
 
 
-def rarity_shares(
-    counts: Sequence[int], total_chunks: int, identifiers: Sequence[bool]
-) -> list[float]:
-    """Per content word (as `counts`): its share of the query's IDF mass divided by its chunk
-    count when it comes from a word written as an identifier (`core.query.identifier_terms`)
-    and is in 1 to `RARE_CHUNKS` chunks, else 0. A hit's rarity is the sum over the words its
-    note holds: 1.0 for a query of one error code found in one chunk.
-
-    It counts chunks, not a share of the index, because an identifier in one chunk names one
-    place in a vault of any size, which IDF cannot say (the same word in one chunk weighs 4.9
-    in a vault of 200 chunks and 10.4 in one of 50,000). Plain words do not count: "ok" or
-    "hallo" in one chunk of a vault is chance, not a pointer."""
+def word_shares(counts: Sequence[int], total_chunks: int) -> list[float]:
+    """Each content word's share of the query's IDF mass (as `query_facts` weighs them)."""
     n = max(total_chunks, 1)
     weights = [_idf(df, n) for df in counts]
     mass = sum(weights)
-    if mass <= 0:
-        return [0.0] * len(counts)
-    return [
-        w / df / mass if named and 0 < df <= RARE_CHUNKS else 0.0
-        for w, df, named in zip(weights, counts, [*identifiers, *[False] * len(counts)])
-    ]
+    return [w / mass for w in weights] if mass > 0 else [0.0] * len(counts)
+
+
+def rarity(share: float, notes: int, chunks: int) -> float:
+    """An identifier's rarity for each note that holds it: its words' share of the query's IDF
+    mass (`word_shares`, summed) divided by the notes that hold it; 0 when no note does or when
+    more than `RARE_CHUNKS` chunks do. A hit's rarity is the sum over the identifiers its note
+    holds: 1.0 for a query of one error code written in one note.
+
+    It counts notes, not a share of the index, because an identifier in one note names one
+    place in a vault of any size, which IDF cannot say (the same word in one chunk weighs 4.9 in
+    a vault of 200 chunks and 10.4 in one of 50,000). Only identifiers count (`core.query.
+    identifiers`), each as a whole: "ok" or "hallo" in one note of a vault is chance, not a
+    pointer, and neither is a note that holds `session` of `idle_in_transaction_session_timeout`."""
+    if notes <= 0 or chunks > RARE_CHUNKS:
+        return 0.0
+    return share / notes
 
 
 def _idf(df: int, n: int) -> float:
@@ -153,7 +155,7 @@ def calibration_features(
     """One hit's row in `CALIBRATION_FEATURES` order: `facts` from `query_facts`, the hit's
     1-based rank in the list shown, (rank, raw score) in the BM25 and vector lists (None: absent),
     the rerank's raw output (None: not reranked), exact title/alias/file-name (or tag) match,
-    and the hit's rarity: the `rarity_shares` of the query words its note holds, summed."""
+    and the hit's rarity: the `rarity` of each of the query's identifiers its note holds, summed."""
     mass, known, words = facts
     bm25_rank, bm25_score = bm25
     vec_rank, cosine = vector

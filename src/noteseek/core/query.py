@@ -19,6 +19,7 @@ __all__ = [
     "folder_keys",
     "fts_query",
     "identifier_terms",
+    "identifiers",
     "looks_like_identifier",
     "match_expression",
     "name_key",
@@ -86,10 +87,11 @@ def looks_like_identifier(word: str) -> bool:
     )
 
 
-def identifier_terms(text: str) -> frozenset[str]:
-    """The query terms (`query_terms`) of the words of `text` that look like identifiers, each
-    word as written between spaces, without the punctuation around it."""
-    out: set[str] = set()
+def identifiers(text: str) -> list[tuple[str, ...]]:
+    """The words of `text` that look like identifiers, each as its query terms (`query_terms`:
+    `INC-2291` is `("inc", "2291")`), in order, once each; a word is what stands between spaces,
+    without the punctuation around it."""
+    out: list[tuple[str, ...]] = []
     for piece in text.split():
         start, end = 0, len(piece)
         while start < end and not _is_word_char(piece[start]) and piece[start] != "_":
@@ -98,8 +100,15 @@ def identifier_terms(text: str) -> frozenset[str]:
             end -= 1
         word = piece[start:end]
         if looks_like_identifier(word):
-            out.update(query_terms(word))
-    return frozenset(out)
+            terms = tuple(query_terms(word))
+            if terms and terms not in out:
+                out.append(terms)
+    return out
+
+
+def identifier_terms(text: str) -> frozenset[str]:
+    """Every query term of the identifiers of `text` (`identifiers`)."""
+    return frozenset(t for terms in identifiers(text) for t in terms)
 
 
 def search_terms(text: str, *, drop: Callable[[str], bool] | None = None) -> list[str]:

@@ -15,14 +15,15 @@ from ...core.calibration import (
     calibration_features,
     non_increasing,
     query_facts,
-    rarity_shares,
+    rarity,
+    word_shares,
 )
 from ...core.file_kinds import document_kind
 from ...core.fusion import DEFAULT_RRF_K, convex_fusion, reciprocal_rank_fusion
 from ...core.query import (
     file_keys,
     folder_keys,
-    identifier_terms,
+    identifiers,
     name_key,
     search_terms,
     tag_key,
@@ -62,7 +63,7 @@ EXACT_NAME_LIMIT = 5
 # Sections of a shown note compared for the one it is shown by (engine/note_lists.pick_section).
 SECTION_CANDIDATES = 3
 # The query's identifiers whose holders the calibration looks up (`Searcher._rarity`), weightiest
-# first: each is one BM25 lookup of at most RARE_CHUNKS chunks.
+# first: each is one BM25 lookup of it as a phrase, a few rows.
 _RARE_WORDS = 4
 
 
@@ -496,24 +497,36 @@ class Searcher:
         counts: Sequence[tuple[tuple[str, ...], int]],
         total: int,
     ) -> dict[int, float]:
-        """file id -> its rarity (`core.calibration.rarity_shares`): the shares of the query's
-        rare identifiers that its note holds. Which notes hold an identifier is one BM25 lookup
-        of it alone, at most `RARE_CHUNKS` chunks, for the `_RARE_WORDS` weightiest; a query
-        without identifiers costs nothing."""
-        named = identifier_terms(query)
-        if not named:
+        """file id -> its rarity (`core.calibration.rarity`): the query's identifiers its note
+        holds, each looked up whole (one BM25 lookup of it as a phrase, at most `RARE_CHUNKS`
+        + 1 chunks), the `_RARE_WORDS` weightiest; a query without identifiers costs nothing."""
+        found = identifiers(query)
+        if not found:
             return {}
-        shares = rarity_shares([c for _, c in counts], total, [w in named for w in words])
-        wanted = sorted(((x, w) for w, x in zip(words, shares) if x > 0), reverse=True)
+        share_of = dict(zip(words, word_shares([c for _, c in counts], total)))
+        chunks_of = {w: c for w, (_, c) in zip(words, counts)}
+        wanted: list[tuple[float, tuple[str, ...]]] = []
+        for terms in found:
+            parts = [t for t in terms if t in share_of]
+            # An unknown part: no chunk holds the whole; one word in too many chunks: no pointer.
+            if not parts or any(chunks_of[t] == 0 for t in parts):
+                continue
+            if len(terms) == 1 and chunks_of[terms[0]] > RARE_CHUNKS:
+                continue
+            wanted.append((sum(share_of[t] for t in parts), terms))
         out: dict[int, float] = {}
-        for share, word in wanted[:_RARE_WORDS]:
-            found = self.store.keyword_search(
+        for share, terms in sorted(wanted, reverse=True)[:_RARE_WORDS]:
+            rows = self.store.keyword_search(
                 KeywordQuery(
-                    [word], limit=RARE_CHUNKS, column_weights=self.settings.column_weights
+                    [" ".join(terms)],
+                    limit=RARE_CHUNKS + 1,
+                    column_weights=self.settings.column_weights,
                 )
             )
-            for fid in {fid for _, _, fid in found}:
-                out[fid] = out.get(fid, 0.0) + share
+            holders = {fid for _, _, fid in rows}
+            value = rarity(share, len(holders), len(rows))
+            for fid in holders:
+                out[fid] = out.get(fid, 0.0) + value
         return out
 
     def _nothing_known(self, query: str) -> bool:
