@@ -18,7 +18,6 @@ __all__ = [
     "folder_key",
     "folder_keys",
     "fts_query",
-    "identifier_terms",
     "identifiers",
     "looks_like_identifier",
     "match_expression",
@@ -104,11 +103,6 @@ def identifiers(text: str) -> list[tuple[str, ...]]:
             if terms and terms not in out:
                 out.append(terms)
     return out
-
-
-def identifier_terms(text: str) -> frozenset[str]:
-    """Every query term of the identifiers of `text` (`identifiers`)."""
-    return frozenset(t for terms in identifiers(text) for t in terms)
 
 
 def search_terms(text: str, *, drop: Callable[[str], bool] | None = None) -> list[str]:
