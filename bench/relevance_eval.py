@@ -271,6 +271,13 @@ def golden() -> dict[str, Any]:
             "hook_names_relevant": named / len(queries), "hook_too_short": silent_words}
 
 
+def kept(rows: list[dict[str, Any]]) -> str:
+    """"shown/held = share" over the sets' rows (queries whose top 10 held the note)."""
+    held = sum(r["top10_held"] for r in rows)
+    shown = sum(r["still_shown"] for r in rows)
+    return f"{shown}/{held} = {shown / max(1, held):.3f}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-set", type=int, default=1000, help="on-topic queries per set (sample)")
@@ -291,9 +298,7 @@ def main() -> int:
         for r in rows:
             before = f"{r['ndcg_before']:.4f} | {r['ndcg_delta']:+.4f} ({r['ndcg_p']:.2f}) | {r['same_top10']:.3f}" if "ndcg_before" in r else "- | - | -"
             print(f"| {r['set']} | {r['queries']} | {r['top10_held']} | {r['kept_share']:.3f} | {r['mean_shown']:.2f} | {r['ndcg_ranking']:.4f} | {before} | {r['ndcg_shown']:.4f} |")
-        held = sum(r["top10_held"] for r in rows)
-        print(f"\nAll sets: relevant note still shown for {sum(r['still_shown'] for r in rows)}/{held} "
-              f"= {sum(r['still_shown'] for r in rows) / max(1, held):.3f}")
+        print(f"\nAll sets: relevant note still shown for {kept(rows)}")
     if "ids" not in skip:
         rows = [identifier_lookups(name, args.per_set) for name in ON_TOPIC]
         report["identifiers"] = rows
@@ -302,9 +307,7 @@ def main() -> int:
         print("|---|---:|---:|---:|---:|")
         for r in rows:
             print(f"| {r['set']} | {r['queries']} | {r['top10_held']} | {r['kept_share']:.3f} | {r['mean_shown']:.2f} |")
-        held = sum(r["top10_held"] for r in rows)
-        print(f"\nAll sets: the note still shown for {sum(r['still_shown'] for r in rows)}/{held} "
-              f"= {sum(r['still_shown'] for r in rows) / max(1, held):.3f}")
+        print(f"\nAll sets: the note still shown for {kept(rows)}")
     if "off" not in skip:
         rows = [off_topic(s, v, args.per_pair) for s, v in list(OFF_TOPIC) + list(EXTRA_OFF_TOPIC) if s not in ("agent", "chat")]
         report["off_topic"] = rows
