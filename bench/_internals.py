@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -22,11 +23,13 @@ from noteseek.secrets.scrubber import _find_secrets
 from noteseek.storage.protocol import Storage
 
 if TYPE_CHECKING:
+    from noteseek.embedding.static_model import StaticModel
     from noteseek.storage.postgres.store import PostgresStore
 
 __all__ = [
     "RerankRows",
     "candidate_lists_from",
+    "embedding_texts",
     "exact_vector_collections",
     "keyword_list",
     "postgres_store",
@@ -35,6 +38,7 @@ __all__ = [
     "searcher",
     "secret_spans",
     "sqlite_db",
+    "static_model",
     "storage",
     "vector_matrix",
 ]
@@ -140,3 +144,31 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     nothing is left); for comparing detectors span by span."""
     return [(s, e, name) for s, e, name in _find_secrets(text)]
 
+
+def embedding_texts(vault: Path) -> list[list[str]]:
+    """Per Markdown note of `vault` (in walk order), the texts its chunks are embedded from, as
+    a full index with the default options prepares them."""
+    from noteseek.engine.update.options import IndexOptions
+    from noteseek.engine.update.prepare import Prepared, prepare_note
+    from noteseek.engine.vault_walk import walk_vault
+
+    root = vault.resolve()
+    options = IndexOptions()
+    notes, _ = walk_vault(root, documents=False)
+    out: list[list[str]] = []
+    for note in notes:
+        prepared = prepare_note(note, root, None, options, True)
+        if isinstance(prepared, Prepared) and prepared.embed_texts:
+            out.append(list(prepared.embed_texts))
+    return out
+
+
+def static_model() -> StaticModel:
+    """The bundled model as indexing loads it (its `pieces` tokenizer set: piece_cache.py)."""
+    from noteseek.embedding.embedder import bundled_model_path
+    from noteseek.embedding.static_model import load_static_model
+
+    model = load_static_model(bundled_model_path())
+    if model is None:
+        raise RuntimeError("the bundled model did not load without model2vec")
+    return model

@@ -163,6 +163,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "secrets_compare.py": ("--skip-corpora", "--seed", "1"),
     "stop_latency.py": ("--smoke",),
     "time_phrases.py": ("--smoke",),
+    "tokenise_pieces.py": ("--smoke",),
     "time_rankings.py": ("--max-queries", "5", "--json", "{tmp}/time_rankings.json"),
     "watch_compare.py": (
         *("--only", "watchfiles:native", "--idle", "1", "--edits", "2", "--burst", "5"),

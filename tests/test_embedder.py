@@ -91,6 +91,18 @@ EDGE_TEXTS = [
     "word " * 700,  # > 512 tokens: token truncation
     "supercalifragilisticexpialidocious" * 60,  # > 512 characters, few words: char truncation
     "x" * 5000,
+    # The piece cache (embedding/piece_cache.py) splits at whitespace and ASCII punctuation:
+    # every way a boundary could differ from BERT's.
+    "a\x1cb c\x1dd e\x1ef g\x1fh i\x0bj k\x0cl m\x85n",  # str.split whitespace, BERT controls
+    "cafe\u0301 \u0301accent .\u0301dot e\u0301.\u0301",  # combining marks at boundaries
+    "nbsp\xa0here\u2003em\u3000ideographic\x0bvt\x0cff\x85nel",
+    "ΟΔΟΣ σοφός ΣΟΦΟΣ; ς",  # final sigma, Greek question mark (NFD: ';')
+    "x[CLS]y [SEP]z a[MASK] [UNK]b [pad] [ CLS ]",  # added tokens inside pieces
+    "日本語の文章です。中文句子，English mixed汉字.",
+    "k\u212a \ufb01ligature ＡＢＣ！ fullwidth",  # Kelvin sign, ligature, fullwidth punctuation
+    "a" * 99 + " " + "b" * 100 + " " + "c" * 101 + "." + "d" * 150,  # around WordPiece's 100
+    "https://example.org/a_b-c?x=1&y=[2]#frag{x}|~`^ " * 40,  # punctuation runs past 512 tokens
+    "-" * 900 + " tail",
 ]
 
 
@@ -115,6 +127,54 @@ def test_fast_encoder_gives_model2vecs_vectors_bit_for_bit() -> None:
     assert ours.tobytes() == reference.tobytes()
     for text in EDGE_TEXTS:  # one at a time, as queries are embedded
         assert default_embedder().embed([text]).tobytes() == _model2vec_embed([text]).tobytes()
+
+
+def test_the_piece_cache_gives_the_same_vectors_warm_cold_and_when_it_fills() -> None:
+    from noteseek.embedding.piece_cache import PieceTokenizer
+
+    rng = np.random.default_rng(5)
+    words = " ".join(EDGE_TEXTS).split()
+    texts = [
+        " ".join(rng.choice(words, size=int(rng.integers(0, 60))).tolist()) for _ in range(300)
+    ]
+    reference = _model2vec_embed(texts)
+    embedder = default_embedder()
+    cold = embedder.embed(texts)
+    warm = embedder.embed(texts)  # every piece is cached now
+    model = embedder._model
+    assert model.pieces is not None
+    # A cache of 50 entries is emptied again and again within one call and across calls.
+    small = PieceTokenizer(
+        model.tokenizer,
+        vocab_size=model.embedding.shape[0],
+        max_length=model.max_length,
+        unk_token_id=model.unk_token_id,
+        added_tokens=("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"),
+        max_pieces=50,
+    )
+    object.__setattr__(model, "pieces", small)
+    refilled = np.concatenate([embedder.embed(texts[i : i + 7]) for i in range(0, len(texts), 7)])
+    assert len(small._cache) <= 50 + 7 * 60 * 3
+    for vectors in (cold, warm, refilled):
+        assert vectors.tobytes() == reference.tobytes()
+
+
+def test_tokenizers_the_piece_cache_cannot_mirror_get_none(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer
+
+    from noteseek.embedding.piece_cache import piece_tokenizer
+
+    spec = json.loads((bundled_model_path() / "tokenizer.json").read_text("utf-8"))
+    assert piece_tokenizer(
+        Tokenizer.from_str(json.dumps(spec)), vocab_size=30522, max_length=512, unk_token_id=100
+    )
+    spec["pre_tokenizer"] = {"type": "Whitespace"}
+    assert (
+        piece_tokenizer(
+            Tokenizer.from_str(json.dumps(spec)), vocab_size=30522, max_length=512, unk_token_id=100
+        )
+        is None
+    )
 
 
 def test_models_the_fast_encoder_does_not_support_fall_back_to_model2vec(tmp_path: Path) -> None:

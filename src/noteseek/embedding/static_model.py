@@ -4,8 +4,8 @@
 card code, then copies the whole embedding matrix into memory (~370 ms in a fresh process for
 potion-base-8M). A query needs a few hundred of the matrix's rows, so here the `model.safetensors`
 header is parsed by hand and the matrix is an `np.memmap`: only the pages of the rows a query
-touches are read. Tokenising uses the same HF `tokenizers` file with the same settings as model2vec,
-and the pooling below repeats `StaticModel._encode_batch` operation by operation (same batches,
+touches are read. Tokenising uses the same HF `tokenizers` file with the same settings as model2vec
+(through piece_cache.py: each distinct word tokenised once, the same ids), and the pooling below repeats `StaticModel._encode_batch` operation by operation (same batches,
 same buckets, same numpy calls on the same dtypes), so the vectors are the ones model2vec gives,
 bit for bit; tests/test_embedder.py checks that on many strings.
 
@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .model_files import load_tokenizer, read_model_layout, read_safetensors_header
+from .piece_cache import PieceTokenizer, piece_tokenizer
 
 __all__ = ["StaticModel", "load_static_model", "read_safetensors_header"]
 
@@ -41,6 +42,8 @@ class StaticModel:
     unk_token_id: int | None
     max_length: int | None
     normalize: bool
+    # The same ids through a cache of pieces, for tokenizers where that is exact (piece_cache.py).
+    pieces: PieceTokenizer | None = None
 
     @property
     def dim(self) -> int:
@@ -56,6 +59,13 @@ class StaticModel:
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids per text: no special tokens, unknown tokens dropped (as model2vec does)."""
+        return [
+            row if isinstance(row, list) else list(map(int, row)) for row in self._token_ids(texts)
+        ]
+
+    def _token_ids(self, texts: Sequence[str]) -> Sequence[Sequence[int] | npt.NDArray[Any]]:
+        if self.pieces is not None:
+            return self.pieces.ids(texts)
         encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
         ids = [encoding.ids for encoding in encodings]
         if self.unk_token_id is not None:
@@ -81,11 +91,11 @@ class StaticModel:
     def _encode_batch(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         # Same steps as model2vec's StaticModel._encode_batch for a float32 matrix without
         # token mapping or weights: texts of equal token count are pooled together.
-        ids = self.tokenize(texts)
+        ids = self._token_ids(texts)
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
         buckets: dict[int, list[int]] = defaultdict(list)
         for i, row in enumerate(ids):
-            if row:
+            if len(row):
                 buckets[len(row)].append(i)
         for indices in buckets.values():
             matrix = np.array([ids[i] for i in indices], dtype=np.int64)
@@ -109,10 +119,18 @@ def load_static_model(folder: Path) -> StaticModel | None:
         layout.weights, dtype="<f4", mode="r", offset=layout.offset, shape=(layout.rows, layout.dim)
     )
     embedding: npt.NDArray[np.float32] = mapped.view(np.ndarray)  # indexing gives plain arrays
+    hf = tokenizer.tokenizer
+    pieces = piece_tokenizer(
+        hf,
+        vocab_size=layout.rows,
+        max_length=layout.max_length,
+        unk_token_id=tokenizer.unk_token_id,
+    )
     return StaticModel(
         embedding=embedding,
-        tokenizer=tokenizer.tokenizer,
+        tokenizer=hf,
         unk_token_id=tokenizer.unk_token_id,
         max_length=layout.max_length,
         normalize=layout.normalize,
+        pieces=pieces,
     )
