@@ -11,6 +11,7 @@ import codecs
 import contextlib
 import os
 import random
+import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -541,6 +542,33 @@ def test_file_swapped_for_a_symlink_out_of_the_vault_after_listing_is_not_follow
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         stats = idx.update(vault, progress=swap_b)
         assert problems_of(stats) == {"b.md": "symlink points outside the vault"}
+        assert top(idx, "pudu private") is None and top(idx, "bongo") is None
+        assert_consistent(idx)
+
+
+def test_folder_swapped_for_a_symlink_out_of_the_vault_after_listing_is_not_followed(
+    tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
+) -> None:
+    # The note's own name is no symlink: only the folder above it leads out (the kernel follows
+    # it when the path is opened; where the descriptor leads is checked, not the path).
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.md").write_text("# Secret\n\nPrivate text about the pudu, outside the vault.\n")
+    vault = make_vault(
+        {
+            "a.md": body_note("A", "The first note, about the aardvark."),
+            "sub/b.md": body_note("B", "An innocent note, about the bongo."),
+        }
+    )
+
+    def swap_sub(done: int, total: int, path: str) -> None:
+        if path == "a.md":
+            shutil.rmtree(vault / "sub")
+            (vault / "sub").symlink_to(elsewhere, target_is_directory=True)
+
+    with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
+        stats = idx.update(vault, progress=swap_sub)
+        assert problems_of(stats) == {"sub/b.md": "symlink points outside the vault"}
         assert top(idx, "pudu private") is None and top(idx, "bongo") is None
         assert_consistent(idx)
 

@@ -6,6 +6,12 @@ time and never blocks: the target is resolved (it must lie inside the vault), op
 `O_NOFOLLOW` (a symlink swapped in after the resolve is refused, not followed) and `O_NONBLOCK` (a
 FIFO swapped in must not wait forever for a writer), then `fstat`ed: only a regular file is handed
 out. Every problem is a reason a person can act on, never an exception.
+
+On Linux the common case is cheaper and checks the same: the path is opened as it is (`O_NOFOLLOW`
+refuses a final symlink) and the kernel says where the descriptor leads (`/proc/self/fd`), one
+`readlink` instead of `resolve`'s `lstat` per path component in Python (1.5 → 0.4 CPU-s for
+reading MDN's 13,062 notes). Anything but a regular file inside the vault — a symlinked note, a
+folder linked out, a FIFO — takes the portable path, which allows or names it as before.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_module
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -75,8 +82,23 @@ class Unreadable:
     problem: str
 
 
-def open_regular_file(path: Path, root: Path) -> RegularFile | Unreadable:
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)
+_PROC_FD = "/proc/self/fd"
+_HAS_PROC_FD = sys.platform == "linux" and os.path.isdir(_PROC_FD)
+
+
+def open_regular_file(path: str | os.PathLike[str], root: Path) -> RegularFile | Unreadable:
     """Open `path` for reading if it is a regular file inside `root` (resolved), else say why not."""
+    if _HAS_PROC_FD:
+        opened = _open_inside(path, root)
+        if opened is not None:
+            return opened
+    path = Path(path)
     try:
         target = path.resolve(strict=True)
     except FileNotFoundError:
@@ -84,13 +106,13 @@ def open_regular_file(path: Path, root: Path) -> RegularFile | Unreadable:
     except RuntimeError:  # Python < 3.13 reports a loop this way
         return Unreadable(LOOP)
     except OSError as exc:
-        return Unreadable(LOOP if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}")
+        return Unreadable(
+            LOOP if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"
+        )
     if not target.is_relative_to(root):
         return Unreadable(OUTSIDE)
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(target, flags)
+        fd = os.open(target, _FLAGS)
     except FileNotFoundError:
         return Unreadable(VANISHED)
     except PermissionError:
@@ -107,5 +129,28 @@ def open_regular_file(path: Path, root: Path) -> RegularFile | Unreadable:
     if not stat_module.S_ISREG(stat.st_mode):
         os.close(fd)
         # Listed as a regular file a moment ago (the walk names the others itself).
-        return Unreadable(f"not a regular file: it became {_kind(stat.st_mode)} since it was listed")
+        return Unreadable(
+            f"not a regular file: it became {_kind(stat.st_mode)} since it was listed"
+        )
     return RegularFile(target, open(fd, "rb", closefd=True), stat)
+
+
+def _open_inside(path: str | os.PathLike[str], root: Path) -> RegularFile | None:
+    """The open regular file when `path` leads to one inside `root` without a final symlink;
+    None for anything else (the portable path then decides, and names the problem)."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return None
+    try:
+        target = os.readlink(f"{_PROC_FD}/{fd}")
+        stat = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    inside = str(root)
+    inside = inside if inside.endswith(os.sep) else inside + os.sep
+    if not (stat_module.S_ISREG(stat.st_mode) and target.startswith(inside)):
+        os.close(fd)
+        return None
+    return RegularFile(Path(target), open(fd, "rb", closefd=True), stat)

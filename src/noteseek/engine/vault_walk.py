@@ -353,7 +353,7 @@ def read_note(note: NoteFile, root: Path, *, max_bytes: int) -> RawNote:
     if note.size > max_bytes:  # decided from the listing, so a huge file is not even opened
         return RawNote(None, problem=_too_large(note.size, max_bytes), recheck=True)
     for _ in range(READ_ATTEMPTS):
-        opened = open_regular_file(note.abs_path, root)
+        opened = open_regular_file(note.location, root)
         if isinstance(opened, Unreadable):
             return RawNote(None, problem=opened.problem, recheck=True)
         before = opened.stat
@@ -362,8 +362,10 @@ def read_note(note: NoteFile, root: Path, *, max_bytes: int) -> RawNote:
             return RawNote(None, problem=_too_large(before.st_size, max_bytes), recheck=True)
         try:
             with opened.handle as handle:
-                # Never more than the limit in memory, even if the file grows while it is read.
-                data = handle.read(max_bytes + 1)
+                # Never more than the limit in memory, even if the file grows while it is read;
+                # one byte past the size seen tells a file that grew (asking for the limit
+                # itself cost an allocation of 20 MiB per note).
+                data = handle.read(min(before.st_size, max_bytes) + 1)
                 after = os.fstat(handle.fileno())
         except PermissionError:
             return RawNote(None, problem=PERMISSION_DENIED, recheck=True)
