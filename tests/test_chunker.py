@@ -250,3 +250,21 @@ def test_prose_text_only_removes_lines(text: str) -> None:
     # every kept line is an original line, in the original order
     it = iter(lines)
     assert all(any(line == other for other in it) for line in kept if line)
+
+
+def test_a_parse_handed_on_is_used_only_for_the_very_text_it_was_parsed_from() -> None:
+    from noteseek.core.frontmatter import NoteMeta, ParsedNote, parse_frontmatter
+
+    text = "---\ntitle: From YAML\n---\n# Heading\n\nBody about the quokka.\n"
+    meta, body = parse_frontmatter(text)
+    assert chunk_note(text, file_stem="n", parsed=ParsedNote(text, meta, body)) == chunk_note(
+        text, file_stem="n"
+    )
+    # A parse of the same text is taken as it is (this is what saves the second YAML parse) ...
+    other = ParsedNote(text, NoteMeta(title="Handed on"), body)
+    assert chunk_note(text, file_stem="n", parsed=other).title == "Handed on"
+    # ... and one of any other text is not: a note with Windows line ends reads as the chunker
+    # normalises it.
+    windows = text.replace("\n", "\r\n")
+    stale = ParsedNote(windows, NoteMeta(title="Stale"), body)
+    assert chunk_note(windows, file_stem="n", parsed=stale).title == "From YAML"

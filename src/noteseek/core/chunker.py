@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .frontmatter import FrontmatterError, NoteMeta, parse_frontmatter
+from .frontmatter import FrontmatterError, NoteMeta, ParsedNote, parse_frontmatter
 
 __all__ = [
     "DEFAULT_SKIP_SECTIONS",
@@ -230,13 +230,24 @@ def _normalise_heading(text: str) -> str:
     return _SKIP_NORMALISE.sub(" ", text).strip().lower()
 
 
-def chunk_note(text: str, *, file_stem: str, options: ChunkOptions | None = None) -> ChunkedNote:
-    """Chunk one note. Never raises on content: a broken frontmatter is reported in `warning`."""
+def chunk_note(
+    text: str,
+    *,
+    file_stem: str,
+    options: ChunkOptions | None = None,
+    parsed: ParsedNote | None = None,
+) -> ChunkedNote:
+    """Chunk one note. Never raises on content: a broken frontmatter is reported in `warning`.
+    `parsed`: the note's frontmatter parsed already, used when it was parsed from the very text
+    this reads."""
     opts = options or ChunkOptions()
     text = _NEWLINES.sub("\n", text.lstrip("\ufeff")).replace("\x00", "")
     warning = None
     try:
-        meta, body = parse_frontmatter(text)
+        if parsed is not None and parsed.text == text:
+            meta, body = parsed.meta, parsed.body
+        else:
+            meta, body = parse_frontmatter(text)
     except FrontmatterError as exc:
         # Keep the whole note searchable; only its metadata is lost.
         meta, body, warning = NoteMeta(), text, str(exc)

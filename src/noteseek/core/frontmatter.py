@@ -7,8 +7,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-__all__ = ["FrontmatterError", "NoteMeta", "parse_frontmatter", "split_frontmatter"]
-
+__all__ = [
+    "FrontmatterError",
+    "NoteMeta",
+    "ParsedNote",
+    "parse_frontmatter",
+    "split_frontmatter",
+]
 
 
 @cache
@@ -40,6 +45,17 @@ class NoteMeta:
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ParsedNote:
+    """What `parse_frontmatter(text)` gave for exactly this `text`, handed on so a caller that
+    parsed a note already (the indexer checks that its block parses) is not parsed twice: the
+    YAML is most of the cost of reading a note's frontmatter."""
+
+    text: str
+    meta: NoteMeta
+    body: str
 
 
 def _as_strings(value: Any, *, split: bool) -> tuple[str, ...]:

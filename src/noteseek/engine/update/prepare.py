@@ -14,7 +14,12 @@ import yaml
 
 from ...core.chunker import chunk_note, content_hash, embedding_text
 from ...core.field_caps import FieldCaps
-from ...core.frontmatter import FrontmatterError, parse_frontmatter, split_frontmatter
+from ...core.frontmatter import (
+    FrontmatterError,
+    ParsedNote,
+    parse_frontmatter,
+    split_frontmatter,
+)
 from ...core.inline_tags import inline_tags
 from ...core.language import note_language
 from ...core.links import fold_name, parse_links
@@ -81,8 +86,11 @@ class Skip:
     recheck: bool = False
 
 
-def parsable_frontmatter(scrubbed: str, raw: str, clean: Callable[[str], str]) -> str:
-    """`scrubbed` with a frontmatter block that parses, when scrubbing broke a valid one.
+def parsable_frontmatter(
+    scrubbed: str, raw: str, clean: Callable[[str], str]
+) -> tuple[str, ParsedNote | None]:
+    """`scrubbed` with a frontmatter block that parses, when scrubbing broke a valid one, and
+    its parse when there is one to hand on to the chunker.
 
     A marker where YAML reads structure (a token as a key, `ghp_…: x`, becomes a list there; one
     after a backslash in a quoted string is a bad escape) made valid frontmatter invalid: the
@@ -96,16 +104,16 @@ def parsable_frontmatter(scrubbed: str, raw: str, clean: Callable[[str], str]) -
     try:
         split = split_frontmatter(scrubbed)
         if split is None:
-            return scrubbed
-        parse_frontmatter(scrubbed)
-        return scrubbed
+            return scrubbed, None
+        meta, body = parse_frontmatter(scrubbed)
+        return scrubbed, ParsedNote(scrubbed, meta, body)
     except FrontmatterError:
         if split is None:  # never closed: the raw note's is not either
-            return scrubbed
+            return scrubbed, None
     try:
         meta, _ = parse_frontmatter(raw)
     except FrontmatterError:  # the note's own YAML is broken: its warning stands
-        return scrubbed
+        return scrubbed, None
     fields: dict[str, object] = {}
     if meta.title:
         fields["title"] = clean(meta.title)
@@ -119,7 +127,7 @@ def parsable_frontmatter(scrubbed: str, raw: str, clean: Callable[[str], str]) -
     if date:
         fields["date"] = date
     block = yaml.safe_dump(fields, allow_unicode=True, sort_keys=False) if fields else ""
-    return f"---\n{block}---\n{split[1]}"
+    return f"---\n{block}---\n{split[1]}", None
 
 
 def prepare_note(
@@ -156,8 +164,12 @@ def prepare_note(
         scrubbed = clean(decoded.text)
         from_text = len(found)
         # After `from_text`: a field scrubbed here that reveals a value makes another round.
-        readable = parsable_frontmatter(scrubbed.text, decoded.text, lambda t: clean(t).text)
-        note_chunks = chunk_note(readable, file_stem=clean(stem).text, options=options.chunking)
+        readable, parsed = parsable_frontmatter(
+            scrubbed.text, decoded.text, lambda t: clean(t).text
+        )
+        note_chunks = chunk_note(
+            readable, file_stem=clean(stem).text, options=options.chunking, parsed=parsed
+        )
         # Chunk text and sections are cut from already-scrubbed text; title and context come from
         # parsed YAML (escapes resolved), so they pass the scrubber once more. Each is scrubbed
         # and capped once per note, not once per chunk (core/field_caps.py: a note-wide field is
