@@ -36,7 +36,16 @@ def embed_batch(
 
     hashes = [c.content_hash for item in batch for c in item.chunks]
     known = store.vectors_by_hash(hashes) if reuse else {}
-    todo = {c.content_hash: t for item in batch for c, t in zip(item.chunks, item.embed_texts)}
+    # A note a worker embedded comes without its texts (workers.py): its hashes are to do, and
+    # its rows below are their vectors.
+    todo: dict[int, str | None] = {}
+    for item in batch:
+        if item.vectors is not None:
+            for c in item.chunks:
+                todo.setdefault(c.content_hash, None)
+        else:
+            for c, t in zip(item.chunks, item.embed_texts, strict=True):
+                todo[c.content_hash] = t
     todo = {h: t for h, t in todo.items() if h not in known}
     fresh: dict[int, npt.NDArray[np.int8]] = {}
     # Rows a worker process embedded (workers.py) are the ones embedding here would give.
@@ -45,7 +54,7 @@ def embed_batch(
             for c, row in zip(item.chunks, item.vectors):
                 if c.content_hash in todo:
                     fresh.setdefault(c.content_hash, row)
-    rest = {h: t for h, t in todo.items() if h not in fresh}
+    rest = {h: t for h, t in todo.items() if h not in fresh and t is not None}
     if rest:
         embedded = quantize(embedder.embed(list(rest.values())))
         fresh.update(zip(rest.keys(), embedded))

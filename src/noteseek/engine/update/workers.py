@@ -162,6 +162,9 @@ def _embed(embedder: Embedder, items: list[Prepared]) -> None:
     start = 0
     for item in items:
         item.vectors = vectors[start : start + len(item.chunks)]
+        # The writer needs the vectors, not the texts they came from: sending these back too
+        # would pickle each chunk's text twice (MDN: 40 MB more per build through the pipes).
+        item.embed_texts = []
         start += len(item.chunks)
 
 
