@@ -224,6 +224,41 @@ def test_a_worker_killed_mid_run_leaves_the_serial_rows(tmp_path: Path) -> None:
             serial.close()
 
 
+def test_the_workers_of_an_indexer_killed_mid_run_end_too(tmp_path: Path) -> None:
+    import psutil
+
+    vault = _vault(tmp_path / "vault", POOL_MIN_NOTES + 400)
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})\n"
+        "from tests.conftest import FakeEmbedder\n"
+        "from noteseek import Index, IndexOptions\n"
+        "def progress(done, total, path):\n"
+        "    if done == 1:\n"
+        "        print('started', flush=True)\n"
+        "        import time; time.sleep(60)  # killed meanwhile, with its workers started\n"
+        f"with Index({str(tmp_path / 'k.db')!r}, embedder=FakeEmbedder(),\n"
+        "           options=IndexOptions(workers=2)) as idx:\n"
+        f"    idx.update({str(vault)!r}, progress=progress)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
+        workers = psutil.Process(proc.pid).children()
+        assert len(workers) >= 2
+        proc.kill()
+        proc.wait(timeout=30)
+        # They look once a second; 30 s is far more than any machine needs, and a leak is for ever.
+        _, alive = psutil.wait_procs(workers, timeout=30)
+        assert alive == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
 def test_a_script_without_a_main_guard_is_not_run_again_by_the_workers(tmp_path: Path) -> None:
     """spawn re-runs a main script in each child unless it is hidden while they start."""
     vault = _vault(tmp_path / "vault", POOL_MIN_NOTES + 10)

@@ -60,6 +60,8 @@ _MAX_DEFAULT_WORKERS = 2  # measured best on 2 cores (the writer is mostly idle 
 # How often a wait for the next batch looks at the stop event and at the workers' health: a
 # batch takes up to a second or so, and Ctrl-C must not wait for it.
 _POLL_SECONDS = 0.1
+# How often an idle worker looks whether the indexer still lives.
+_PARENT_CHECK_SECONDS = 1.0
 
 
 def default_workers() -> int:
@@ -214,9 +216,23 @@ Batch = list[tuple[NoteFile, FileState | None]]
 
 
 def _serve(tasks: Any, results: Any, setup: _Setup, level: int) -> None:
-    """A worker process: batches in (sequence number, batch), results out, until None."""
+    """A worker process: batches in (sequence number, batch), results out, until None, or until
+    the indexer is gone: one killed (SIGKILL, the OOM killer) never sends None, and the task
+    queue never reports its end (every worker holds its write end too), so a worker that only
+    waited would wait for ever."""
     _start(setup, level)
-    while (task := tasks.get()) is not None:
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            task = tasks.get(timeout=_PARENT_CHECK_SECONDS)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                # Nobody reads what is still queued: leave without waiting to flush it.
+                results.cancel_join_thread()
+                return
+            continue
+        if task is None:
+            return
         seq, batch = task
         try:
             results.put((seq, _work(batch)))
