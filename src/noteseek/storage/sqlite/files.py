@@ -220,6 +220,21 @@ class FileRows:
                 ),
             )
             chunk_id = self.db.last_insert_rowid()
+            # The chunk's FTS5 row, as the view chunks_fts_content gives it (schema m013: no
+            # trigger, so FTS5 keeps the batch's terms in memory until the commit).
+            self.db.execute(
+                "INSERT INTO chunks_fts(rowid, chunk_text, section, title, tags) VALUES "
+                "(?1, fts5_locale(?2, ?3), fts5_locale(?2, ?4), fts5_locale(?2, ?5), "
+                "fts5_locale(?2, ?6))",
+                (
+                    chunk_id,
+                    record.lang,
+                    chunk.text,
+                    chunk.section,
+                    record.title_field,
+                    record.tags_field,
+                ),
+            )
             self.text.written(chunk_id)
             if store_vectors:
                 assert vectors is not None
