@@ -49,6 +49,9 @@ _NEWLINES = re.compile(r"\r\n?")
 _SKIP_NORMALISE = re.compile(r"[\s:#*_`]+")
 # A line that is nothing but one inline code span: `du -sh {{path}}`.
 _CODE_LINE = re.compile(r"^\s*`[^`\n]*`\s*$")
+# First characters after the indentation: of a fence or a code line; of a heading or a fence.
+_FENCE_CHARS = ("`", "~")
+_HEADING_OR_FENCE_CHARS = ("#", "`", "~")
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,13 @@ def prose_text(text: str) -> str:
     fence: str | None = None
     for line in text.split("\n"):
         if fence is not None:
-            if _closes_fence(line, fence):
+            if fence[0] in line and _closes_fence(line, fence):
                 fence = None
+            continue
+        # Only a line whose first non-blank character is ` or ~ can open a fence or be a code
+        # line (the two patterns' first character): the rest are kept without trying either.
+        if line.lstrip()[:1] not in _FENCE_CHARS:
+            kept.append(line)
             continue
         opened = _opens_fence(line)
         if opened is not None:
@@ -156,9 +164,11 @@ def scan_headings(lines: list[str]) -> list[_Heading]:
     fence: str | None = None
     for number, line in enumerate(lines):
         if fence is not None:
-            if _closes_fence(line, fence):
+            if fence[0] in line and _closes_fence(line, fence):
                 fence = None
             continue
+        if line.lstrip(" ")[:1] not in _HEADING_OR_FENCE_CHARS:
+            continue  # neither a heading nor a fence can start here
         fence = _opens_fence(line)
         if fence is None and line.lstrip(" ").startswith("#"):
             heading = _ATX.match(line)
