@@ -30,11 +30,13 @@ def inline_tags(text: str) -> list[str]:
     found: dict[str, None] = {}
     fence: str | None = None
     for line in lines[start:]:
-        opened = _FENCE.match(line)
-        if fence is not None:
+        if fence is not None:  # only a line with the fence's character can close it
+            opened = _FENCE.match(line) if fence[0] in line else None
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
                 fence = None
             continue
+        # Only ` or ~ after the indentation can open a fence.
+        opened = _FENCE.match(line) if line.lstrip(" ")[:1] in ("`", "~") else None
         if opened:
             fence = opened.group(1)
             continue

@@ -104,11 +104,14 @@ def _visible_lines(text: str) -> list[tuple[int, str, str]]:
     fence: str | None = None
     in_comment = False
     for number, line in enumerate(text.splitlines(), start=1):
-        opened = _FENCE.match(line)
+        # A fence needs ` or ~ after the indentation, and a closing one the opening's character:
+        # other lines skip the pattern.
         if fence is not None:
+            opened = _FENCE.match(line) if fence[0] in line else None
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
                 fence = None
             continue
+        opened = _FENCE.match(line) if line.lstrip()[:1] in ("`", "~") else None
         if opened and not in_comment:
             fence = opened.group(1)
             continue
