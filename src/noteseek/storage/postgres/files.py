@@ -20,6 +20,7 @@ from __future__ import annotations
 
 # Deferred imports: the record types are made by the update and the status calls only; a
 # one-shot search imports this module and reads none of them.
+import struct
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -43,6 +44,11 @@ if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
 __all__ = ["FileRows"]
 
 _SMALLINT = 32767  # postings' term frequencies are smallint: a chunk is far shorter than this
+# A postings row in COPY's binary format: 8 fields; collection_id (int4) and the term come first,
+# then chunk_id (int8), doc_len (int4) and the four smallint frequencies, each after its length.
+_POSTING_HEAD = struct.Struct("!hii")
+_INT4 = struct.Struct("!i")
+_POSTING_TAIL = struct.Struct("!iqiiihihihih")
 
 
 def _like_prefix(folder: str) -> str:
@@ -310,20 +316,35 @@ class FileRows:
         if not pending:
             return
         cid = self.conn.collections.only
+        head = _POSTING_HEAD.pack(8, 4, cid)
+        stems: dict[str, bytes] = {}  # each stem's length-prefixed UTF-8, once per COPY
+
+        def stem_field(stem: str) -> bytes:
+            data = stem.encode("utf-8")
+            field = stems[stem] = _INT4.pack(len(data)) + data
+            return field
+
+        pack, known = _POSTING_TAIL.pack, stems.get
+        m = _SMALLINT
         self.conn.copy_rows(
             "COPY postings(collection_id, term, chunk_id, doc_len, tf_text, tf_section, "
             "tf_title, tf_tags) FROM STDIN (FORMAT binary)",
-            ("int4", "text", "int8", "int4", "int2", "int2", "int2", "int2"),
             (
-                (
-                    cid,
-                    stem,
+                head
+                + (known(stem) or stem_field(stem))
+                + pack(
+                    8,
                     chunk_id,
+                    4,
                     chunk.doc_len,
-                    min(text, _SMALLINT),
-                    min(section, _SMALLINT),
-                    min(title, _SMALLINT),
-                    min(tags, _SMALLINT),
+                    2,
+                    text if text < m else m,
+                    2,
+                    section if section < m else m,
+                    2,
+                    title if title < m else m,
+                    2,
+                    tags if tags < m else m,
                 )
                 for ids, terms in pending
                 for chunk_id, chunk in zip(ids, terms)
@@ -520,7 +541,10 @@ class FileRows:
         return [int(r[0]) for r in rows]
 
     def note_tags(self, file_ids: Sequence[int] | None = None) -> dict[int, tuple[str, ...]]:
-        where, params = "t.collection_id = ANY(%s) AND f.status != 'skipped'", [self.conn.collections.ids]
+        where, params = (
+            "t.collection_id = ANY(%s) AND f.status != 'skipped'",
+            [self.conn.collections.ids],
+        )
         if file_ids is not None:
             where += " AND t.file_id = ANY(%s)"
             params.append(list(file_ids))

@@ -82,5 +82,9 @@ def chunk_terms(
     """Per-field term frequencies and the token length of one chunk."""
     counts = [Counter(tokenizer.document(field, lang)) for field in (text, section, title, tags)]
     stems = set().union(*counts)
-    tf = {s: (counts[0][s], counts[1][s], counts[2][s], counts[3][s]) for s in sorted(stems)}
+    # .get, not [ ]: a Counter's missing key goes through a Python __missing__ call.
+    in_text, in_section, in_title, in_tags = (c.get for c in counts)
+    tf = {
+        s: (in_text(s, 0), in_section(s, 0), in_title(s, 0), in_tags(s, 0)) for s in sorted(stems)
+    }
     return ChunkTerms(tf, sum(sum(c.values()) for c in counts))
