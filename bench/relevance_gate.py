@@ -9,7 +9,8 @@ Usage (after ``relevance_train.py --modes hybrid`` has collected its rows; same
 Reads the hybrid rows ``relevance_train.py`` cached (the engine's own features per hit, limit 10).
 Per query: Q = P(the top 10 holds a relevant note | query-level features), a logistic model over
 ``core.calibration.answer_features`` (the engine's own function: the first hit's features, its
-probability, how the first three hits and the head agree, the first three rows); trained on on-topic queries whose top 10 holds a relevant note (1) and off-topic queries
+probability, how the first three hits and the head agree, the first three rows, and the two
+lists' best scores); trained on on-topic queries whose top 10 holds a relevant note (1) and off-topic queries
 (0). Both Q and the per-hit model are leave-one-corpus-out: a query's scores come from models
 that never saw its vault's corpus. Printed: for rules "show hit i when Q >= a and p_i >= b" (and
 two other families: a cut at a share of the first hit's p, a count that grows with Q), the
@@ -33,9 +34,47 @@ from typing import Any
 import numpy as np
 
 from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE
-from noteseek.core.calibration import Calibrator, answer_features, non_increasing
+from noteseek.core.calibration import (
+    HEAD_FEATURES,
+    Calibrator,
+    answer_features,
+    head_features,
+    non_increasing,
+)
 from noteseek.core.relevance import HOOK_MIN_ANSWER
 from relevance_train import CORPUS_OF, IDS, PER_IDS, SEED, collect, corpora, fit, reliability
+
+
+def heads_of(block: dict[str, Any]) -> list[float]:
+    """The block's `head_features`, from the list heads its search captured."""
+    kw, cosines, mass, words, _ = block["heads"] or ([], [], 0.0, 0, 0)
+    return head_features(kw, cosines, mass, words)
+
+
+def head_variants(block: dict[str, Any]) -> dict[str, list[float]]:
+    """Other list-head features than the shipped ones, for the comparison table: none, the best
+    cosine alone, with BM25's best, the shipped set, and the shipped set with the vector list's
+    cosines further down (ranks 10 and 30, the mean) or with the query's IDF mass and mean IDF in
+    units of the index's largest (log(chunks + 1))."""
+    kw, cosines, mass, words, chunks = block["heads"] or ([], [], 0.0, 0, 0)
+    shipped = head_features(kw, cosines, mass, words)
+
+    def at(rank: int) -> float:
+        return cosines[min(rank, len(cosines)) - 1] if cosines else 0.0
+
+    unit = float(np.log(max(chunks, 1) + 1))
+    return {
+        "none": [],
+        "best cosine": shipped[:1],
+        "best cosine, BM25's best": [shipped[0], shipped[3]],
+        "shipped (best cosine, its one-word split, BM25's best)": shipped,
+        "shipped + cosines at ranks 10, 30 and the mean": [
+            *shipped, at(10), at(30), float(np.mean(cosines)) if cosines else 0.0,
+        ],
+        "shipped + the query's IDF mass and mean IDF": [
+            *shipped, mass / unit, mass / words / unit if words else 0.0,
+        ],
+    }
 
 
 def per_hit_loco(blocks: list[dict[str, Any]]) -> list[np.ndarray]:
@@ -105,7 +144,7 @@ def main() -> int:
         return 0
     blocks = [b for b in collect("hybrid", args.per_set, args.per_pair, args.seed, False, args.per_ids) if len(b["y"])]
     p = per_hit_loco(blocks)
-    rows = np.array([answer_features(b["X"], list(s)) for b, s in zip(blocks, p)])
+    rows = np.array([answer_features(b["X"], list(s), heads_of(b)) for b, s in zip(blocks, p)])
     answered = np.array([b["on_topic"] and bool(b["y"].any()) for b in blocks])
     usable = np.array([(not b["on_topic"]) or bool(b["y"].any()) for b in blocks])
     q = q_loco(blocks, rows, answered, usable)
@@ -118,12 +157,30 @@ def main() -> int:
           f"relevant note, {n_off} off-topic (LOCO: every score from models that never saw the query's vault)\n")
     print("| Q ≥ | p ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for a in (0.0, 0.05, 0.1, 0.12, 0.13, 0.14, 0.15, 0.2, 0.25, 0.3, 0.5):
+    for a in (0.0, 0.05, 0.1, 0.12, 0.14, 0.16, 0.17, 0.18, 0.19, 0.2, 0.25, 0.3, 0.5):
         for b in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
             no_hit, hits_off, kept, hits_on, _, _ = figures(blocks, p, q, a, b, everything)
             print(f"| {a:.2f} | {b:.3f} | {no_hit:.3f} | {hits_off:.2f} | {kept:.3f} | {hits_on:.2f} |")
     # Other ways to shorten the lists that pass Q: cut below a share of the first hit's p, show
     # at most ceil(K * Q) hits (fewer the less sure Q is), or a per-hit floor for unsure lists only.
+    # Which list-head features the query-level model reads: each variant's rows are the first
+    # hits' part of answer_features with the variant's head features after it, LOCO like Q.
+    print("\nList-head features of the query-level model (LOCO; each at the highest Q threshold that "
+          "keeps 97 % of the on-topic relevant notes):\n")
+    print("| head features | Q ≥ | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept |")
+    print("|---|---:|---:|---:|---:|")
+    hits_part = rows[:, : rows.shape[1] - len(HEAD_FEATURES)]
+    variants = [head_variants(b) for b in blocks]
+    for name in variants[0]:
+        extra = np.array([v[name] for v in variants]).reshape(len(blocks), -1)
+        qv = q_loco(blocks, np.hstack([hits_part, extra]), answered, usable)
+        best = None
+        for a in np.arange(0.02, 0.6, 0.005):
+            no_hit, hits_off, kept, _, _, _ = figures(blocks, p, qv, float(a), 0.0, everything)
+            if kept >= 0.97:
+                best = (float(a), no_hit, hits_off, kept)
+        if best is not None:
+            print(f"| {name} | {best[0]:.3f} | {best[1]:.3f} | {best[2]:.2f} | {best[3]:.3f} |")
     print(f"\nOther display rules at Q ≥ {args.answer}:\n")
     print("| rule | off-topic: no hit | off-topic: hits shown | on-topic: relevant kept | on-topic: hits shown |")
     print("|---|---:|---:|---:|---:|")
@@ -192,7 +249,7 @@ def main() -> int:
     if args.export:
         w, bias = fit(blocks)
         p_all = [np.array(non_increasing(list(1 / (1 + np.exp(-(x["X"] @ w + bias)))))) for x in blocks]
-        rows_all = np.array([answer_features(x["X"], list(s)) for x, s in zip(blocks, p_all)])
+        rows_all = np.array([answer_features(x["X"], list(s), heads_of(x)) for x, s in zip(blocks, p_all)])
         aw, ab = fit_logistic(rows_all[usable], answered[usable])
         doc = json.loads(args.export.read_text(encoding="utf-8"))
         doc["modes"]["hybrid"] = {"weights": list(map(float, w)), "bias": float(bias),

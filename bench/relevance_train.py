@@ -57,6 +57,7 @@ from quality import open_index
 LIMIT = 10
 MODES = ("hybrid", "bm25", "vector")
 ROWS = CACHE_DIR / "relevance-train"
+ROWS_VERSION = 5  # bumped when a block gains a field: rows cached before lack it
 # The training sample's defaults (relevance_gate.py reads the same; relevance_eval.py leaves the
 # identifiers of this sample out of its own).
 SEED = 13
@@ -214,7 +215,7 @@ def run_pair(source: str, vault: str, mode: str, queries: list[tuple[str, str]])
         calibration = _internals.searcher(idx).calibration
         calibration.capture = True
         for qid, text in queries:
-            calibration.last = None
+            calibration.last = calibration.heads = None
             idx.search(text, limit=LIMIT, mode=mode, min_score=0)  # type: ignore[arg-type]
             last = calibration.last
             paths: list[str] = list(last[1]) if last is not None else []
@@ -230,6 +231,8 @@ def run_pair(source: str, vault: str, mode: str, queries: list[tuple[str, str]])
                     "X": np.array(rows, dtype=np.float64).reshape(len(rows), len(CALIBRATION_FEATURES)),
                     "y": np.array([judged.get(matcher.note_id(p), 0) > 0 for p in paths], dtype=np.bool_),
                     "judged": len(judged),
+                    # The lists' heads the query-level model reads (core.calibration.head_features).
+                    "heads": calibration.heads,
                 }
             )
     return out
@@ -246,7 +249,7 @@ def collect(
     for source, vault in pairs:
         ids = source.endswith(IDS)
         sizes = f"{per_ids}-{seed}" if ids else f"{per_set}-{per_pair}-{seed}"
-        cache = ROWS / f"{mode}-{source}-{vault}-{sizes}.pkl"
+        cache = ROWS / f"{mode}-{source}-{vault}-{sizes}-{ROWS_VERSION}.pkl"
         if cache.exists() and not fresh:
             blocks.extend(pickle.loads(cache.read_bytes()))
             continue

@@ -18,9 +18,12 @@ from noteseek import DEFAULT_MIN_ANSWER, DEFAULT_MIN_SCORE, Index, SearchRequest
 from noteseek.core.calibration import (
     ANSWER_WIDTH,
     CALIBRATION_FEATURES,
+    HEAD_FEATURES,
     RARE_CHUNKS,
     Calibrator,
+    answer_features,
     calibration_features,
+    head_features,
     non_increasing,
     query_facts,
     rarity,
@@ -111,8 +114,22 @@ def test_identifiers_are_the_words_written_as_identifiers() -> None:
     assert identifier_terms("(idle_in_transaction)") == {"idle", "in", "transaction"}
     assert identifiers("INC-2291 and E0597, INC-2291") == [("inc", "2291"), ("e0597",)]
     assert identifier_terms("p53 x86") == {"p53", "x86"}
-    plain = ("ok", "hallo", "thanks!", "git push --force-with-lease", "line 42", "1:1", "",
-             "see you on the 25th", "at 6pm", "make it 10x faster", "100ms", "64GB", "Q1", "H1")
+    plain = (
+        "ok",
+        "hallo",
+        "thanks!",
+        "git push --force-with-lease",
+        "line 42",
+        "1:1",
+        "",
+        "see you on the 25th",
+        "at 6pm",
+        "make it 10x faster",
+        "100ms",
+        "64GB",
+        "Q1",
+        "H1",
+    )
     for text in plain:
         assert identifiers(text) == [], text
 
@@ -154,7 +171,9 @@ def test_calibrator_json_round_trip_and_refuses_other_features() -> None:
     with pytest.raises(ValueError):
         Calibrator({"hybrid": ([1.0], 0.0)})
     with pytest.raises(ValueError):
-        Calibrator({"hybrid": ([0.5] * len(CALIBRATION_FEATURES), 0.0)}, answers={"hybrid": ([1.0], 0.0)})
+        Calibrator(
+            {"hybrid": ([0.5] * len(CALIBRATION_FEATURES), 0.0)}, answers={"hybrid": ([1.0], 0.0)}
+        )
 
 
 def test_the_query_level_model_reads_a_fixed_depth_and_round_trips() -> None:
@@ -176,11 +195,41 @@ def test_the_query_level_model_reads_a_fixed_depth_and_round_trips() -> None:
     assert "answer" in bundled_calibrator().to_json()["modes"]["hybrid"]
 
 
+def test_head_features_read_the_best_of_both_lists_and_the_query() -> None:
+    cosines = [0.9 - 0.01 * i for i in range(30)]
+    bm25 = [12.0 - i for i in range(12)]
+    row = dict(zip(HEAD_FEATURES, head_features(bm25, cosines, 4.0, 2)))  # IDF mass 4, two words
+    assert row["head_cosine"] == 0.9
+    assert (row["head_cosine_one_word"], row["one_word"]) == (0.0, 0.0)
+    assert row["head_bm25_per_idf"] == 3.0  # 12 / 4, capped at 3 as a hit's coverage is
+    lone = dict(zip(HEAD_FEATURES, head_features([2.0], [0.5], 4.0, 1)))
+    assert (lone["head_cosine"], lone["head_cosine_one_word"], lone["one_word"]) == (0.5, 0.5, 1.0)
+    assert lone["head_bm25_per_idf"] == 0.5
+    # No list (no vectors, no word matched): zeros, not an error.
+    assert head_features([], [], 0.0, 0) == [0.0] * len(HEAD_FEATURES)
+
+
+def test_the_query_level_model_reads_the_list_heads() -> None:
+    width = len(CALIBRATION_FEATURES)
+    weights = [0.0] * ANSWER_WIDTH
+    weights[-len(HEAD_FEATURES)] = 4.0  # only the vector list's best cosine counts
+    cal = Calibrator({"hybrid": ([0.1] * width, -2.0)}, answers={"hybrid": (weights, -2.0)})
+    rows = [[0.5] * width for _ in range(10)]
+    p = [cal.probability("hybrid", r) for r in rows]
+    near = cal.answered("hybrid", rows, p, head_features([3.0], [0.9] * 30, 4.0, 2))
+    far = cal.answered("hybrid", rows, p, head_features([3.0], [0.2] * 30, 4.0, 2))
+    assert near == pytest.approx(1 / (1 + math.exp(-(4.0 * 0.9 - 2.0))))
+    assert far < near
+    # Without heads, their features are zeros: the model's bias alone.
+    assert cal.answered("hybrid", rows, p) == pytest.approx(1 / (1 + math.exp(2.0)))
+    assert len(answer_features(rows, p)) == ANSWER_WIDTH
+
+
 def test_readable_drops_obsidian_syntax() -> None:
     text = (
         "See [[Back up your Obsidian files|backup guide]] and [[Daily notes]], [[Sync#Limits]].\n"
         "![[diagram.png]]\n> [!tip]- Keep it short\n> A callout body %% hidden %% with "
-        "[a link](https://example.com) and <span class=\"x\">html</span>."
+        '[a link](https://example.com) and <span class="x">html</span>.'
     )
     out = readable(text)
     assert "backup guide" in out and "Daily notes" in out and "Sync › Limits" in out
@@ -257,32 +306,43 @@ def test_a_query_that_is_a_tag_reads_as_an_exact_name(
     """The calibration's exact-name feature is 1 for a note tagged with the query (or with a tag
     nested under it), 0 for a note that only mentions it, whose `type` is the word, or whose tag
     merely ends in it; a query with a space is no tag."""
-    vault = make_vault({
-        "runbooks/rollout.md": note(
-            "Rollout runbook", ("Steps", "Roll back the deployment when the pods stay pending."),
-            tags="oncall",
-        ),
-        "runbooks/pager.md": note(
-            "Pager rota", ("Who", "The rota decides who carries the pager each week."),
-            tags="oncall/pager",
-        ),
-        "runbooks/team.md": note(
-            "Team page", ("Who", "The team that is oncall this week, and its pager."),
-            tags="team/oncall", fm="type: oncall\n",
-        ),
-        "notes/meeting.md": note(
-            "Team meeting", ("Notes", "We talked about oncall fatigue and the rollout rota."),
-        ),
-        "notes/hosting.md": note(
-            "Hosting", ("Where", "Everything runs on the box under the desk."), tags="self-hosting",
-        ),
-    })
+    vault = make_vault(
+        {
+            "runbooks/rollout.md": note(
+                "Rollout runbook",
+                ("Steps", "Roll back the deployment when the pods stay pending."),
+                tags="oncall",
+            ),
+            "runbooks/pager.md": note(
+                "Pager rota",
+                ("Who", "The rota decides who carries the pager each week."),
+                tags="oncall/pager",
+            ),
+            "runbooks/team.md": note(
+                "Team page",
+                ("Who", "The team that is oncall this week, and its pager."),
+                tags="team/oncall",
+                fm="type: oncall\n",
+            ),
+            "notes/meeting.md": note(
+                "Team meeting",
+                ("Notes", "We talked about oncall fatigue and the rollout rota."),
+            ),
+            "notes/hosting.md": note(
+                "Hosting",
+                ("Where", "Everything runs on the box under the desk."),
+                tags="self-hosting",
+            ),
+        }
+    )
     with Index(backend.locator, embedder=fake_embedder) as idx:
         idx.update(vault)
         rows = _capture(idx, "exact_name")
         got = rows("oncall")
         assert {path: got[path] for path in got if path.startswith(("runbooks/", "notes/m"))} == {
-            "runbooks/rollout.md": 1.0, "runbooks/pager.md": 1.0, "runbooks/team.md": 0.0,
+            "runbooks/rollout.md": 1.0,
+            "runbooks/pager.md": 1.0,
+            "runbooks/team.md": 0.0,
             "notes/meeting.md": 0.0,
         }
         assert rows("#OnCall")["runbooks/rollout.md"] == 1.0
@@ -294,15 +354,21 @@ def test_a_query_that_is_a_tag_reads_as_an_exact_name(
 def test_rarity_reaches_only_the_notes_that_hold_the_identifier(
     tmp_path: Path, make_vault: WriteNotes, fake_embedder: FakeEmbedder
 ) -> None:
-    vault = make_vault({
-        "rust.md": note("Rust errors", ("Borrow", "E0597 means a borrowed value dies too soon.")),
-        "docker.md": note("Docker", ("Bridge", "The docker bridge network and its docker DNS.")),
-        "home.md": note("Homelab", ("Box", "A docker host under the desk, and a NAS.")),
-        "pg.md": note("Postgres", ("Idle", "Set idle_in_transaction_session_timeout to 60s.")),
-        "web.md": note("Web app", ("Login", "The session timeout of the web app is an hour.")),
-        "bill.md": note("Invoice", ("Total", "Invoice 2291 for the Acme Inc order.")),
-        "incident.md": note("Outage", ("Ticket", "The gateway outage is INC-2291.")),
-    })
+    vault = make_vault(
+        {
+            "rust.md": note(
+                "Rust errors", ("Borrow", "E0597 means a borrowed value dies too soon.")
+            ),
+            "docker.md": note(
+                "Docker", ("Bridge", "The docker bridge network and its docker DNS.")
+            ),
+            "home.md": note("Homelab", ("Box", "A docker host under the desk, and a NAS.")),
+            "pg.md": note("Postgres", ("Idle", "Set idle_in_transaction_session_timeout to 60s.")),
+            "web.md": note("Web app", ("Login", "The session timeout of the web app is an hour.")),
+            "bill.md": note("Invoice", ("Total", "Invoice 2291 for the Acme Inc order.")),
+            "incident.md": note("Outage", ("Ticket", "The gateway outage is INC-2291.")),
+        }
+    )
     with Index(tmp_path / "i.db", embedder=fake_embedder) as idx:
         idx.update(vault)
         rows = _capture(idx, "rare_match")
@@ -357,7 +423,9 @@ def test_off_topic_hides_everything_and_on_topic_shows_its_note(real_vault: Path
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {
-        k: v for k, v in os.environ.items() if k not in ("NOTESEEK_MIN_SCORE", "NOTESEEK_MIN_ANSWER")
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NOTESEEK_MIN_SCORE", "NOTESEEK_MIN_ANSWER")
     }
     return subprocess.run(
         [sys.executable, "-m", "noteseek", *args],

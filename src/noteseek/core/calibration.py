@@ -25,10 +25,12 @@ from typing import Any
 __all__ = [
     "ANSWER_DEPTH",
     "CALIBRATION_FEATURES",
+    "HEAD_FEATURES",
     "RARE_CHUNKS",
     "Calibrator",
     "answer_features",
     "calibration_features",
+    "head_features",
     "non_increasing",
     "query_facts",
     "rarity",
@@ -58,22 +60,62 @@ ANSWER_DEPTH = 10
 _F = {name: i for i, name in enumerate(CALIBRATION_FEATURES)}
 
 
-def answer_features(rows: Sequence[Sequence[float]], probabilities: Sequence[float]) -> list[float]:
+def head_features(
+    bm25: Sequence[float], cosines: Sequence[float], mass: float, words: int
+) -> list[float]:
+    """What the two lists say about the query as a whole, in `HEAD_FEATURES` order: the best
+    note's cosine in the vector list (again on its own for a one-word query, with a one-word
+    flag: a single word's static-model cosine is low whatever the note, so the model weighs it
+    apart) and the BM25 list's best score relative to the query's IDF `mass` (as
+    `calibration_features` weighs a hit's), whichever notes the fused list put first. `bm25` and
+    `cosines` are the lists' note scores, best first; `words` the query's content words.
+
+    bench/relevance_gate.py measured a wider set leave-one-corpus-out: the cosines further down
+    the vector list (ranks 10 and 30, the head's mean), the BM25 head's length and the query's
+    IDF (raw, or in units of the index's largest) separated off-topic queries as well or better
+    on the training vaults, but grow with a vault's size or hid one-word searches with a filter
+    on the 42-note sample vault; one cosine for every query length hid those too."""
+    cosine = cosines[0] if cosines else 0.0
+    one_word = float(words == 1)
+    return [
+        cosine,
+        cosine * one_word,
+        one_word,
+        min(bm25[0] / mass, 3.0) if bm25 and mass > 0 else 0.0,
+    ]
+
+
+HEAD_FEATURES: tuple[str, ...] = (
+    "head_cosine",
+    "head_cosine_one_word",
+    "one_word",
+    "head_bm25_per_idf",
+)
+
+
+def answer_features(
+    rows: Sequence[Sequence[float]],
+    probabilities: Sequence[float],
+    head: Sequence[float] = (),
+) -> list[float]:
     """The query-level row of a list: from its first `ANSWER_DEPTH` hits' feature rows and their
     per-hit probabilities, what says whether the vault answers the query at all (the first hit's
     cosine, BM25 coverage, known-word share, exact name, rerank and query length; its probability
-    as a logit; how the first three hits and the whole head agree) and the first three rows
-    themselves (zeros where the list is shorter). Empty list: all zeros."""
+    as a logit; how the first three hits and the whole head agree), the first three rows
+    themselves (zeros where the list is shorter) and the lists' `head_features` (zeros when not
+    given). Empty list: all zeros."""
     rows = [list(r) for r in rows[:ANSWER_DEPTH]]
     if not rows:
         return [0.0] * ANSWER_WIDTH
+    heads = list(head)[: len(HEAD_FEATURES)]
+    heads += [0.0] * (len(HEAD_FEATURES) - len(heads))
     p = non_increasing(probabilities[:ANSWER_DEPTH])
     first, top3 = rows[0], rows[:3]
     width = len(CALIBRATION_FEATURES)
     padded = [x for r in top3 for x in r] + [0.0] * (width * (3 - len(top3)))
-    head = len(rows)
-    bm25_share = sum(r[_F["bm25_present"]] for r in rows) / head
-    vec_share = sum(r[_F["vec_present"]] for r in rows) / head
+    depth = len(rows)
+    bm25_share = sum(r[_F["bm25_present"]] for r in rows) / depth
+    vec_share = sum(r[_F["vec_present"]] for r in rows) / depth
     p0 = min(max(p[0], 1e-6), 1 - 1e-6)
     return [
         first[_F["cosine"]],
@@ -91,10 +133,11 @@ def answer_features(rows: Sequence[Sequence[float]], probabilities: Sequence[flo
         *padded,
         math.log(max(p[min(2, len(p) - 1)], 1e-6)),
         max(r[_F["known_share"]] for r in rows),
+        *heads,
     ]
 
 
-ANSWER_WIDTH = 12 + 3 * len(CALIBRATION_FEATURES) + 2
+ANSWER_WIDTH = 12 + 3 * len(CALIBRATION_FEATURES) + 2 + len(HEAD_FEATURES)
 
 
 def query_facts(counts: Sequence[int], total_chunks: int) -> tuple[float, float, int]:
@@ -192,7 +235,9 @@ class Calibrator:
         for mode, (weights, _) in (answers or {}).items():
             if len(weights) != ANSWER_WIDTH:
                 raise ValueError(f"{mode}: {len(weights)} answer weights for {ANSWER_WIDTH}")
-        self._answers = {m: (tuple(map(float, w)), float(b)) for m, (w, b) in (answers or {}).items()}
+        self._answers = {
+            m: (tuple(map(float, w)), float(b)) for m, (w, b) in (answers or {}).items()
+        }
         for mode, (weights, _) in models.items():
             if len(weights) != len(CALIBRATION_FEATURES):
                 raise ValueError(
@@ -208,7 +253,9 @@ class Calibrator:
             raise ValueError("the calibration model was trained on other features")
         models = {m: (d["weights"], d["bias"]) for m, d in data["modes"].items()}
         tables = {
-            m: (d["table"]["x"], d["table"]["y"]) for m, d in data["modes"].items() if d.get("table")
+            m: (d["table"]["x"], d["table"]["y"])
+            for m, d in data["modes"].items()
+            if d.get("table")
         }
         answers = {
             m: (d["answer"]["weights"], d["answer"]["bias"])
@@ -243,18 +290,23 @@ class Calibrator:
         table = self._tables.get(mode)
         return _interpolate(table, p) if table else p
 
-
-    def answered(self, mode: str, rows: Sequence[Sequence[float]], probabilities: Sequence[float]) -> float:
-        """P(the first `ANSWER_DEPTH` hits hold a relevant note | the list), in [0, 1]; 1.0 for a
-        mode the model has no query-level part for (nothing is held back then), 0.0 for an
-        empty list."""
+    def answered(
+        self,
+        mode: str,
+        rows: Sequence[Sequence[float]],
+        probabilities: Sequence[float],
+        head: Sequence[float] = (),
+    ) -> float:
+        """P(the first `ANSWER_DEPTH` hits hold a relevant note | the list and the lists'
+        `head_features`), in [0, 1]; 1.0 for a mode the model has no query-level part for
+        (nothing is held back then), 0.0 for an empty list."""
         if not rows:
             return 0.0
         model = self._answers.get(mode)
         if model is None:
             return 1.0
         weights, bias = model
-        z = bias + sum(w * x for w, x in zip(weights, answer_features(rows, probabilities)))
+        z = bias + sum(w * x for w, x in zip(weights, answer_features(rows, probabilities, head)))
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 

@@ -22,12 +22,13 @@ __all__ = ["HOOK_MIN_ANSWER", "HOOK_MIN_SCORE", "GateDecision", "GateSettings", 
 # leave-one-corpus-out on the search lists; the search's own thresholds are
 # noteseek.DEFAULT_MIN_ANSWER and DEFAULT_MIN_SCORE): P(the vault answers the prompt) of at least
 # HOOK_MIN_ANSWER, far stricter than a search's, since an agent given wrong context learns to
-# ignore the hook; then the sections scored HOOK_MIN_SCORE or more. Through the real hook, 0.4
-# stayed silent for 90.8 % of off-topic prompts and named a relevant note for 80 % of the Help
-# vault's questions; 0.5 was silent for 92.6 % but named one for 77.5 %, 0.3 silent for 87.2 %.
+# ignore the hook; then the sections scored HOOK_MIN_SCORE or more. Through the real hook, 0.45
+# stayed silent for 91.3 % of off-topic prompts and named a relevant note for 80 % of the Help
+# vault's questions; 0.4 was silent for 89.8 %, 0.5 for 92.1 % with as many Help questions named
+# and fewer of the sample vault's (bench/results/relevance_eval.md).
 # The per-section floor only decides what may fill a block the list-level test let through (the
 # first three sections share its budget).
-HOOK_MIN_ANSWER = 0.4
+HOOK_MIN_ANSWER = 0.45
 HOOK_MIN_SCORE = 0.01
 
 

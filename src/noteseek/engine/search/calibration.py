@@ -28,12 +28,15 @@ def bundled_calibrator() -> Calibrator:
 
 class Calibration:
     """The calibrator a searcher uses (the bundled one unless given) and, for the training
-    script, the last query's (mode, paths, feature rows)."""
+    script, the last query's (mode, paths, feature rows) and list heads."""
 
     def __init__(self, model: Calibrator | None = None) -> None:
         self._model = model
         self.capture = False
         self.last: tuple[str, list[str], list[list[float]]] | None = None
+        # ...and what `head_features` read: (BM25 scores, cosines, IDF mass, content words), with
+        # the index's chunk count (bench/relevance_gate.py compares other head features on them).
+        self.heads: tuple[list[float], list[float], float, int, int] | None = None
 
     @property
     def model(self) -> Calibrator:

@@ -51,7 +51,7 @@ __all__ = [
 # calibrated score reaches DEFAULT_MIN_SCORE. A per-hit threshold alone cannot keep the relevant
 # note of 97 % of on-topic queries (one ranked sixth scores a few per cent) while hiding the lists
 # of off-topic ones; the query-level one can. Hidden hits are counted in `SearchResult.hidden`.
-DEFAULT_MIN_ANSWER = 0.14
+DEFAULT_MIN_ANSWER = 0.16
 DEFAULT_MIN_SCORE = 0.0
 
 

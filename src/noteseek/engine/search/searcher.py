@@ -13,6 +13,7 @@ from ...core.calibration import (
     ANSWER_DEPTH,
     RARE_CHUNKS,
     calibration_features,
+    head_features,
     non_increasing,
     query_facts,
     rarity,
@@ -452,10 +453,13 @@ class Searcher:
         calibrated = self.calibration.model
         raw = [calibrated.probability(mode, row) for row in features]
         capped = non_increasing(raw)
-        answered = calibrated.answered(mode, features, raw)
+        kw_scores, cosines = [x for _, x in kw_untied], [x for _, x in vec_untied]
+        lists = head_features(kw_scores, cosines, facts[0], facts[2])
+        answered = calibrated.answered(mode, features, raw, lists)
         position = {fid: i for i, (fid, *_) in enumerate(scored)}
         if self.calibration.capture:
             self.calibration.last = (mode, [r.path for _, _, r in found], features[: len(ranked)])
+            self.calibration.heads = (kw_scores, cosines, facts[0], facts[2], total)
         hits = []
         for fid, explanation, row in found:
             p, score = raw[position[fid]], capped[position[fid]]
@@ -488,7 +492,9 @@ class Searcher:
             return set()
         tags = self.store.note_tags(fids[:ANSWER_DEPTH])
         nested = key + "/"
-        return {fid for fid, own in tags.items() if any(t == key or t.startswith(nested) for t in own)}
+        return {
+            fid for fid, own in tags.items() if any(t == key or t.startswith(nested) for t in own)
+        }
 
     def _rarity(
         self,
