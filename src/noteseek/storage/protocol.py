@@ -166,6 +166,11 @@ class FilePart(Protocol):
         none when there are no chunks); `delete_file` drops them."""
         ...
 
+    def replace_files(self, files: Sequence[FileWrite]) -> None:
+        """`replace_file` for each of `files`, in order (inside `write()`), with the rows and ids
+        that gives; a backend may write them together."""
+        ...
+
     def left_out(self) -> list[tuple[str, int, int]]:
         """(path, skipped link sections, scrubbed secrets) of every file whose row counts either
         (`FileRecord.skipped_sections`, `.secrets_scrubbed`, as `replace_file` stored them), by

@@ -125,6 +125,7 @@ class Store(Generic[ConnT, VectorsT]):
         self.touch_file = files.touch_file
         self.delete_file = files.delete_file
         self.replace_file = files.replace_file
+        self.replace_files = files.replace_files
         self.left_out = files.left_out
         self.file_problems = files.file_problems
         self.file_entries = files.file_entries

@@ -202,8 +202,12 @@ class _Writer:
         # per file made a segment per file for automerge to merge again (measured:
         # bench/index_speed.py, the results file beside it).
         with self.store.write():
-            for item, vectors in zip(self.pending, all_vectors):
-                self.store.replace_file(FileWrite(item.record, item.chunks, vectors))
+            self.store.replace_files(
+                [
+                    FileWrite(item.record, item.chunks, vectors)
+                    for item, vectors in zip(self.pending, all_vectors)
+                ]
+            )
         for item in self.pending:
             counter["added" if item.is_new else "changed"] += 1
             counter["chunks_written"] += len(item.chunks)

@@ -12,7 +12,7 @@ PostgreSQL: the same facts the SQLite backend's `note_terms.py` gives, from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..rows import NoteTerms, note_terms_of
@@ -64,6 +64,37 @@ class NoteTermsTable:
             "title = excluded.title, tags = excluded.tags, headings = excluded.headings",
             (file_id, self.conn.collections.only, row.title, row.tags, row.headings),
         )
+
+    def write_many_note_terms(self, file_ids: Sequence[int], files: Sequence[FileWrite]) -> None:
+        """`write_note_terms` for each (file id, file), in two statements (inside `write()`)."""
+        from ..note_terms import note_term_row  # deferred: a search never writes a note
+
+        tokenizer = self.conn.tokenizer
+
+        def tokens_in(lang: str | None) -> Callable[[str], list[str]]:
+            return lambda text: tokenizer.document(text, lang)
+
+        rows = [
+            (fid, note_term_row(f, tokens_in(f.record.lang))) for fid, f in zip(file_ids, files)
+        ]
+        empty = [fid for fid, row in rows if row is None]
+        if empty:
+            self.conn.run("DELETE FROM note_terms WHERE file_id = ANY(%s)", (empty,))
+        kept = [(fid, row) for fid, row in rows if row is not None]
+        if kept:
+            self.conn.run(
+                "INSERT INTO note_terms(file_id, collection_id, title, tags, headings) "
+                "SELECT f, %s, t, g, h FROM unnest(%b::bigint[], %b::text[], %b::text[], "
+                "%b::text[]) AS u(f, t, g, h) ON CONFLICT (file_id) DO UPDATE SET "
+                "title = excluded.title, tags = excluded.tags, headings = excluded.headings",
+                (
+                    self.conn.collections.only,
+                    [fid for fid, _ in kept],
+                    [row.title for _, row in kept],
+                    [row.tags for _, row in kept],
+                    [row.headings for _, row in kept],
+                ),
+            )
 
     def delete_note_terms(self, file_id: int) -> None:
         """Drop the note's token sets (inside `write()`)."""

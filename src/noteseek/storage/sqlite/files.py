@@ -135,6 +135,11 @@ class FileRows:
         self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.chunks_deleted += len(ids)
 
+    def replace_files(self, files: Sequence[records.FileWrite]) -> None:
+        # One file after another: each is a few statements in-process, no round trip to save.
+        for file in files:
+            self.replace_file(file)
+
     def replace_file(self, file: records.FileWrite) -> None:
         record, chunks, vectors = file.record, file.chunks, file.vectors
         file_id = self.conn.scalar("SELECT id FROM files WHERE path = ?", (record.path,))
