@@ -36,6 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from datasets import CACHE_DIR, CORPORA, DATA_DIR, DATASETS, ensure_corpus, read_queries
+from pg_parity import backend_cpu_seconds
 
 EDITS_PER_ROUND = 20
 
@@ -73,7 +74,14 @@ def searcher(
 
 
 def indexer(
-    url: str, vault: str, seed: int, start: Any, stop_at: Any, counter: Any, out: Any
+    url: str,
+    vault: str,
+    seed: int,
+    start: Any,
+    stop_at: Any,
+    counter: Any,
+    out: Any,
+    every: float = 0.0,
 ) -> None:
     import noteseek
 
@@ -87,7 +95,13 @@ def indexer(
         ready(counter)
         start.wait()
         n = 0
+        next_round = time.time()
         while time.time() < stop_at.value:
+            if every > 0:  # a round every `every` seconds (the watcher's pace), not back to back
+                time.sleep(max(0.0, next_round - time.time()))
+                next_round += every
+                if time.time() >= stop_at.value:
+                    break
             n += 1
             for path in rng.sample(notes, min(EDITS_PER_ROUND, len(notes))):
                 if path not in originals:
@@ -95,14 +109,26 @@ def indexer(
                     originals[path] = (path.read_bytes(), info.st_atime_ns, info.st_mtime_ns)
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(f"\n\nLoad test round {n}: {rng.random():.6f} searchable words.\n")
-            began = time.perf_counter()
+            began, cpu_began = time.perf_counter(), time.process_time()
+            server_began = backend_cpu_seconds(idx)
             try:
                 stats = idx.update(vault)
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}"[:300])
                 continue
+            server = backend_cpu_seconds(idx)
             rounds.append(
-                {"seconds": time.perf_counter() - began, "files": stats.added + stats.changed}
+                {
+                    "seconds": time.perf_counter() - began,
+                    "cpu": time.process_time() - cpu_began,
+                    # The indexer's server process; NaN when the server runs elsewhere.
+                    "server_cpu": (
+                        server - server_began
+                        if server is not None and server_began is not None
+                        else float("nan")
+                    ),
+                    "files": stats.added + stats.changed,
+                }
             )
     # Put the vault back as it was (text and times), then the collection.
     for path, (data, atime, mtime) in originals.items():
@@ -134,6 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--searchers", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--no-indexer", action="store_true")
+    parser.add_argument(
+        "--round-every",
+        type=float,
+        default=0.0,
+        help="start an indexer round every S seconds (0: back to back, as fast as it goes)",
+    )
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     parser.add_argument("--json", type=Path)
@@ -167,7 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     if not args.no_indexer:
         workers.append(
-            ctx.Process(target=indexer, args=(url, str(vault), 99, start, stop_at, counter, out))
+            ctx.Process(
+                target=indexer,
+                args=(url, str(vault), 99, start, stop_at, counter, out, args.round_every),
+            )
         )
     for worker in workers:
         worker.start()
@@ -195,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {
         "searchers": args.searchers,
         "indexer": not args.no_indexer,
+        "round_every": args.round_every,
         "seconds": window,
         "wall_seconds": round(time.time() - began, 1),
         "searches": len(latencies),
@@ -214,6 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["indexer_round_p50_s"] = (
             round(statistics.median(r["seconds"] for r in rounds), 2) if rounds else None
         )
+        # CPU per round, the indexer's process and its server process: a faster indexer runs
+        # more rounds in the window, and its CPU is taken from the searchers.
+        for key in ("cpu", "server_cpu"):
+            report[f"indexer_round_{key}_p50_s"] = (
+                round(statistics.median(r[key] for r in rounds), 3) if rounds else None
+            )
         report["restored_files"] = index_runs[0]["restored_files"]
         report["integrity_problems"] = index_runs[0]["integrity_problems"]
     print(json.dumps(report, indent=2))
