@@ -188,6 +188,41 @@ def test_replacing_a_file_replaces_its_chunks_and_statistics(backend: Backend) -
         store.close()
 
 
+def test_a_batch_of_files_is_written_as_one_file_after_another(backend: Backend) -> None:
+    """`replace_files` gives the ids, rows and statistics of one `replace_file` per file, in
+    order: new files and replaced ones in one batch, their chunks' ids ascending in file order."""
+    store = backend.open()
+    try:
+        fill(store)
+        batch = [
+            FileWrite(
+                record("howto/git.md", title="Git", tags=("dev",), names=("git",)),
+                chunks("cherry pick one commit", "then rebase"),
+                vectors(2, 5),
+            ),
+            FileWrite(record("b.md", tags=("home",)), chunks("bread and cherry jam"), vectors(1, 6)),
+            FileWrite(record("empty.md")),  # no chunks
+            FileWrite(record("a.md"), chunks("apple cherry pie", "apple tart"), vectors(2, 7)),
+        ]
+        with store.write():
+            store.replace_files(batch)
+        assert store.integrity_problems() == []
+        hits = store.keyword_search(KeywordQuery(["cherry"], limit=9, column_weights=(1, 2, 4, 2)))
+        ids = sorted(h[0] for h in hits)
+        # Chunk ids ascend in the batch's order: git.md's, then b.md's, then a.md's.
+        assert paths_of(store, ids) == ["howto/git.md", "b.md", "a.md"]
+        assert store.chunk_texts("a.md") == ["apple cherry pie", "apple tart"]
+        assert store.chunk_texts("howto/git.md") == ["cherry pick one commit", "then rebase"]
+        assert (store.counts()["files"], store.counts()["chunks"]) == (6, 8)
+        by_path = {v: k for k, v in store.file_paths().items()}
+        tagged = store.files_matching(FileFilter(folders=None, tags=["home"], files=None))
+        assert tagged == {by_path["b.md"], by_path["notes/cooking.md"]}
+        assert store.files_named("git") == [by_path["howto/git.md"]]
+        assert store.chunks_missing_vectors(10) == []
+    finally:
+        store.close()
+
+
 def test_one_transaction_writes_replaces_and_deletes_a_file(backend: Backend) -> None:
     """Statistics a write sums up for its commit (PostgreSQL's) agree with the rows whatever
     a transaction does to one file: written, replaced, deleted, written again."""

@@ -62,15 +62,22 @@ class HeldWrites:
 
     def patch(self, index: Index) -> Index:
         store: Any = index._store
-        real = store.replace_file
+        real, real_many = store.replace_file, store.replace_files
 
-        def replace_file(file: Any) -> None:
-            real(file)
-            if file.record.path.endswith(self.name):
+        def hold(files: Any) -> None:
+            if any(file.record.path.endswith(self.name) for file in files):
                 self.inside.set()  # inside `with store.write()`: the row is not committed yet
                 assert self.release.wait(TIMEOUT)
 
-        store.replace_file = replace_file
+        def replace_file(file: Any) -> None:
+            real(file)
+            hold([file])
+
+        def replace_files(files: Any) -> None:  # the update writes a batch's notes together
+            real_many(files)
+            hold(files)
+
+        store.replace_file, store.replace_files = replace_file, replace_files
         return index
 
 
