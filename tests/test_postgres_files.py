@@ -1,6 +1,6 @@
-"""A batch of files written together on PostgreSQL (`replace_files`) leaves the rows one
-`replace_file` per file leaves: the same files, chunks in the same id order, vectors, postings,
-names, tags, links, aliases, note terms and statistics.
+"""A batch of files written together on PostgreSQL (`replace_files`) leaves the rows that
+writing them one at a time leaves (`replace_file`, a batch of one): the same files, chunks in the
+same id order, vectors, postings, names, tags, links, aliases, note terms and statistics.
 
 Needs a PostgreSQL server (tests/postgres_fixtures.py): skips locally without one, fails in CI.
 """
@@ -80,7 +80,7 @@ def test_a_batch_writes_what_one_file_at_a_time_writes(
 
     def one_by_one(self: FileRows, files: Any) -> None:
         for file in files:
-            self.replace_file(file)
+            batched(self, [file])  # what replace_file does
 
     monkeypatch.setattr(FileRows, "replace_files", one_by_one)
     with Index(serial_url, embedder=fake_embedder) as idx:

@@ -11,9 +11,9 @@ part by far, go by one binary COPY per transaction, just before it commits, and 
 totals (stems' document counts, the collection's counts and version), summed over its files
 (`_totals`). `replace_files` writes a transaction's files together, one statement per table
 for all of them (their ids, their rows, then names, tags, links, note terms and chunks in one
-pipeline): a few waits for the server per batch, where `replace_file` waits three or four times
-per file and one statement after another made fourteen. bench/pg_build.py measured the hub's
-first build at 2.97x SQLite's wall time with a write per file and 1.68x with the batch.
+pipeline): three waits for the server per batch, where a dozen statements per file waited three
+times per file (and one statement after another, fourteen). bench/pg_build.py measured the hub's
+first build at 2.97x SQLite's wall time written file by file and 1.68x in batches.
 
 Methods that return `records` values import that module on first use: a one-shot search
 defines no records dataclass (storage/rows.py).
@@ -38,8 +38,6 @@ from .terms import ChunkTerms, chunk_terms
 from .vector_table import VectorTable
 
 if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
-    import numpy as np
-    import numpy.typing as npt
 
     from .. import records
     from ..queries import FileFilter
@@ -171,74 +169,25 @@ class FileRows:
             )
 
     def replace_file(self, file: records.FileWrite) -> None:
-        record, chunks, vectors = file.record, file.chunks, file.vectors
-        cid = self.conn.collections.only
-        file_id = self._file_id(record.path)
-        removed = (0, 0) if file_id is None else self._delete_chunks(file_id)
-        now = time.time()
-        file_id = int(
-            self.conn.scalar(
-                "INSERT INTO files(collection_id, path, mtime_ns, size, content_hash, title, "
-                "status, problem, chunk_count, indexed_at, skipped_sections, secrets_scrubbed, "
-                "kind, outcome, engine, note_date, date_source, title_field, tags_field, heading_context) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-                "ON CONFLICT (collection_id, path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
-                "size = excluded.size, content_hash = excluded.content_hash, "
-                "title = excluded.title, status = excluded.status, problem = excluded.problem, "
-                "chunk_count = excluded.chunk_count, indexed_at = excluded.indexed_at, "
-                "skipped_sections = excluded.skipped_sections, "
-                "secrets_scrubbed = excluded.secrets_scrubbed, kind = excluded.kind, "
-                "outcome = excluded.outcome, engine = excluded.engine, "
-                "note_date = excluded.note_date, date_source = excluded.date_source, "
-                "title_field = excluded.title_field, tags_field = excluded.tags_field, "
-                "heading_context = excluded.heading_context RETURNING id",
-                (cid, record.path, record.mtime_ns, record.size, record.content_hash,
-                 record.title, record.status, record.problem, len(chunks), now,
-                 record.skipped_sections, record.secrets_scrubbed, record.kind,
-                 record.outcome, record.engine, record.date, record.date_source,
-                 record.title_field, record.tags_field, record.heading_context),
-            )
-        )  # fmt: skip
-        terms = [
-            chunk_terms(
-                self.conn.tokenizer,
-                text=c.text,
-                section=c.section,
-                title=record.title_field,
-                tags=record.tags_field,
-                lang=record.lang,
-            )
-            for c in chunks
-        ]
-        with_vectors = vectors is not None and self.vectors.has_vector_table()
-        # Everything but the postings in one pipeline: one wait for the server per file, at the
-        # chunks' RETURNING (the ids the postings need), not one per statement.
-        with self.conn.pipelined():
-            self._replace_keys("note_names", "name", file_id, record.names)
-            self._replace_keys("note_tags", "tag", file_id, record.tags)
-            self.links.write_links(file_id, record.links, record.aliases)
-            self.terms.write_note_terms(file_id, file)
-            self._add_document_counts(terms)
-            self._bump(len(chunks) - removed[0], sum(t.doc_len for t in terms) - removed[1])
-            ids = (
-                self._insert_chunks(
-                    record, file_id, chunks, terms, vectors if with_vectors else None, now
-                )
-                if chunks
-                else []
-            )
-        self._insert_postings(ids, terms)
+        self.replace_files([file])
 
     def replace_files(self, files: Sequence[records.FileWrite]) -> None:
-        """`replace_file` for each of `files`, in order, by one statement per table for all of
-        them (inside `write()`): the rows, ids and statistics are those one call per file
-        gives. A call per file waited for the server three times per file and paid psycopg's
-        few hundred microseconds per statement a dozen times (bench/pg_build.py)."""
+        """The files' rows, in order, by one statement per table for all of them (inside
+        `write()`): the rows, ids and statistics one file after another gives. Statements per
+        file waited for the server three times per file and paid psycopg's few hundred
+        microseconds per statement a dozen times (bench/pg_build.py)."""
+        run: list[records.FileWrite] = []
+        for file in files:  # a path twice (a file written again in one transaction): in turn
+            if any(f.record.path == file.record.path for f in run):
+                self._replace_run(run)
+                run = []
+            run.append(file)
+        if run:
+            self._replace_run(run)
+
+    def _replace_run(self, files: Sequence[records.FileWrite]) -> None:
+        """`replace_files` for files of distinct paths."""
         paths = [f.record.path for f in files]
-        if len(files) < 2 or len(set(paths)) < len(paths):
-            for file in files:
-                self.replace_file(file)
-            return
         cid = self.conn.collections.only
         known = dict(
             self.conn.rows(
@@ -320,23 +269,23 @@ class FileRows:
         ]
         with_vectors = self.vectors.has_vector_table()
         with self.conn.pipelined():
-            self._replace_many_keys("note_names", "name", file_ids, [r.names for r in recs])
-            self._replace_many_keys("note_tags", "tag", file_ids, [r.tags for r in recs])
-            self.links.write_many_links(
+            self._replace_keys("note_names", "name", file_ids, [r.names for r in recs])
+            self._replace_keys("note_tags", "tag", file_ids, [r.tags for r in recs])
+            self.links.write_links(
                 file_ids, [r.links for r in recs], [r.aliases for r in recs]
             )
-            self.terms.write_many_note_terms(file_ids, files)
+            self.terms.write_note_terms(file_ids, files)
             for file, chunk_terms_of in zip(files, terms):
                 self._add_document_counts(chunk_terms_of)
                 gone = removed.get(file.record.path, (0, 0))
                 self._bump(
                     len(file.chunks) - gone[0], sum(t.doc_len for t in chunk_terms_of) - gone[1]
                 )
-            chunk_ids = self._insert_many_chunks(files, file_ids, terms, with_vectors, now)
+            chunk_ids = self._insert_chunks(files, file_ids, terms, with_vectors, now)
         for ids, chunk_terms_of in zip(chunk_ids, terms):
             self._insert_postings(ids, chunk_terms_of)
 
-    def _replace_many_keys(
+    def _replace_keys(
         self, table: str, column: str, file_ids: Sequence[int], keys: Sequence[Sequence[str]]
     ) -> None:
         # `table` and `column` are this module's constants, never user text.
@@ -349,7 +298,7 @@ class FileRows:
                 (self.conn.collections.only, [k for k, _ in pairs], [f for _, f in pairs]),
             )
 
-    def _insert_many_chunks(
+    def _insert_chunks(
         self,
         files: Sequence[records.FileWrite],
         file_ids: Sequence[int],
@@ -358,7 +307,7 @@ class FileRows:
         now: float,
     ) -> list[list[int]]:
         """Every file's chunks in one statement, in file order and each file's chunks in order
-        (ids ascend as one `_insert_chunks` per file gives them); each file's chunk ids."""
+        (ids ascend as on SQLite, so ties rank the same); each file's chunk ids."""
         if not any(f.chunks for f in files):
             return [[] for _ in files]
         fids: list[int] = []
@@ -418,71 +367,6 @@ class FileRows:
         )
         by_key = {(int(fid), int(seq)): int(chunk_id) for chunk_id, fid, seq in rows}
         return [[by_key[fid, c.seq] for c in f.chunks] for f, fid in zip(files, file_ids)]
-
-    def _replace_keys(self, table: str, column: str, file_id: int, keys: Sequence[str]) -> None:
-        # `table` and `column` are this module's constants, never user text.
-        self.conn.run(f"DELETE FROM {table} WHERE file_id = %s", (file_id,))
-        if keys:
-            self.conn.run(
-                f"INSERT INTO {table}(collection_id, {column}, file_id) "
-                "SELECT %s, k, %s FROM unnest(%b::text[]) AS k",
-                (self.conn.collections.only, file_id, sorted(set(keys))),
-            )
-
-    def _insert_chunks(
-        self,
-        record: records.FileRecord,
-        file_id: int,
-        chunks: Sequence[records.ChunkRecord],
-        terms: Sequence[ChunkTerms],
-        vectors: npt.NDArray[np.int8] | None,
-        now: float,
-    ) -> list[int]:
-        """Insert the chunks in order (so ids ascend as on SQLite: ties rank the same); ids."""
-        embeddings = [None] * len(chunks) if vectors is None else self.vectors.halfvecs(vectors)
-        # One statement for the chunks and their vectors (chunk_vectors, schema migration 8): the
-        # vectors' rows need the chunks' ids, which the same statement makes.
-        rows = self.conn.rows(
-            "WITH u AS (SELECT * FROM unnest(%(seq)b::int[], %(section)b::text[], "
-            "%(body)b::text[], %(hash)b::bigint[], %(len)b::int[], %(vec)b::halfvec[], "
-            "%(page)b::int[], %(label)b::text[], %(slide)b::int[], %(sheet)b::text[], "
-            "%(row_first)b::int[], %(row_last)b::int[], %(overlap)b::int[]) "
-            "WITH ORDINALITY AS u(seq, section, body, hash, len, vec, page, label, "
-            "slide, sheet, row_first, row_last, overlap, n)), "
-            "c AS (INSERT INTO chunks(collection_id, file_id, seq, section, chunk_text, "
-            "lang, mtime_ns, content_hash, doc_len, embedded_at, page, "
-            "page_label, slide, sheet, row_first, row_last, overlap) "
-            "SELECT %(cid)s, %(fid)s, u.seq, u.section, u.body, "
-            "%(lang)s, %(mtime)s, u.hash, u.len, "
-            "CASE WHEN u.vec IS NULL THEN NULL ELSE %(now)s::float8 END, "
-            "u.page, u.label, u.slide, u.sheet, u.row_first, u.row_last, u.overlap "
-            "FROM u ORDER BY u.n RETURNING id, seq), "
-            "v AS (INSERT INTO chunk_vectors(chunk_id, collection_id, embedding) "
-            "SELECT c.id, %(cid)s, u.vec FROM c JOIN u ON u.seq = c.seq WHERE u.vec IS NOT NULL) "
-            "SELECT id, seq FROM c",
-            {
-                "cid": self.conn.collections.only,
-                "fid": file_id,
-                "lang": record.lang,
-                "mtime": record.mtime_ns,
-                "now": now,
-                "seq": [c.seq for c in chunks],
-                "section": [c.section for c in chunks],
-                "body": [c.text for c in chunks],
-                "hash": [c.content_hash for c in chunks],
-                "len": [t.doc_len for t in terms],
-                "vec": embeddings,
-                "page": [c.page for c in chunks],
-                "label": [c.page_label for c in chunks],
-                "slide": [c.slide for c in chunks],
-                "sheet": [c.sheet for c in chunks],
-                "row_first": [c.row_first for c in chunks],
-                "row_last": [c.row_last for c in chunks],
-                "overlap": [c.overlap for c in chunks],
-            },
-        )
-        by_seq = {int(seq): int(chunk_id) for chunk_id, seq in rows}
-        return [by_seq[c.seq] for c in chunks]
 
     def _add_document_counts(self, terms: Sequence[ChunkTerms]) -> None:
         """The stems' document counts up by one per chunk that holds them (at commit)."""

@@ -26,43 +26,13 @@ class LinkTable:
         self.conn = conn
 
     def write_links(
-        self, file_id: int, links: Sequence[ParsedLink], aliases: Sequence[str]
-    ) -> None:
-        """The note's links and aliases, replacing its old ones (inside `write()`)."""
-        self.conn.run("DELETE FROM links WHERE file_id = %s", (file_id,))
-        self.conn.run("DELETE FROM note_aliases WHERE file_id = %s", (file_id,))
-        cid = self.conn.collections.only
-        if links:
-            self.conn.run(
-                "INSERT INTO links(collection_id, file_id, line, target, target_key, fragment, "
-                "kind, context) SELECT %s, %s, * FROM unnest(%b::int[], %b::text[], %b::text[], "
-                "%b::text[], %b::text[], %b::text[])",
-                (
-                    cid,
-                    file_id,
-                    [k.line for k in links],
-                    [k.target for k in links],
-                    [k.key for k in links],
-                    [k.fragment for k in links],
-                    [k.kind for k in links],
-                    [k.context for k in links],
-                ),
-            )
-        if aliases:
-            self.conn.run(
-                "INSERT INTO note_aliases(collection_id, alias, file_id) "
-                "SELECT %s, a, %s FROM unnest(%b::text[]) AS a",
-                (cid, file_id, sorted(set(aliases))),
-            )
-
-    def write_many_links(
         self,
         file_ids: Sequence[int],
         links: Sequence[Sequence[ParsedLink]],
         aliases: Sequence[Sequence[str]],
     ) -> None:
-        """`write_links` for each file, in four statements (inside `write()`): the links in
-        file order and each file's in order, so their ids ascend as one call per file gives."""
+        """The files' links and aliases, replacing their old ones, in four statements (inside
+        `write()`): the links in file order and each file's in order, so their ids ascend."""
         ids = list(file_ids)
         self.conn.run("DELETE FROM links WHERE file_id = ANY(%s)", (ids,))
         self.conn.run("DELETE FROM note_aliases WHERE file_id = ANY(%s)", (ids,))

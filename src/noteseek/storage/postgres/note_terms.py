@@ -48,25 +48,9 @@ class NoteTermsTable:
             counts = {str(term): int(n) for term, n in rows}
         return [(forms, max((counts.get(f, 0) for f in forms), default=0)) for forms in forms_of]
 
-    def write_note_terms(self, file_id: int, file: FileWrite) -> None:
-        """The note's token sets, as its chunks were tokenized; none without chunks (inside
-        `write()`)."""
-        from ..note_terms import note_term_row  # deferred: a search never writes a note
-
-        lang = file.record.lang
-        row = note_term_row(file, lambda text: self.conn.tokenizer.document(text, lang))
-        if row is None:
-            self.delete_note_terms(file_id)
-            return
-        self.conn.run(
-            "INSERT INTO note_terms(file_id, collection_id, title, tags, headings) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (file_id) DO UPDATE SET "
-            "title = excluded.title, tags = excluded.tags, headings = excluded.headings",
-            (file_id, self.conn.collections.only, row.title, row.tags, row.headings),
-        )
-
-    def write_many_note_terms(self, file_ids: Sequence[int], files: Sequence[FileWrite]) -> None:
-        """`write_note_terms` for each (file id, file), in two statements (inside `write()`)."""
+    def write_note_terms(self, file_ids: Sequence[int], files: Sequence[FileWrite]) -> None:
+        """Each (file id, file)'s token sets, as its chunks were tokenized, in two statements;
+        none for a file without chunks (inside `write()`)."""
         from ..note_terms import note_term_row  # deferred: a search never writes a note
 
         tokenizer = self.conn.tokenizer
