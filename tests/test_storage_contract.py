@@ -203,6 +203,9 @@ def test_a_batch_of_files_is_written_as_one_file_after_another(backend: Backend)
             FileWrite(record("b.md", tags=("home",)), chunks("bread and cherry jam"), vectors(1, 6)),
             FileWrite(record("empty.md")),  # no chunks
             FileWrite(record("a.md"), chunks("apple cherry pie", "apple tart"), vectors(2, 7)),
+            # A path twice in one batch: written in turn, the second wins.
+            FileWrite(record("c.md"), chunks("plum jam"), vectors(1, 8)),
+            FileWrite(record("c.md"), chunks("plum cake", "plum tart"), vectors(2, 9)),
         ]
         with store.write():
             store.replace_files(batch)
@@ -213,7 +216,8 @@ def test_a_batch_of_files_is_written_as_one_file_after_another(backend: Backend)
         assert paths_of(store, ids) == ["howto/git.md", "b.md", "a.md"]
         assert store.chunk_texts("a.md") == ["apple cherry pie", "apple tart"]
         assert store.chunk_texts("howto/git.md") == ["cherry pick one commit", "then rebase"]
-        assert (store.counts()["files"], store.counts()["chunks"]) == (6, 8)
+        assert store.chunk_texts("c.md") == ["plum cake", "plum tart"]
+        assert (store.counts()["files"], store.counts()["chunks"]) == (7, 10)
         by_path = {v: k for k, v in store.file_paths().items()}
         tagged = store.files_matching(FileFilter(folders=None, tags=["home"], files=None))
         assert tagged == {by_path["b.md"], by_path["notes/cooking.md"]}
