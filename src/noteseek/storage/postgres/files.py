@@ -37,8 +37,7 @@ from .note_terms import NoteTermsTable
 from .terms import ChunkTerms, chunk_terms
 from .vector_table import VectorTable
 
-if TYPE_CHECKING:  # numpy costs ~65 ms to import; a search never needs it
-
+if TYPE_CHECKING:  # the record types, for annotations only (see the imports note above)
     from .. import records
     from ..queries import FileFilter
 
@@ -177,11 +176,13 @@ class FileRows:
         file waited for the server three times per file and paid psycopg's few hundred
         microseconds per statement a dozen times (bench/pg_build.py)."""
         run: list[records.FileWrite] = []
+        paths: set[str] = set()
         for file in files:  # a path twice (a file written again in one transaction): in turn
-            if any(f.record.path == file.record.path for f in run):
+            if file.record.path in paths:
                 self._replace_run(run)
-                run = []
+                run, paths = [], set()
             run.append(file)
+            paths.add(file.record.path)
         if run:
             self._replace_run(run)
 
@@ -271,9 +272,7 @@ class FileRows:
         with self.conn.pipelined():
             self._replace_keys("note_names", "name", file_ids, [r.names for r in recs])
             self._replace_keys("note_tags", "tag", file_ids, [r.tags for r in recs])
-            self.links.write_links(
-                file_ids, [r.links for r in recs], [r.aliases for r in recs]
-            )
+            self.links.write_links(file_ids, [r.links for r in recs], [r.aliases for r in recs])
             self.terms.write_note_terms(file_ids, files)
             for file, chunk_terms_of in zip(files, terms):
                 self._add_document_counts(chunk_terms_of)
